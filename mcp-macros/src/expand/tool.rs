@@ -1,0 +1,194 @@
+//! `#[tool]`: the user's fn stays as written; beside it, inside `const _: () = { … };`, an
+//! argument struct (for the schema and deserialization), an adapter that builds the injected
+//! parameters, calls the fn and converts its return value, and the `inventory` registration.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{ItemFn, LitStr};
+
+use crate::attr::{Icon, ToolAttr};
+use crate::model::{strip_param_attrs, FnModel, ParamKind};
+
+pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
+    let item: ItemFn = syn::parse2(input.clone())
+        .map_err(|e| syn::Error::new(e.span(), "#[tool] goes on a function (`async fn` or `fn`)"))?;
+    let attr = syn::parse::Parser::parse2(ToolAttr::parse, args);
+    let model = FnModel::parse(&item);
+    let (attr, model) = match (attr, model) {
+        (Ok(a), Ok(m)) => (a, m),
+        (Err(mut a), Err(m)) => {
+            a.combine(m);
+            return Err(a);
+        }
+        (Err(e), _) | (_, Err(e)) => return Err(e),
+    };
+    let generated = generate(&attr, &model);
+    let mut item = item.clone();
+    strip_param_attrs(&mut item);
+    Ok(quote! {
+        #item
+        #generated
+    })
+}
+
+fn opt_str(s: Option<String>) -> TokenStream {
+    match s {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn opt<T: ToTokens>(v: &Option<T>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
+    let krate = attr.krate.as_ref().map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
+    let private = quote!(#krate::__private);
+    let serde_path = LitStr::new(&format!("{}::serde", private), Span::call_site());
+    let schemars_path = LitStr::new(&format!("{}::schemars", private), Span::call_site());
+
+    let fn_ident = model.ident();
+    let name = attr.name.as_ref().map_or_else(|| fn_ident.to_string().trim_start_matches("r#").to_owned(), LitStr::value);
+    let description = opt_str(attr.description.as_ref().map(LitStr::value).or_else(|| model.doc.clone()));
+    let title = opt(&attr.title);
+    let ret = model.return_type();
+
+    // The argument struct: one field per argument, carrying its docs and serde attributes.
+    let mut fields = Vec::new();
+    let mut defaults = Vec::new();
+    let mut checks = Vec::new();
+    for (param, args) in model.arguments() {
+        let (ident, ty) = (param.ident, param.ty);
+        let mut field_attrs: Vec<TokenStream> = args.forwarded.iter().map(ToTokens::to_token_stream).collect();
+        if let Some(rename) = &args.rename {
+            field_attrs.push(quote!(#[serde(rename = #rename)]));
+        }
+        if let Some(description) = &args.description {
+            field_attrs.push(quote!(#[schemars(description = #description)]));
+        }
+        match &args.default {
+            Some(None) => field_attrs.push(quote!(#[serde(default)])),
+            Some(Some(expr)) => {
+                let f = format_ident!("__mcp_default_{}", ident);
+                let path = LitStr::new(&f.to_string(), Span::call_site());
+                defaults.push(quote!(fn #f() -> #ty { ::core::convert::Into::into(#expr) }));
+                field_attrs.push(quote!(#[serde(default = #path)]));
+            }
+            None => {}
+        }
+        fields.push(quote!(#(#field_attrs)* #ident: #ty));
+        checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_argument::<#ty>();));
+    }
+    let arg_idents: Vec<_> = model.arguments().map(|(p, _)| p.ident).collect();
+
+    // Injected parameters, then the call with every parameter in its original position.
+    let mut injections = Vec::new();
+    let mut call_args = Vec::new();
+    for param in &model.params {
+        let ident = param.ident;
+        match &param.kind {
+            ParamKind::Argument(_) => call_args.push(quote!(#ident)),
+            ParamKind::Injected { by_ref } => {
+                let ty = param.ty;
+                let owned = match ty {
+                    syn::Type::Reference(r) => (*r.elem).clone(),
+                    other => other.clone(),
+                };
+                checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_injected::<#owned>();));
+                injections.push(quote! {
+                    let #ident = <#owned as #private::FromContext>::from_context(&__mcp_context)?;
+                });
+                call_args.push(if *by_ref { quote!(&#ident) } else { quote!(#ident) });
+            }
+        }
+    }
+    let call = if model.is_async {
+        quote!(#fn_ident(#(#call_args),*).await)
+    } else {
+        quote!(#private::run_blocking(move || #fn_ident(#(#call_args),*)).await?)
+    };
+
+    let annotations = {
+        let a = &attr.annotations;
+        let (t, r, d, i, o) = (opt(&a.title), opt(&a.read_only), opt(&a.destructive), opt(&a.idempotent), opt(&a.open_world));
+        quote!(#private::AnnotationsDef { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
+    };
+    let icons = attr.icons.iter().map(|Icon { src, mime_type, sizes, theme }| {
+        let (m, t) = (opt(mime_type), opt(theme));
+        quote!(#private::IconDef { src: #src, mime_type: #m, sizes: &[#(#sizes),*], theme: #t })
+    });
+    let meta = attr.meta.iter().map(|(k, v)| {
+        let value = match v {
+            syn::Lit::Str(s) => quote!(#private::MetaValue::Str(#s)),
+            syn::Lit::Int(i) => quote!(#private::MetaValue::Int(#i)),
+            syn::Lit::Float(f) => quote!(#private::MetaValue::Float(#f)),
+            syn::Lit::Bool(b) => quote!(#private::MetaValue::Bool(#b)),
+            other => quote!(#other),
+        };
+        quote!((#k, #value))
+    });
+    let via = quote!(#[allow(unused_imports)] use #private::{ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, non_camel_case_types, unused_qualifications, clippy::all, clippy::pedantic)]
+        const _: () = {
+            #(#checks)*
+
+            #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
+            #[serde(crate = #serde_path, deny_unknown_fields)]
+            #[schemars(crate = #schemars_path)]
+            #[automatically_derived]
+            struct __McpArguments {
+                #(#fields,)*
+            }
+
+            #(#defaults)*
+
+            fn __mcp_input_schema() -> #private::serde_json::Value {
+                #private::schema_for::<__McpArguments>(#private::Profile::Input)
+            }
+
+            fn __mcp_output() -> #private::OutputSpec {
+                #via
+                (&&&&#private::Tag::<#ret>::new()).output_spec()
+            }
+
+            fn __mcp_call(__mcp_call: #private::ToolCall) -> #private::ToolFuture {
+                ::std::boxed::Box::pin(async move {
+                    let #private::ToolCall { context: __mcp_context, arguments: __mcp_arguments, mode: __mcp_mode } = __mcp_call;
+                    let __McpArguments { #(#arg_idents),* } =
+                        match #private::parse_arguments::<__McpArguments>(#name, __mcp_arguments.as_deref()) {
+                            ::core::result::Result::Ok(arguments) => arguments,
+                            ::core::result::Result::Err(result) => return ::core::result::Result::Ok(result),
+                        };
+                    #(#injections)*
+                    let _ = &__mcp_context;
+                    let __mcp_return: #ret = #call;
+                    #via
+                    (&&&&#private::Tag::<#ret>::new()).convert(__mcp_return, __mcp_mode)
+                })
+            }
+
+            #private::inventory::submit! {
+                #private::ToolDef {
+                    name: #name,
+                    title: #title,
+                    description: #description,
+                    input_schema: __mcp_input_schema,
+                    output: __mcp_output,
+                    annotations: #annotations,
+                    icons: &[#(#icons),*],
+                    meta: &[#(#meta),*],
+                    call: __mcp_call,
+                    location: (::core::file!(), ::core::line!()),
+                }
+            }
+        };
+    }
+}

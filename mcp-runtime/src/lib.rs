@@ -1,0 +1,154 @@
+//! Write [Model Context Protocol](https://modelcontextprotocol.io) servers the way FastMCP does:
+//! annotate plain functions, call one macro in `main`.
+//!
+//! ```no_run
+//! use mcp_runtime::prelude::*;
+//!
+//! /// Add two numbers.
+//! #[tool]
+//! async fn add(
+//!     /// The first addend.
+//!     a: i64,
+//!     /// The second addend.
+//!     b: i64,
+//! ) -> i64 {
+//!     a + b
+//! }
+//!
+//! fn main() {
+//!     mcp_runtime::run!(); // stdio; `--http ADDR` or MCP_TRANSPORT=ADDR switches transport
+//! }
+//! ```
+//!
+//! # Define
+//!
+//! [`#[tool]`](macro@tool) goes on a free `async fn` or plain `fn` (which runs on the blocking
+//! pool). Each parameter becomes a property of the tool's input schema, described by its doc
+//! comment; the fn's doc comment describes the tool. Parameters of type [`Context`] are injected
+//! and left out of the schema. Argument types are anything `Deserialize + JsonSchema`:
+//! `Option<T>` is optional, and `#[arg(default = …)]`, `#[arg(rename = "…")]` (or the
+//! equivalent `#[serde(…)]`) adjust a parameter.
+//!
+//! Return values become results by their type ([`tool::ToolOutput`] and the module docs of
+//! [`tool`] have the rules): text for strings, `structuredContent` with an `outputSchema` for
+//! objects, numbers and lists, content blocks as they are, and `Err(e)` of a `Result` as an
+//! `isError` result the model can read.
+//!
+//! # Register
+//!
+//! Nothing to do: `#[tool]` registers the fn at link time. [`ServerBuilder::tool_filter`]
+//! selects a subset.
+//!
+//! # Serve
+//!
+//! [`run!`] names the server after your Cargo package and serves stdio; one argument
+//! (`run!("127.0.0.1:8000")`), the `--http ADDR` flag or `MCP_TRANSPORT` picks another transport.
+//! One server answers both protocol eras: session clients (`initialize`, 2024-11-05 to
+//! 2025-11-25) and stateless ones (2026-07-28, `server/discover` and `_meta` per request).
+//!
+//! # Test
+//!
+//! [`testing::TestClient`] calls your tools in-process, in either era.
+#![warn(missing_docs)]
+
+pub mod context;
+pub mod protocol;
+pub mod registry;
+mod runner;
+pub mod schema;
+mod server;
+pub mod testing;
+pub mod tool;
+pub mod transport;
+
+pub use context::{Context, FromContext};
+pub use mcp_macros::tool;
+pub use protocol::{CallToolResult, Content, Era, McpError, ProtocolVersion};
+pub use registry::{BuildError, ToolInfo};
+pub use runner::init_logging;
+pub use server::{CacheScope, Server, ServerBuilder};
+pub use tool::Json;
+pub use transport::Transport;
+
+/// The names most servers need: `use mcp_runtime::prelude::*;`.
+pub mod prelude {
+    pub use crate::protocol::{CallToolResult, Content};
+    pub use crate::tool::Json;
+    pub use crate::{tool, Context};
+    pub use schemars::JsonSchema;
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Builds a server named after the calling package (`CARGO_PKG_NAME`, `CARGO_PKG_VERSION`) with
+/// every registered tool, and serves it.
+///
+/// - `run!()` serves stdio.
+/// - `run!(transport)` serves `transport` (anything `Into<Transport>`: `"stdio"` or an HTTP
+///   address such as `"127.0.0.1:8000"`).
+///
+/// At run time `MCP_TRANSPORT=stdio|ADDR` overrides the code, and `--stdio` / `--http ADDR` on
+/// the command line override both. On a startup error it prints why and exits with status 2.
+#[macro_export]
+macro_rules! run {
+    () => {
+        $crate::__private::run_main($crate::__private::package_builder(
+            ::core::env!("CARGO_PKG_NAME"),
+            ::core::env!("CARGO_PKG_VERSION"),
+            ::core::env!("CARGO_PKG_DESCRIPTION"),
+        ), ::core::option::Option::None)
+    };
+    ($transport:expr $(,)?) => {
+        $crate::__private::run_main($crate::__private::package_builder(
+            ::core::env!("CARGO_PKG_NAME"),
+            ::core::env!("CARGO_PKG_VERSION"),
+            ::core::env!("CARGO_PKG_DESCRIPTION"),
+        ), ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into($transport)))
+    };
+}
+
+#[doc(hidden)]
+pub mod __private {
+    //! Used by the code the macros generate; not a public API.
+    pub use crate::context::FromContext;
+    pub use crate::protocol::{CallToolResult, McpError};
+    pub use crate::runner::run_main;
+    pub use crate::schema::{schema_for, Profile};
+    pub use crate::tool::output::{Tag, ViaOutput, ViaResultOutput, ViaResultSerde, ViaSerde};
+    pub use crate::tool::{parse_arguments, AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture};
+    pub use crate::Context;
+    pub use inventory;
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+    pub use tokio;
+
+    /// The builder `run!()` starts from.
+    pub fn package_builder(name: &str, version: &str, description: &str) -> crate::ServerBuilder {
+        let builder = crate::Server::builder().name(name).version(version);
+        if description.trim().is_empty() { builder } else { builder.description(description) }
+    }
+
+    /// A bound that names the problem when a parameter is neither injected nor an argument.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is neither an injected type nor `Deserialize + JsonSchema`",
+        label = "this parameter's type cannot be a tool argument",
+        note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it, or take `Context` to receive the request context"
+    )]
+    pub trait ToolArgument {}
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
+
+    /// Checked at each argument's type span by generated code.
+    pub const fn assert_argument<T: ToolArgument>() {}
+
+    /// Checked at each injected parameter's type span by generated code.
+    pub const fn assert_injected<T: FromContext>() {}
+
+    /// Runs a sync tool body on the blocking pool.
+    pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, McpError> {
+        match tokio::task::spawn_blocking(f).await {
+            Ok(v) => Ok(v),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(McpError::internal("the tool's blocking task was cancelled")),
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! The JSON-RPC 2.0 envelope: decoding incoming messages and encoding responses.
+//!
+//! Decoding is strict where it matters for safety (the `jsonrpc` member, the type of `id`,
+//! duplicate members) and keeps `params` as raw JSON, so each handler parses exactly the type it
+//! needs, once.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
+
+use super::error::{ErrorCode, McpError};
+
+/// A JSON-RPC request id: a string or an integer, never `null`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(Arc<str>),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => s.serialize_i64(*n),
+            RequestId::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl de::Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+                i64::try_from(v)
+                    .map(RequestId::Number)
+                    .map_err(|_| E::custom("integer id out of range"))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.into()))
+            }
+        }
+        d.deserialize_any(IdVisitor)
+    }
+}
+
+/// A request the client sent: it expects exactly one response.
+#[derive(Debug)]
+pub struct Request {
+    /// The id to answer with.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The raw `params` member, if present.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification the client sent: it gets no response.
+#[derive(Debug)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The raw `params` member, if present.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response the client sent to a server-to-client request.
+#[derive(Debug)]
+pub struct ClientResponse {
+    /// The id of the server's request.
+    pub id: RequestId,
+    /// `Ok(result)` or `Err(error object)`, both raw.
+    pub outcome: Result<Box<RawValue>, Box<RawValue>>,
+}
+
+/// One decoded incoming message.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response to a server-to-client request.
+    Response(ClientResponse),
+}
+
+/// A message that could not be decoded, with the id to answer it under (when one could be read).
+#[derive(Debug)]
+pub struct DecodeError {
+    /// The request id, when the envelope had a readable one.
+    pub id: Option<RequestId>,
+    /// What was wrong.
+    pub error: McpError,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    // `null` must stay visible (an id of `null` is invalid, not absent).
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    method: Option<String>,
+    params: Option<Box<RawValue>>,
+    result: Option<Box<RawValue>>,
+    error: Option<Box<RawValue>>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Decodes one JSON-RPC message (not a batch).
+pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
+    let env: Envelope<'_> = match serde_json::from_str(text) {
+        Ok(env) => env,
+        Err(e) => {
+            let error = if e.is_syntax() || e.is_eof() {
+                McpError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {}", strip_position(&e)))
+            } else {
+                McpError::invalid_request(format!("Invalid request: {}", strip_position(&e)))
+            };
+            return Err(DecodeError { id: None, error });
+        }
+    };
+    let id = match env.id {
+        None => None,
+        Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
+            Ok(id) => Some(id),
+            Err(_) => {
+                return Err(DecodeError {
+                    id: None,
+                    error: McpError::invalid_request(
+                        "Invalid request: `id` must be a string or an integer",
+                    ),
+                });
+            }
+        },
+    };
+    let fail = |id: Option<RequestId>, msg: &str| DecodeError {
+        id,
+        error: McpError::invalid_request(format!("Invalid request: {msg}")),
+    };
+    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return Err(fail(id, "`jsonrpc` must be \"2.0\""));
+    }
+    if let Some(params) = &env.params {
+        let first = params.get().trim_start().as_bytes().first();
+        if !matches!(first, Some(b'{') | Some(b'[')) {
+            return Err(fail(id, "`params` must be an object or an array"));
+        }
+    }
+    match (env.method, id) {
+        (Some(method), Some(id)) if env.result.is_none() && env.error.is_none() => {
+            Ok(Incoming::Request(Request { id, method, params: env.params }))
+        }
+        (Some(method), None) if env.result.is_none() && env.error.is_none() => {
+            Ok(Incoming::Notification(Notification { method, params: env.params }))
+        }
+        (None, Some(id)) => match (env.result, env.error) {
+            (Some(result), None) => Ok(Incoming::Response(ClientResponse { id, outcome: Ok(result) })),
+            (None, Some(error)) => Ok(Incoming::Response(ClientResponse { id, outcome: Err(error) })),
+            _ => Err(fail(Some(id), "a response needs exactly one of `result` and `error`")),
+        },
+        (_, id) => Err(fail(id, "not a request, notification or response")),
+    }
+}
+
+/// serde_json appends " at line L column C"; in a one-line message that is noise for the client.
+pub(crate) fn strip_position(e: &serde_json::Error) -> String {
+    let mut s = e.to_string();
+    if e.line() != 0 {
+        if let Some(i) = s.rfind(" at line ") {
+            s.truncate(i);
+        }
+    }
+    s
+}
+
+/// An encoded outgoing message: one line of JSON, without the newline.
+pub type Encoded = Vec<u8>;
+
+#[derive(Serialize)]
+struct ResultEnvelope<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: T,
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    jsonrpc: &'static str,
+    id: Option<&'a RequestId>,
+    error: &'a McpError,
+}
+
+#[derive(Serialize)]
+struct NotificationEnvelope<'a, T> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: T,
+}
+
+/// Encodes a success response.
+pub fn encode_result<T: Serialize>(id: &RequestId, result: T) -> Encoded {
+    serde_json::to_vec(&ResultEnvelope { jsonrpc: "2.0", id, result })
+        .unwrap_or_else(|e| encode_error(Some(id), &McpError::internal(format!("could not encode the result: {e}"))))
+}
+
+/// Encodes an error response; `id` is `None` (JSON `null`) when the request's id was unreadable.
+pub fn encode_error(id: Option<&RequestId>, error: &McpError) -> Encoded {
+    serde_json::to_vec(&ErrorEnvelope { jsonrpc: "2.0", id, error })
+        .expect("an error object always serializes")
+}
+
+/// Encodes a notification.
+pub fn encode_notification<T: Serialize>(method: &str, params: T) -> Encoded {
+    serde_json::to_vec(&NotificationEnvelope { jsonrpc: "2.0", method, params })
+        .expect("notification params always serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(text: &str) -> i32 {
+        decode(text).unwrap_err().error.code.0
+    }
+
+    #[test]
+    fn decodes_requests_notifications_and_responses() {
+        let Incoming::Request(r) = decode(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.id, RequestId::Number(7));
+        assert_eq!(r.method, "ping");
+        let Incoming::Request(r) =
+            decode(r#"{"jsonrpc":"2.0","id":"a","method":"x","params":{"k":1}}"#).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(r.id, RequestId::String("a".into()));
+        assert_eq!(r.params.unwrap().get(), r#"{"k":1}"#);
+        assert!(matches!(
+            decode(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap(),
+            Incoming::Notification(_)
+        ));
+        assert!(matches!(
+            decode(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
+            Incoming::Response(ClientResponse { outcome: Ok(_), .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_bad_envelopes_with_the_right_code() {
+        assert_eq!(code("{not json"), -32700);
+        assert_eq!(code(""), -32700);
+        assert_eq!(code("42"), -32600);
+        assert_eq!(code(r#"{"id":1,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), -32600);
+    }
+
+    #[test]
+    fn keeps_the_id_when_the_rest_is_bad() {
+        let err = decode(r#"{"jsonrpc":"2.0","id":9,"method":"x","params":"s"}"#).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::Number(9)));
+    }
+
+    #[test]
+    fn encodes_ids_as_they_came() {
+        let out = encode_result(&RequestId::String("x".into()), serde_json::json!({}));
+        assert_eq!(String::from_utf8(out).unwrap(), r#"{"jsonrpc":"2.0","id":"x","result":{}}"#);
+        let out = encode_error(None, &McpError::new(ErrorCode::PARSE_ERROR, "bad"));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! The wire protocol: the JSON-RPC envelope, protocol versions and eras, error codes and the
+//! MCP types a server sends.
+
+pub mod content;
+pub(crate) mod error;
+pub mod jsonrpc;
+pub mod types;
+pub mod version;
+
+pub use content::{Annotations, Content, ResourceContents, Role};
+pub use error::{ErrorCode, McpError};
+pub use jsonrpc::RequestId;
+pub use types::{CallToolResult, Icon, IconTheme, Implementation, Tool, ToolAnnotations};
+pub use version::{Era, ProtocolVersion};

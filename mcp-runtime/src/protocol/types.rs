@@ -1,0 +1,149 @@
+//! MCP types the server describes itself and its tools with.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::content::{Content, Meta};
+
+/// The name and version of an MCP implementation (`serverInfo`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the server does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Home page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// Icons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+}
+
+/// The theme an icon is drawn for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IconTheme {
+    /// For light backgrounds.
+    Light,
+    /// For dark backgrounds.
+    Dark,
+}
+
+/// An icon for a server, tool, resource or prompt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// An `https:` or `data:` URI.
+    pub src: String,
+    /// The MIME type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes such as `48x48` or `any`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<String>,
+    /// The theme it is drawn for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<IconTheme>,
+}
+
+/// Hints about a tool's behaviour. Clients must not rely on them for security.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches an open world (the web, other systems).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    pub(crate) fn is_empty(&self) -> bool {
+        self == &ToolAnnotations::default()
+    }
+}
+
+/// A tool as `tools/list` describes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Unique name.
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Value,
+    /// JSON Schema of `structuredContent`, when the tool returns structured output.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints.
+    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
+    pub annotations: ToolAnnotations,
+    /// Icons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    pub meta: Meta,
+}
+
+/// The result of `tools/call`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// Unstructured content for the model.
+    pub content: Vec<Content>,
+    /// Structured content matching the tool's `outputSchema`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool failed; the content says why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// Extra metadata.
+    /// Sent as the result's `_meta` (merged with the framework's own members).
+    #[serde(skip)]
+    pub meta: Meta,
+}
+
+impl CallToolResult {
+    /// A successful result with these content blocks.
+    pub fn success(content: Vec<Content>) -> Self {
+        CallToolResult { content, ..Default::default() }
+    }
+
+    /// A tool execution error the model can read (`isError: true`).
+    pub fn error(message: impl Into<String>) -> Self {
+        CallToolResult {
+            content: vec![Content::text(message)],
+            is_error: Some(true),
+            ..Default::default()
+        }
+    }
+
+    /// Whether this result reports a tool execution error.
+    pub fn is_error(&self) -> bool {
+        self.is_error == Some(true)
+    }
+}

@@ -1,0 +1,145 @@
+//! What [`run!`](crate::run) does: pick the transport (code, then environment, then command
+//! line), set up logging on stderr, build the runtime and serve.
+
+use std::io;
+
+use crate::{Server, ServerBuilder, Transport};
+
+const USAGE: &str = "\
+Usage: SERVER [--stdio | --http ADDR]
+
+  --stdio       serve MCP on stdin/stdout (the default)
+  --http ADDR   serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
+
+Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too (the command line wins);
+RUST_LOG sets the log filter (logs go to stderr).";
+
+/// Where the transport choice came from; the later ones win.
+pub(crate) fn choose_transport(
+    in_code: Option<Transport>,
+    env: Option<String>,
+    args: impl IntoIterator<Item = String>,
+) -> Result<Transport, String> {
+    let mut chosen = in_code.unwrap_or(Transport::Stdio);
+    if let Some(env) = env.filter(|v| !v.trim().is_empty()) {
+        chosen = Transport::from(env);
+    }
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--stdio" => chosen = Transport::Stdio,
+            "--http" => match args.next() {
+                Some(addr) if !addr.starts_with('-') => chosen = Transport::Http(addr),
+                _ => return Err("--http needs an address, e.g. --http 127.0.0.1:8000".into()),
+            },
+            "-h" | "--help" => return Err(String::new()),
+            other => match other.strip_prefix("--http=") {
+                Some(addr) if !addr.is_empty() => chosen = Transport::Http(addr.to_owned()),
+                _ => return Err(format!("unknown argument {other:?}")),
+            },
+        }
+    }
+    Ok(chosen)
+}
+
+/// Installs a stderr `tracing` subscriber (filter from `RUST_LOG`, default `info`) unless the
+/// program installed one already.
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// The body of `run!()`: never returns on failure (exits with status 2 after printing why).
+pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
+    let transport = match choose_transport(
+        in_code,
+        std::env::var("MCP_TRANSPORT").ok(),
+        std::env::args().skip(1),
+    ) {
+        Ok(t) => t,
+        Err(msg) if msg.is_empty() => {
+            eprintln!("{USAGE}");
+            std::process::exit(0);
+        }
+        Err(msg) => {
+            eprintln!("error: {msg}\n\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    init_logging();
+    let server = match builder.build() {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = server.run(transport) {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+}
+
+impl Server {
+    /// Serves on `transport` until the client goes away or a SIGINT/SIGTERM, on a new
+    /// multi-threaded tokio runtime. Use [`Server::serve`] inside an existing runtime.
+    pub fn run(self, transport: impl Into<Transport>) -> io::Result<()> {
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let result = runtime.block_on(self.serve(transport));
+        // Sync tools still running on the blocking pool must not keep the process alive.
+        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+        result
+    }
+
+    /// Serves on `transport` inside the current tokio runtime.
+    pub async fn serve(self, transport: impl Into<Transport>) -> io::Result<()> {
+        match transport.into() {
+            Transport::Stdio => {
+                tracing::info!(name = %self.info().name, version = %self.info().version, "serving MCP on stdio");
+                crate::transport::serve_stdio(self).await
+            }
+            Transport::Http(addr) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("the HTTP transport ({addr}) is not supported yet; serve on stdio for now"),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn command_line_beats_environment_beats_code() {
+        let code = Some(Transport::http("0.0.0.0:1"));
+        assert_eq!(choose_transport(None, None, args(&[])), Ok(Transport::Stdio));
+        assert_eq!(choose_transport(code.clone(), None, args(&[])), Ok(Transport::http("0.0.0.0:1")));
+        assert_eq!(choose_transport(code.clone(), Some("stdio".into()), args(&[])), Ok(Transport::Stdio));
+        assert_eq!(
+            choose_transport(code, Some("stdio".into()), args(&["--http", "127.0.0.1:9"])),
+            Ok(Transport::http("127.0.0.1:9"))
+        );
+        assert_eq!(
+            choose_transport(None, Some("127.0.0.1:5".into()), args(&["--stdio"])),
+            Ok(Transport::Stdio)
+        );
+        assert_eq!(choose_transport(None, None, args(&["--http=h:1"])), Ok(Transport::http("h:1")));
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        assert!(choose_transport(None, None, args(&["--http"])).is_err());
+        assert!(choose_transport(None, None, args(&["--bogus"])).unwrap_err().contains("--bogus"));
+        assert_eq!(choose_transport(None, None, args(&["--help"])), Err(String::new()));
+    }
+}

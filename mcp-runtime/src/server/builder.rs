@@ -1,0 +1,148 @@
+//! [`ServerBuilder`]: identity, tool selection and limits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{CacheScope, Limits, Server, ServerInner};
+use crate::protocol::Implementation;
+use crate::registry::{BuildError, Registry, ToolInfo};
+
+type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
+
+/// Configures a [`Server`]. [`run!`](crate::run) uses it with the package's name and version.
+///
+/// ```
+/// let server = mcp_runtime::Server::builder()
+///     .name("weather")
+///     .version("1.2.0")
+///     .instructions("Ask for forecasts by city name.")
+///     .tool_filter(|tool| !tool.name.starts_with("debug_"))
+///     .build()
+///     .expect("valid registrations");
+/// assert_eq!(server.info().name, "weather");
+/// ```
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    filter: ToolFilter,
+    limits: Limits,
+}
+
+impl ServerBuilder {
+    pub(crate) fn new() -> Self {
+        ServerBuilder {
+            info: Implementation {
+                name: "mcp-server".into(),
+                version: "0.0.0".into(),
+                title: None,
+                description: None,
+                website_url: None,
+                icons: Vec::new(),
+            },
+            instructions: None,
+            filter: Box::new(|_| true),
+            limits: Limits::default(),
+        }
+    }
+
+    /// The server's programmatic name (`serverInfo.name`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// The server's version (`serverInfo.version`).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+
+    /// A display name.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// A description of the server (`serverInfo.description`).
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// A home page (`serverInfo.websiteUrl`).
+    pub fn website_url(mut self, url: impl Into<String>) -> Self {
+        self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// Instructions for the model on how to use this server.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Serves only the registered tools `keep` returns `true` for.
+    pub fn tool_filter(mut self, keep: impl Fn(&ToolInfo) -> bool + Send + Sync + 'static) -> Self {
+        self.filter = Box::new(keep);
+        self
+    }
+
+    /// Items per page of `tools/list` (default 100).
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.limits.page_size = n.max(1);
+        self
+    }
+
+    /// How long clients may cache list and discovery results (2026-07-28 `ttlMs`; default 60 s).
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.limits.cache_ttl = ttl;
+        self
+    }
+
+    /// Who may reuse cached results (2026-07-28 `cacheScope`; default [`CacheScope::Private`]).
+    pub fn cache_scope(mut self, scope: CacheScope) -> Self {
+        self.limits.cache_scope = scope;
+        self
+    }
+
+    /// Requests one connection may have running at once (default 1024); more are refused with
+    /// an error rather than queued without bound.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.limits.max_in_flight = n.max(1);
+        self
+    }
+
+    /// The largest message accepted, in bytes (default 4 MiB).
+    pub fn max_message_bytes(mut self, n: usize) -> Self {
+        self.limits.max_message_bytes = n.max(1024);
+        self
+    }
+
+    /// How long running requests may finish after the input closes (default 5 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.limits.shutdown_grace = grace;
+        self
+    }
+
+    /// Collects the registered tools and checks them (duplicate or invalid names are errors).
+    pub fn build(self) -> Result<Server, BuildError> {
+        let registry = Registry::collect(&*self.filter)?;
+        let mut capabilities = serde_json::Map::new();
+        if !registry.is_empty() {
+            capabilities.insert("tools".into(), json!({}));
+        }
+        let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                info_raw,
+                instructions: self.instructions,
+                registry,
+                capabilities: capabilities.into(),
+                limits: self.limits,
+            }),
+        })
+    }
+}

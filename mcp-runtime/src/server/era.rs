@@ -1,0 +1,196 @@
+//! The era adapter: which protocol era a request belongs to, and how results and errors are
+//! shaped for it. Handlers never look at versions; they hand their result body here.
+//!
+//! - Session era (after `initialize`): results go out as the handler built them; a missing
+//!   resource is -32002.
+//! - Stateless era (2026-07-28, chosen per request by `_meta`): every result gets
+//!   `resultType`, `_meta.io.modelcontextprotocol/serverInfo`, and cacheable ones `ttlMs` and
+//!   `cacheScope`; a missing resource is -32602.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::connection::Connection;
+use super::{CacheScope, ServerInner};
+use crate::protocol::jsonrpc::{encode_error, encode_result, Encoded, Request};
+use crate::protocol::{Era, ErrorCode, McpError, ProtocolVersion, RequestId};
+
+/// What the client told us about itself: per session, or per request in the stateless era.
+#[derive(Debug)]
+pub(crate) struct ClientInfo {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) info: Option<Value>,
+    pub(crate) capabilities: Value,
+}
+
+/// The era-specific view of one request.
+pub(crate) struct Scope {
+    pub(crate) client: Arc<ClientInfo>,
+    pub(crate) progress_token: Option<Value>,
+}
+
+/// Whether a result may be cached by the client (2026-07-28 caching rules).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cache {
+    No,
+    Yes,
+}
+
+#[derive(Deserialize)]
+struct ParamsMeta {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+struct RequestMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Option<Value>,
+    #[serde(rename = "progressToken")]
+    progress_token: Option<Value>,
+}
+
+pub(crate) const STATELESS_KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const STATELESS_KEY_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Decides the era of a request (anything but `initialize`) and checks its `_meta`.
+pub(crate) fn resolve(conn: &Connection, req: &Request) -> Result<Scope, McpError> {
+    let meta = req
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<ParamsMeta>(p.get()).ok())
+        .and_then(|p| p.meta);
+    let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
+    match meta {
+        Some(RequestMeta { protocol_version: Some(version), client_capabilities, client_info, .. }) => {
+            let requested = version.as_str().ok_or_else(|| {
+                McpError::invalid_params(format!("`_meta.{STATELESS_KEY_VERSION}` must be a string"))
+            })?;
+            let version = ProtocolVersion::parse(requested)
+                .filter(|v| v.era() == Era::Stateless)
+                .ok_or_else(|| unsupported_version(requested))?;
+            let capabilities = match client_capabilities {
+                Some(caps @ Value::Object(_)) => caps,
+                Some(_) => {
+                    return Err(McpError::invalid_params(format!(
+                        "`_meta.{STATELESS_KEY_CAPS}` must be an object"
+                    )));
+                }
+                None => {
+                    return Err(McpError::invalid_params(format!(
+                        "Missing required `_meta.{STATELESS_KEY_CAPS}` (protocol {version} requires it on every request)"
+                    ))
+                    .with_data(serde_json::json!({ "missing": [STATELESS_KEY_CAPS] })));
+                }
+            };
+            let client = Arc::new(ClientInfo { version, info: client_info, capabilities });
+            Ok(Scope { client, progress_token })
+        }
+        _ => match conn.session() {
+            Some(client) => Ok(Scope { client, progress_token }),
+            None => Err(McpError::invalid_params(format!(
+                "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
+                 `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"
+            ))
+            .with_data(serde_json::json!({ "missing": [STATELESS_KEY_VERSION, STATELESS_KEY_CAPS] }))),
+        },
+    }
+}
+
+/// -32022 with the versions a stateless request may name.
+pub(crate) fn unsupported_version(requested: &str) -> McpError {
+    let supported: Vec<&str> = ProtocolVersion::of_era(Era::Stateless).map(|v| v.as_str()).collect();
+    McpError::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        format!("Unsupported protocol version {requested:?}; supported: {}", supported.join(", ")),
+    )
+    .with_data(serde_json::json!({ "supported": supported, "requested": requested }))
+}
+
+#[derive(Serialize)]
+struct Envelope<'a, T> {
+    #[serde(flatten)]
+    body: &'a T,
+    #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
+    result_type: Option<&'static str>,
+    #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(rename = "cacheScope", skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<CacheScope>,
+    #[serde(rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
+    meta: ResultMeta<'a>,
+}
+
+#[derive(Serialize)]
+struct ResultMeta<'a> {
+    #[serde(flatten)]
+    extra: Option<&'a Map<String, Value>>,
+    #[serde(rename = "io.modelcontextprotocol/serverInfo", skip_serializing_if = "Option::is_none")]
+    server_info: Option<&'a RawValue>,
+}
+
+impl ResultMeta<'_> {
+    fn is_empty(&self) -> bool {
+        self.server_info.is_none() && self.extra.is_none_or(Map::is_empty)
+    }
+}
+
+impl Scope {
+    pub(crate) fn version(&self) -> ProtocolVersion {
+        self.client.version
+    }
+
+    /// Encodes a success response for this era. `meta` holds the handler's own `_meta` members.
+    pub(crate) fn ok<T: Serialize>(
+        &self,
+        server: &ServerInner,
+        id: &RequestId,
+        body: &T,
+        meta: Option<&Map<String, Value>>,
+        cache: Cache,
+    ) -> Encoded {
+        encode_ok(server, self.version().era(), id, body, meta, cache)
+    }
+
+    /// Encodes an error response for this era.
+    pub(crate) fn err(&self, id: &RequestId, error: McpError) -> Encoded {
+        encode_err(self.version().era(), id, error)
+    }
+}
+
+pub(crate) fn encode_ok<T: Serialize>(
+    server: &ServerInner,
+    era: Era,
+    id: &RequestId,
+    body: &T,
+    meta: Option<&Map<String, Value>>,
+    cache: Cache,
+) -> Encoded {
+    let stateless = era == Era::Stateless;
+    let cached = stateless && cache == Cache::Yes;
+    let limits = &server.limits;
+    encode_result(
+        id,
+        Envelope {
+            body,
+            result_type: stateless.then_some("complete"),
+            ttl_ms: cached.then(|| u64::try_from(limits.cache_ttl.as_millis()).unwrap_or(u64::MAX)),
+            cache_scope: cached.then_some(limits.cache_scope),
+            meta: ResultMeta { extra: meta, server_info: stateless.then_some(&*server.info_raw) },
+        },
+    )
+}
+
+pub(crate) fn encode_err(era: Era, id: &RequestId, mut error: McpError) -> Encoded {
+    if era == Era::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
+        error.code = ErrorCode::INVALID_PARAMS;
+    }
+    encode_error(Some(id), &error)
+}

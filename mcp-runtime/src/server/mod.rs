@@ -1,0 +1,103 @@
+//! The server: its identity and configuration ([`ServerBuilder`]), the dispatcher, and the two
+//! protocol eras as thin adapters around it.
+
+mod builder;
+pub(crate) mod connection;
+mod dispatch;
+mod era;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+pub use builder::ServerBuilder;
+
+use crate::protocol::Implementation;
+use crate::registry::Registry;
+
+/// Who may reuse a cacheable result (2026-07-28 `cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// Any client may reuse it, across users.
+    Public,
+    /// Only the requesting user's client may reuse it.
+    Private,
+}
+
+/// A configured MCP server: its identity, its registered tools and its limits.
+///
+/// Build one with [`Server::builder`] (or let [`run!`](crate::run) do it), then serve it over a
+/// transport. Cloning is cheap.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    /// `serverInfo` serialized once, for every stateless result's `_meta`.
+    pub(crate) info_raw: Box<RawValue>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) registry: Registry,
+    pub(crate) capabilities: Value,
+    pub(crate) limits: Limits,
+}
+
+/// Limits and tunables; the defaults live in one place, [`Limits::default`].
+#[derive(Clone, Debug)]
+pub(crate) struct Limits {
+    pub(crate) page_size: usize,
+    pub(crate) cache_ttl: Duration,
+    pub(crate) cache_scope: CacheScope,
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            page_size: 100,
+            cache_ttl: Duration::from_secs(60),
+            cache_scope: CacheScope::Private,
+            max_in_flight: 1024,
+            max_message_bytes: 4 * 1024 * 1024,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Server {
+    /// A builder with every registered tool and no name yet.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::new()
+    }
+
+    /// The server's `serverInfo`.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The tools this server serves, as `tools/list` describes them, in its order.
+    pub fn tools(&self) -> impl Iterator<Item = &crate::protocol::Tool> + '_ {
+        self.inner.registry.tools().iter().map(|t| &t.tool)
+    }
+
+    /// The names of the tools this server serves, in `tools/list` order.
+    pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.inner.registry.tools().iter().map(|t| t.def.name)
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .field("tools", &self.tool_names().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}

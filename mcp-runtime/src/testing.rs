@@ -1,0 +1,217 @@
+//! An in-process client for testing tools: it talks to the server's dispatcher directly, with no
+//! transport, in either protocol era.
+//!
+//! ```
+//! use mcp_runtime::prelude::*;
+//! use mcp_runtime::testing::TestClient;
+//!
+//! /// Add two numbers.
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 {
+//!     a + b
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let client = TestClient::connect().await; // session era, latest version
+//! let result = client.call_tool("add", serde_json::json!({"a": 2, "b": 3})).await.unwrap();
+//! assert_eq!(result.text(), "5");
+//! assert_eq!(result.structured(), Some(&serde_json::json!({"result": 5})));
+//!
+//! let stateless = TestClient::stateless().await; // 2026-07-28: _meta on every request
+//! let tools = stateless.list_tools().await.unwrap();
+//! assert!(tools.iter().any(|t| t["name"] == "add"));
+//! # }
+//! ```
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
+use crate::server::connection::{Connection, Step};
+use crate::Server;
+
+/// A client connected in-process to a [`Server`].
+pub struct TestClient {
+    conn: Arc<Connection>,
+    version: ProtocolVersion,
+    next_id: AtomicI64,
+}
+
+/// A `tools/call` result, with accessors for assertions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResponse {
+    /// The whole result object.
+    pub raw: Value,
+}
+
+impl ToolResponse {
+    /// All text blocks joined with newlines.
+    pub fn text(&self) -> String {
+        self.content()
+            .iter()
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The content blocks.
+    pub fn content(&self) -> &[Value] {
+        self.raw.get("content").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    }
+
+    /// `structuredContent`, if present.
+    pub fn structured(&self) -> Option<&Value> {
+        self.raw.get("structuredContent")
+    }
+
+    /// Whether the tool reported an error (`isError: true`).
+    pub fn is_error(&self) -> bool {
+        self.raw.get("isError").and_then(Value::as_bool) == Some(true)
+    }
+}
+
+impl TestClient {
+    /// Connects to a server with every registered tool, through `initialize` at the newest
+    /// session-era version.
+    ///
+    /// # Panics
+    /// If the registrations are invalid (see [`ServerBuilder::build`](crate::ServerBuilder::build)).
+    pub async fn connect() -> TestClient {
+        Self::connect_to(default_server(), ProtocolVersion::LATEST_SESSION)
+            .await
+            .expect("initialize succeeds")
+    }
+
+    /// Connects to a server with every registered tool in the stateless era (2026-07-28).
+    pub async fn stateless() -> TestClient {
+        Self::connect_to(default_server(), ProtocolVersion::V2026_07_28)
+            .await
+            .expect("stateless needs no handshake")
+    }
+
+    /// Connects to `server` at `version`: session-era versions run `initialize` (and send
+    /// `notifications/initialized`); the stateless era sends `_meta` on every request instead.
+    pub async fn connect_to(server: Server, version: ProtocolVersion) -> Result<TestClient, McpError> {
+        let client = TestClient { conn: Connection::new(server, "in-process"), version, next_id: AtomicI64::new(1) };
+        if version.era() == crate::Era::Session {
+            let result = client
+                .request(
+                    "initialize",
+                    json!({
+                        "protocolVersion": version.as_str(),
+                        "capabilities": {},
+                        "clientInfo": {"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}
+                    }),
+                )
+                .await?;
+            let negotiated = result["protocolVersion"].as_str().and_then(ProtocolVersion::parse);
+            if negotiated != Some(version) {
+                return Err(McpError::internal(format!("server negotiated {negotiated:?}, not {version}")));
+            }
+            client.notify("notifications/initialized", json!({}));
+        }
+        Ok(client)
+    }
+
+    /// The protocol version this client speaks.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// Sends one raw message (any text) and returns the response object, or `None` when there is
+    /// none (a notification, or a cancelled request).
+    pub async fn send_raw(&self, text: &str) -> Option<Value> {
+        let encoded = match self.conn.on_message(text) {
+            Step::Reply(out) => out,
+            Step::Run(pending) => tokio::spawn(pending).await.expect("request task")?,
+            Step::Nothing => return None,
+        };
+        Some(serde_json::from_slice(&encoded).expect("the server sends valid JSON"))
+    }
+
+    /// Sends a request with this id and params as given (no `_meta` added).
+    pub async fn send_request(&self, id: Value, method: &str, params: Value) -> Option<Value> {
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_raw(&msg.to_string()).await
+    }
+
+    /// Sends a request (adding the stateless `_meta` when in that era) and returns its result.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.request_with_id(id, method, params).await
+    }
+
+    /// Like [`request`](Self::request), with a chosen id (to cancel it, say).
+    pub async fn request_with_id(&self, id: i64, method: &str, params: Value) -> Result<Value, McpError> {
+        let params = self.with_meta(params);
+        let Some(mut response) = self.send_request(json!(id), method, params).await else {
+            return Err(McpError::new(ErrorCode::INTERNAL_ERROR, "no response (cancelled)"));
+        };
+        if let Some(error) = response.get_mut("error") {
+            let code = error["code"].as_i64().unwrap_or(0) as i32;
+            let message = error["message"].as_str().unwrap_or_default().to_owned();
+            let mut e = McpError::new(ErrorCode(code), message);
+            e.data = error.get_mut("data").map(Value::take);
+            return Err(e);
+        }
+        Ok(response.get_mut("result").map(Value::take).unwrap_or(Value::Null))
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) {
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let _ = self.conn.on_message(&msg.to_string());
+    }
+
+    /// Every tool, following `nextCursor` through all pages.
+    pub async fn list_tools(&self) -> Result<Vec<Value>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let mut page = self.request("tools/list", params).await?;
+            if let Some(Value::Array(items)) = page.get_mut("tools").map(Value::take) {
+                tools.extend(items);
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(tools),
+            }
+        }
+    }
+
+    /// Calls a tool. Protocol errors (unknown tool, …) are `Err`; tool errors are results with
+    /// [`ToolResponse::is_error`].
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResponse, McpError> {
+        let raw = self.request("tools/call", json!({"name": name, "arguments": arguments})).await?;
+        Ok(ToolResponse { raw })
+    }
+
+    fn with_meta(&self, params: Value) -> Value {
+        if self.version.era() != crate::Era::Stateless {
+            return params;
+        }
+        let mut params = match params {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.entry("io.modelcontextprotocol/protocolVersion").or_insert(self.version.as_str().into());
+            meta.entry("io.modelcontextprotocol/clientCapabilities").or_insert(json!({}));
+            meta.entry("io.modelcontextprotocol/clientInfo")
+                .or_insert(json!({"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}));
+        }
+        Value::Object(params)
+    }
+}
+
+fn default_server() -> Server {
+    Server::builder().name("test-server").version("0.0.0").build().expect("valid registrations")
+}

@@ -1,0 +1,50 @@
+//! Transports: how a [`Server`](crate::Server) meets its clients.
+
+pub(crate) mod stdio;
+
+use std::fmt;
+
+pub use stdio::{serve_lines, serve_stdio};
+
+/// Which transport to serve on.
+///
+/// `"stdio"` converts to [`Transport::Stdio`]; any other string is an HTTP listen address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// Newline-delimited JSON-RPC on stdin/stdout (the default).
+    Stdio,
+    /// Streamable HTTP on this address (e.g. `127.0.0.1:8000`).
+    Http(String),
+}
+
+impl Transport {
+    /// Streamable HTTP on `addr`.
+    pub fn http(addr: impl Into<String>) -> Self {
+        Transport::Http(addr.into())
+    }
+}
+
+impl From<&str> for Transport {
+    fn from(s: &str) -> Self {
+        match s.trim() {
+            "stdio" | "" => Transport::Stdio,
+            addr => Transport::Http(addr.to_owned()),
+        }
+    }
+}
+
+impl From<String> for Transport {
+    fn from(s: String) -> Self {
+        Transport::from(s.as_str())
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Stdio => f.write_str("stdio"),
+            Transport::Http(addr) => write!(f, "http://{addr}/mcp"),
+        }
+    }
+}
