@@ -39,6 +39,15 @@ pub fn generator(profile: Profile) -> SchemaGenerator {
 pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
     let mut value = generator(profile).into_root_schema_for::<T>().to_value();
     client_compatible(&mut value, profile);
+    // Several clients index `properties` without checking for it, even on a tool with no
+    // parameters, where the spec's recommended `{type: object, additionalProperties: false}` omits it.
+    if profile == Profile::Input {
+        if let Some(obj) = value.as_object_mut() {
+            if obj.get("type").and_then(Value::as_str) == Some("object") {
+                obj.entry("properties").or_insert_with(|| Value::Object(Map::new()));
+            }
+        }
+    }
     value
 }
 

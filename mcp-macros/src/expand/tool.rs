@@ -76,7 +76,14 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             Some(Some(expr)) => {
                 let f = format_ident!("__mcp_default_{}", ident);
                 let path = LitStr::new(&f.to_string(), Span::call_site());
-                defaults.push(quote!(fn #f() -> #ty { ::core::convert::Into::into(#expr) }));
+                // A string literal may initialise a `String`; anything else is typed by the param.
+                let value = match expr {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
+                        quote!(::core::convert::Into::into(#expr))
+                    }
+                    _ => quote!(#expr),
+                };
+                defaults.push(quote!(fn #f() -> #ty { #value }));
                 field_attrs.push(quote!(#[serde(default = #path)]));
             }
             None => {}
