@@ -1,0 +1,6 @@
+use mcp_runtime::prelude::*;
+
+#[tool]
+struct NotAFunction;
+
+fn main() {}
