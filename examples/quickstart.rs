@@ -45,7 +45,10 @@ fn measure(
     let (dx, dy) = (to.x - from.x, to.y - from.y);
     Measurement {
         distance: (dx * dx + dy * dy).sqrt(),
-        midpoint: Point { x: (from.x + to.x) / 2.0, y: (from.y + to.y) / 2.0 },
+        midpoint: Point {
+            x: (from.x + to.x) / 2.0,
+            y: (from.y + to.y) / 2.0,
+        },
     }
 }
 

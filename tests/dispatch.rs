@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
 use mcp_runtime::{ProtocolVersion, Server};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Add two numbers.
 #[tool]
@@ -39,7 +39,10 @@ async fn stats(values: Vec<f64>) -> Result<Stats, String> {
         return Err("no values".into());
     }
     let mean = values.iter().sum::<f64>() / values.len() as f64;
-    Ok(Stats { count: values.len(), mean })
+    Ok(Stats {
+        count: values.len(),
+        mean,
+    })
 }
 
 #[tool]
@@ -52,7 +55,10 @@ async fn nothing() {}
 
 #[tool]
 async fn pictures() -> Vec<Content> {
-    vec![Content::text("two pixels"), Content::image(&[0x89, 0x50], "image/png")]
+    vec![
+        Content::text("two pixels"),
+        Content::image(&[0x89, 0x50], "image/png"),
+    ]
 }
 
 #[tool]
@@ -70,7 +76,11 @@ async fn boom() -> i64 {
     panic!("tool exploded")
 }
 
-#[tool(name = "renamed-tool", title = "A renamed tool", description = "Overrides the doc comment.")]
+#[tool(
+    name = "renamed-tool",
+    title = "A renamed tool",
+    description = "Overrides the doc comment."
+)]
 /// This doc comment is not the description.
 async fn some_fn_name() -> &'static str {
     "ok"
@@ -104,7 +114,11 @@ async fn session(version: ProtocolVersion) -> TestClient {
 }
 
 fn server() -> Server {
-    Server::builder().name("dispatch-test").version("9.9.9").build().unwrap()
+    Server::builder()
+        .name("dispatch-test")
+        .version("9.9.9")
+        .build()
+        .unwrap()
 }
 
 fn code(e: &mcp_runtime::McpError) -> i32 {
@@ -124,13 +138,18 @@ async fn initialize_offers_the_newest_session_version_for_unknown_ones() {
     let client = TestClient::stateless().await; // any connection: initialize is raw here
     let _ = client;
     for requested in ["1999-01-01", "2026-07-28"] {
-        let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28).await.unwrap();
+        let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28)
+            .await
+            .unwrap();
         let r = fresh
             .send_request(json!(1), "initialize", json!({"protocolVersion": requested, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}))
             .await
             .unwrap();
         assert_eq!(r["result"]["protocolVersion"], "2025-11-25", "{requested}");
-        assert_eq!(r["result"]["serverInfo"], json!({"name": "dispatch-test", "version": "9.9.9"}));
+        assert_eq!(
+            r["result"]["serverInfo"],
+            json!({"name": "dispatch-test", "version": "9.9.9"})
+        );
         assert_eq!(r["result"]["capabilities"], json!({"tools": {}}));
         assert!(r["result"].get("resultType").is_none());
     }
@@ -139,21 +158,42 @@ async fn initialize_offers_the_newest_session_version_for_unknown_ones() {
 #[tokio::test]
 async fn initialize_twice_or_without_a_version_is_an_error() {
     let client = session(ProtocolVersion::V2025_11_25).await;
-    let e = client.request("initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}})).await.unwrap_err();
+    let e = client
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(code(&e), -32600);
-    let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28).await.unwrap();
-    let r = fresh.send_request(json!(1), "initialize", json!({"capabilities": {}})).await.unwrap();
+    let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
+    let r = fresh
+        .send_request(json!(1), "initialize", json!({"capabilities": {}}))
+        .await
+        .unwrap();
     assert_eq!(r["error"]["code"], -32602);
 }
 
 #[tokio::test]
 async fn a_request_before_initialize_gets_an_error_at_once() {
-    let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28).await.unwrap();
+    let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
     for method in ["tools/list", "ping", "server/discover"] {
-        let r = fresh.send_request(json!(5), method, json!({})).await.unwrap();
+        let r = fresh
+            .send_request(json!(5), method, json!({}))
+            .await
+            .unwrap();
         assert_eq!(r["id"], 5);
         assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
-        assert!(r["error"]["message"].as_str().unwrap().contains("initialize"));
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("initialize")
+        );
     }
 }
 
@@ -162,29 +202,55 @@ async fn ping_answers_in_the_session_era_only() {
     let client = session(ProtocolVersion::V2025_06_18).await;
     assert_eq!(client.request("ping", json!({})).await.unwrap(), json!({}));
     let stateless = TestClient::stateless().await;
-    assert_eq!(code(&stateless.request("ping", json!({})).await.unwrap_err()), -32601);
+    assert_eq!(
+        code(&stateless.request("ping", json!({})).await.unwrap_err()),
+        -32601
+    );
 }
 
 #[tokio::test]
 async fn unknown_methods_are_method_not_found() {
     let client = TestClient::connect().await;
-    let e = client.request("resources/list", json!({})).await.unwrap_err();
+    let e = client
+        .request("resources/list", json!({}))
+        .await
+        .unwrap_err();
     assert_eq!(code(&e), -32601);
     assert_eq!(e.data, Some(json!({"method": "resources/list"})));
     // Notifications never get an answer, known or not.
-    assert!(client.send_raw(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#).await.is_none());
+    assert!(
+        client
+            .send_raw(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#)
+            .await
+            .is_none()
+    );
 }
 
 #[tokio::test]
 async fn malformed_messages_get_json_rpc_errors() {
     let client = TestClient::connect().await;
     let r = client.send_raw("{oops").await.unwrap();
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (Value::Null, json!(-32700)));
-    let r = client.send_raw(r#"{"jsonrpc":"2.0","id":3}"#).await.unwrap();
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(3), json!(-32600)));
-    let r = client.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await.unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    let r = client
+        .send_raw(r#"{"jsonrpc":"2.0","id":3}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(3), json!(-32600))
+    );
+    let r = client
+        .send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        .await
+        .unwrap();
     assert_eq!(r["error"]["code"], -32600);
-    let r = client.send_raw(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#).await.unwrap();
+    let r = client
+        .send_raw(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#)
+        .await
+        .unwrap();
     assert_eq!(r["error"]["code"], -32602);
 }
 
@@ -210,30 +276,48 @@ async fn tools_are_listed_in_name_order_with_their_schemas() {
         })
     );
     assert_eq!(add["description"], "Add two numbers.");
-    assert_eq!(add["outputSchema"]["properties"]["result"], json!({"type": "integer"}));
+    assert_eq!(
+        add["outputSchema"]["properties"]["result"],
+        json!({"type": "integer"})
+    );
     let renamed = tools.iter().find(|t| t["name"] == "renamed-tool").unwrap();
     assert_eq!(renamed["title"], "A renamed tool");
     assert_eq!(renamed["description"], "Overrides the doc comment.");
     let nothing = tools.iter().find(|t| t["name"] == "nothing").unwrap();
-    assert_eq!(nothing["inputSchema"], json!({"type": "object", "properties": {}, "additionalProperties": false}));
+    assert_eq!(
+        nothing["inputSchema"],
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    );
     let ctx = tools.iter().find(|t| t["name"] == "with_context").unwrap();
-    assert_eq!(ctx["inputSchema"]["required"], json!(["label"]), "Context is not an argument");
+    assert_eq!(
+        ctx["inputSchema"]["required"],
+        json!(["label"]),
+        "Context is not an argument"
+    );
 }
 
 #[tokio::test]
 async fn pagination_walks_every_tool_with_opaque_cursors() {
     let server = Server::builder().page_size(2).build().unwrap();
     let all: Vec<&str> = server.tool_names().collect();
-    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25).await.unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
     let first = client.request("tools/list", json!({})).await.unwrap();
     assert_eq!(first["tools"].as_array().unwrap().len(), 2);
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
-    assert!(!cursor.chars().all(|c| c.is_ascii_digit()), "cursor is opaque: {cursor}");
+    assert!(
+        !cursor.chars().all(|c| c.is_ascii_digit()),
+        "cursor is opaque: {cursor}"
+    );
     let listed = client.list_tools().await.unwrap();
     let names: Vec<&str> = listed.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(names, all);
     for bad in ["zzz", "MTAwOjA", "!!"] {
-        let e = client.request("tools/list", json!({"cursor": bad})).await.unwrap_err();
+        let e = client
+            .request("tools/list", json!({"cursor": bad}))
+            .await
+            .unwrap_err();
         assert_eq!(code(&e), -32602, "{bad}");
     }
 }
@@ -241,26 +325,56 @@ async fn pagination_walks_every_tool_with_opaque_cursors() {
 #[tokio::test]
 async fn calls_return_text_and_structured_content() {
     let client = TestClient::connect().await;
-    let r = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
-    assert_eq!((r.text(), r.structured().cloned(), r.is_error()), ("5".into(), Some(json!({"result": 5})), false));
-    let r = client.call_tool("multiply", json!({"a": 4, "b": 5})).await.unwrap();
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.text(), r.structured().cloned(), r.is_error()),
+        ("5".into(), Some(json!({"result": 5})), false)
+    );
+    let r = client
+        .call_tool("multiply", json!({"a": 4, "b": 5}))
+        .await
+        .unwrap();
     assert_eq!(r.structured(), Some(&json!({"result": 20})));
-    let r = client.call_tool("stats", json!({"values": [1.0, 2.0, 3.0]})).await.unwrap();
+    let r = client
+        .call_tool("stats", json!({"values": [1.0, 2.0, 3.0]}))
+        .await
+        .unwrap();
     assert_eq!(r.structured(), Some(&json!({"count": 3, "mean": 2.0})));
-    assert_eq!(serde_json::from_str::<Value>(&r.text()).unwrap(), json!({"count": 3, "mean": 2.0}));
-    let r = client.call_tool("echo", json!({"text": "ab"})).await.unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(&r.text()).unwrap(),
+        json!({"count": 3, "mean": 2.0})
+    );
+    let r = client
+        .call_tool("echo", json!({"text": "ab"}))
+        .await
+        .unwrap();
     assert_eq!((r.text(), r.structured()), ("ab".into(), None));
-    let r = client.call_tool("echo", json!({"text": "ab", "times": 2})).await.unwrap();
+    let r = client
+        .call_tool("echo", json!({"text": "ab", "times": 2}))
+        .await
+        .unwrap();
     assert_eq!(r.text(), "abab");
     let r = client.call_tool("nothing", json!({})).await.unwrap();
     assert_eq!(r.content(), &[] as &[Value]);
     let r = client.call_tool("pictures", json!({})).await.unwrap();
-    assert_eq!(r.content()[1], json!({"type": "image", "data": "iVA=", "mimeType": "image/png"}));
-    let r = client.call_tool("wrapped_name", json!({"name": "x"})).await.unwrap();
+    assert_eq!(
+        r.content()[1],
+        json!({"type": "image", "data": "iVA=", "mimeType": "image/png"})
+    );
+    let r = client
+        .call_tool("wrapped_name", json!({"name": "x"}))
+        .await
+        .unwrap();
     assert_eq!(r.structured(), Some(&json!({"result": "x"})));
     let r = client.call_tool("renamed-tool", json!({})).await.unwrap();
     assert_eq!(r.text(), "ok");
-    let r = client.call_tool("with_context", json!({"label": "L"})).await.unwrap();
+    let r = client
+        .call_tool("with_context", json!({"label": "L"}))
+        .await
+        .unwrap();
     assert!(r.text().starts_with("L:2025-11-25:"), "{}", r.text());
 }
 
@@ -269,7 +383,11 @@ async fn failures_the_model_can_fix_are_is_error_results() {
     let client = TestClient::connect().await;
     let cases = [
         ("add", json!({"a": 1}), "missing field `b`"),
-        ("add", json!({"a": "one", "b": 2}), "`a`: invalid type: string \"one\", expected i64"),
+        (
+            "add",
+            json!({"a": "one", "b": 2}),
+            "`a`: invalid type: string \"one\", expected i64",
+        ),
         ("add", json!({"a": 1, "b": 2, "c": 3}), "unknown field `c`"),
         ("stats", json!({"values": [1, "x"]}), "`values[1]`"),
         ("stats", json!({"values": []}), "no values"),
@@ -280,8 +398,17 @@ async fn failures_the_model_can_fix_are_is_error_results() {
         assert!(r.is_error(), "{tool} {args}");
         assert!(r.text().contains(expected), "{tool} {args}: {}", r.text());
     }
-    let r = client.request("tools/call", json!({"name": "add"})).await.unwrap();
-    assert!(r["isError"].as_bool().unwrap() && r["content"][0]["text"].as_str().unwrap().contains("missing field `a`"));
+    let r = client
+        .request("tools/call", json!({"name": "add"}))
+        .await
+        .unwrap();
+    assert!(
+        r["isError"].as_bool().unwrap()
+            && r["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("missing field `a`")
+    );
 }
 
 #[tokio::test]
@@ -297,8 +424,18 @@ async fn a_panicking_tool_fails_alone() {
     let client = TestClient::connect().await;
     let e = client.call_tool("boom", json!({})).await.unwrap_err();
     assert_eq!(code(&e), -32603);
-    assert!(!e.message.contains("exploded"), "panic payloads stay in the server log");
-    assert_eq!(client.call_tool("add", json!({"a": 1, "b": 1})).await.unwrap().text(), "2");
+    assert!(
+        !e.message.contains("exploded"),
+        "panic payloads stay in the server log"
+    );
+    assert_eq!(
+        client
+            .call_tool("add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap()
+            .text(),
+        "2"
+    );
 }
 
 #[tokio::test]
@@ -306,18 +443,38 @@ async fn cancellation_drops_the_handler_and_sends_nothing() {
     let client = std::sync::Arc::new(TestClient::connect().await);
     let running = {
         let client = client.clone();
-        tokio::spawn(async move { client.send_request(json!("slow-1"), "tools/call", json!({"name": "forever"})).await })
+        tokio::spawn(async move {
+            client
+                .send_request(json!("slow-1"), "tools/call", json!({"name": "forever"}))
+                .await
+        })
     };
     while !STARTED.load(Ordering::SeqCst) {
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     // A duplicate id while the first is in flight is refused.
-    let dup = client.send_request(json!("slow-1"), "tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}})).await.unwrap();
+    let dup = client
+        .send_request(
+            json!("slow-1"),
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(dup["error"]["code"], -32600);
-    client.notify("notifications/cancelled", json!({"requestId": "slow-1", "reason": "user"}));
-    let response = tokio::time::timeout(Duration::from_secs(5), running).await.unwrap().unwrap();
+    client.notify(
+        "notifications/cancelled",
+        json!({"requestId": "slow-1", "reason": "user"}),
+    );
+    let response = tokio::time::timeout(Duration::from_secs(5), running)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(response, None, "no response for a cancelled request");
-    assert!(DROPPED.load(Ordering::SeqCst), "the handler future was dropped");
+    assert!(
+        DROPPED.load(Ordering::SeqCst),
+        "the handler future was dropped"
+    );
     // Unknown and malformed cancellations are ignored.
     client.notify("notifications/cancelled", json!({"requestId": 12345}));
     client.notify("notifications/cancelled", json!({"nope": true}));
@@ -329,7 +486,10 @@ async fn older_versions_get_no_structured_output() {
     let client = session(ProtocolVersion::V2025_03_26).await;
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().all(|t| t.get("outputSchema").is_none()));
-    let r = client.call_tool("add", json!({"a": 2, "b": 3})).await.unwrap();
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
     assert_eq!((r.text(), r.structured()), ("5".into(), None));
 }
 
@@ -342,28 +502,60 @@ async fn stateless_discover_and_results_carry_the_2026_fields() {
     assert_eq!(d["resultType"], "complete");
     assert_eq!(d["ttlMs"], 60000);
     assert_eq!(d["cacheScope"], "private");
-    assert_eq!(d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "test-server");
+    assert_eq!(
+        d["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
     let list = client.request("tools/list", json!({})).await.unwrap();
-    assert_eq!((list["resultType"].clone(), list["ttlMs"].clone()), (json!("complete"), json!(60000)));
-    let call = client.request("tools/call", json!({"name": "add", "arguments": {"a": 1, "b": 2}})).await.unwrap();
+    assert_eq!(
+        (list["resultType"].clone(), list["ttlMs"].clone()),
+        (json!("complete"), json!(60000))
+    );
+    let call = client
+        .request(
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(call["resultType"], "complete");
-    assert!(call.get("ttlMs").is_none(), "tool results are not cacheable");
-    assert_eq!(call["_meta"]["io.modelcontextprotocol/serverInfo"]["version"], "0.0.0");
+    assert!(
+        call.get("ttlMs").is_none(),
+        "tool results are not cacheable"
+    );
+    assert_eq!(
+        call["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "0.0.0"
+    );
     assert_eq!(call["structuredContent"], json!({"result": 3}));
-    let r = client.call_tool("with_context", json!({"label": "s"})).await.unwrap();
+    let r = client
+        .call_tool("with_context", json!({"label": "s"}))
+        .await
+        .unwrap();
     assert!(r.text().starts_with("s:2026-07-28:"));
 }
 
 #[tokio::test]
 async fn stateless_meta_is_checked_on_every_request() {
-    let client = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28).await.unwrap();
+    let client = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
     let meta = |m: Value| json!({"_meta": m});
     let r = client
-        .send_request(json!(1), "server/discover", meta(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})))
+        .send_request(
+            json!(1),
+            "server/discover",
+            meta(json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})),
+        )
         .await
         .unwrap();
     assert_eq!(r["error"]["code"], -32602);
-    assert!(r["error"]["message"].as_str().unwrap().contains("clientCapabilities"));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("clientCapabilities")
+    );
     let r = client
         .send_request(
             json!(2),
@@ -373,7 +565,10 @@ async fn stateless_meta_is_checked_on_every_request() {
         .await
         .unwrap();
     assert_eq!(r["error"]["code"], -32022);
-    assert_eq!(r["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "2099-01-01"}));
+    assert_eq!(
+        r["error"]["data"],
+        json!({"supported": ["2026-07-28"], "requested": "2099-01-01"})
+    );
     let r = client
         .send_request(
             json!(3),
@@ -382,7 +577,10 @@ async fn stateless_meta_is_checked_on_every_request() {
         )
         .await
         .unwrap();
-    assert_eq!(r["error"]["code"], -32022, "session-era versions need initialize");
+    assert_eq!(
+        r["error"]["code"], -32022,
+        "session-era versions need initialize"
+    );
 }
 
 #[tokio::test]
@@ -403,13 +601,32 @@ async fn an_initialized_session_still_serves_stateless_requests_by_their_meta() 
 
 #[tokio::test]
 async fn tool_filters_and_duplicate_names_are_checked_at_build() {
-    let only_add = Server::builder().tool_filter(|t| t.name == "add").build().unwrap();
+    let only_add = Server::builder()
+        .tool_filter(|t| t.name == "add")
+        .build()
+        .unwrap();
     assert_eq!(only_add.tool_names().collect::<Vec<_>>(), ["add"]);
-    let client = TestClient::connect_to(only_add, ProtocolVersion::V2025_11_25).await.unwrap();
-    assert_eq!(code(&client.call_tool("echo", json!({"text": "x"})).await.unwrap_err()), -32602);
+    let client = TestClient::connect_to(only_add, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            &client
+                .call_tool("echo", json!({"text": "x"}))
+                .await
+                .unwrap_err()
+        ),
+        -32602
+    );
     let none = Server::builder().tool_filter(|_| false).build().unwrap();
-    let client = TestClient::connect_to(none, ProtocolVersion::V2025_11_25).await.unwrap();
-    assert_eq!(code(&client.request("tools/list", json!({})).await.unwrap_err()), -32601, "no tools, no capability");
+    let client = TestClient::connect_to(none, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    assert_eq!(
+        code(&client.request("tools/list", json!({})).await.unwrap_err()),
+        -32601,
+        "no tools, no capability"
+    );
 }
 
 #[tokio::test]

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use mcp_runtime::prelude::*;
 use mcp_runtime::Server;
-use serde_json::{json, Value};
+use mcp_runtime::prelude::*;
+use serde_json::{Value, json};
 
 /// A place.
 #[derive(Deserialize, JsonSchema)]
@@ -61,7 +61,7 @@ async fn primitives(
 ) {
 }
 
-#[allow(unused_variables)]
+#[allow(clippy::too_many_arguments, unused_variables)]
 #[tool]
 async fn composites(
     /// Tags to apply.
@@ -122,9 +122,18 @@ fn primitive_widths_become_bounds_without_formats() {
 fn composites_are_inlined_and_options_are_optional_without_null() {
     let schema = input_schema("composites");
     let props = &schema["properties"];
-    assert_eq!(props["tags"], json!({"type": "array", "items": {"type": "string"}, "description": "Tags to apply."}));
-    assert_eq!(props["counts"], json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": -2147483648i64, "maximum": 2147483647}}));
-    assert_eq!(props["limit"], json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64}));
+    assert_eq!(
+        props["tags"],
+        json!({"type": "array", "items": {"type": "string"}, "description": "Tags to apply."})
+    );
+    assert_eq!(
+        props["counts"],
+        json!({"type": "object", "additionalProperties": {"type": "integer", "minimum": -2147483648i64, "maximum": 2147483647}})
+    );
+    assert_eq!(
+        props["limit"],
+        json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64})
+    );
     let place = json!({
         "type": "object",
         "description": "A place.",
@@ -136,15 +145,37 @@ fn composites_are_inlined_and_options_are_optional_without_null() {
     });
     assert_eq!(props["place"], place);
     assert_eq!(props["maybe_place"], place);
-    assert_eq!(props["unit"], json!({"type": "string", "enum": ["celsius", "fahrenheit"]}));
-    assert_eq!(props["maybe_unit"], json!({"type": "string", "enum": ["celsius", "fahrenheit"]}));
+    assert_eq!(
+        props["unit"],
+        json!({"type": "string", "enum": ["celsius", "fahrenheit"]})
+    );
+    assert_eq!(
+        props["maybe_unit"],
+        json!({"type": "string", "enum": ["celsius", "fahrenheit"]})
+    );
     assert_eq!(props["addr"], json!({"type": "string"}));
     assert_eq!(props["shape"]["oneOf"].as_array().unwrap().len(), 2);
-    assert_eq!(props["tree"]["properties"]["children"]["items"], json!({"$ref": "#/$defs/Node"}));
-    assert_eq!(schema["$defs"]["Node"]["properties"]["label"], json!({"type": "string"}));
-    let mut required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(
+        props["tree"]["properties"]["children"]["items"],
+        json!({"$ref": "#/$defs/Node"})
+    );
+    assert_eq!(
+        schema["$defs"]["Node"]["properties"]["label"],
+        json!({"type": "string"})
+    );
+    let mut required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     required.sort();
-    assert_eq!(required, ["addr", "counts", "pair", "place", "shape", "tags", "tree", "unit"]);
+    assert_eq!(
+        required,
+        [
+            "addr", "counts", "pair", "place", "shape", "tags", "tree", "unit"
+        ]
+    );
 }
 
 #[test]
@@ -173,7 +204,9 @@ fn violations(path: &str, v: &Value, out: &mut Vec<String>) {
                 let here = format!("{path}/{k}");
                 match k.as_str() {
                     "$schema" => out.push(format!("{here}: $schema")),
-                    "$ref" if child != "#/$defs/Node" => out.push(format!("{here}: non-recursive $ref {child}")),
+                    "$ref" if child != "#/$defs/Node" => {
+                        out.push(format!("{here}: non-recursive $ref {child}"))
+                    }
                     "format" => out.push(format!("{here}: format {child}")),
                     "type" if child.as_array().is_some_and(|a| a.contains(&json!("null"))) => {
                         out.push(format!("{here}: null union"))
@@ -186,7 +219,10 @@ fn violations(path: &str, v: &Value, out: &mut Vec<String>) {
                 }
             }
         }
-        Value::Array(items) => items.iter().enumerate().for_each(|(i, c)| violations(&format!("{path}/{i}"), c, out)),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, c)| violations(&format!("{path}/{i}"), c, out)),
         _ => {}
     }
 }
@@ -214,11 +250,18 @@ async fn schema_and_deserialization_agree() {
         .await
         .unwrap();
     assert!(!ok.is_error(), "{}", ok.text());
-    let wrong_name = client.call_tool("adjusted", json!({"user_name": "ann"})).await.unwrap();
+    let wrong_name = client
+        .call_tool("adjusted", json!({"user_name": "ann"}))
+        .await
+        .unwrap();
     assert!(wrong_name.is_error());
     let range = client.call_tool("primitives", json!({
         "small": 256, "medium": 0, "unsigned": 0, "big": 0, "index": 0, "tiny": 0, "short": 0,
         "int": 0, "long": 0, "single": 0, "double": 0, "flag": true, "letter": "x", "text": ""
     })).await.unwrap();
-    assert!(range.is_error() && range.text().contains("`small`"), "{}", range.text());
+    assert!(
+        range.is_error() && range.text().contains("`small`"),
+        "{}",
+        range.text()
+    );
 }

@@ -19,8 +19,15 @@ fn run_macro_names_the_server_after_the_users_package() {
     let mut p = Proc::spawn("quickstart", &[], &[]);
     let init = p.initialize();
     assert_eq!(init["result"]["serverInfo"]["name"], env!("CARGO_PKG_NAME"));
-    assert_eq!(init["result"]["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
-    p.request(1, "tools/call", json!({"name": "add", "arguments": {"a": 2, "b": 3}}));
+    assert_eq!(
+        init["result"]["serverInfo"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+    );
     let r = p.recv();
     assert_eq!(r["result"]["content"][0]["text"], "5");
     assert_eq!(r["result"]["structuredContent"], json!({"result": 5}));
@@ -33,7 +40,11 @@ fn stateless_clients_need_no_handshake() {
     p.request(1, "server/discover", json!({"_meta": meta}));
     let r = p.recv();
     assert_eq!(r["result"]["supportedVersions"], json!(["2026-07-28"]));
-    p.request(2, "tools/call", json!({"_meta": meta, "name": "add", "arguments": {"a": 1, "b": 1}}));
+    p.request(
+        2,
+        "tools/call",
+        json!({"_meta": meta, "name": "add", "arguments": {"a": 1, "b": 1}}),
+    );
     let r = p.recv();
     assert_eq!(r["result"]["resultType"], "complete");
     assert_eq!(r["result"]["structuredContent"], json!({"result": 2}));
@@ -56,9 +67,21 @@ fn stray_prints_go_to_stderr_not_the_protocol_stream() {
 #[test]
 fn a_slow_tool_does_not_hold_back_other_requests() {
     let mut p = fixture();
-    p.request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 1500}}));
-    p.request(2, "tools/call", json!({"name": "blocking", "arguments": {"ms": 1500}}));
-    p.request(3, "tools/call", json!({"name": "blocking", "arguments": {"ms": 1500}}));
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"ms": 1500}}),
+    );
+    p.request(
+        2,
+        "tools/call",
+        json!({"name": "blocking", "arguments": {"ms": 1500}}),
+    );
+    p.request(
+        3,
+        "tools/call",
+        json!({"name": "blocking", "arguments": {"ms": 1500}}),
+    );
     let start = Instant::now();
     p.request(4, "ping", json!({}));
     assert_eq!(p.recv()["id"], 4);
@@ -66,18 +89,32 @@ fn a_slow_tool_does_not_hold_back_other_requests() {
     let mut ids: Vec<i64> = (0..3).map(|_| p.recv()["id"].as_i64().unwrap()).collect();
     ids.sort();
     assert_eq!(ids, [1, 2, 3]);
-    assert!(start.elapsed() < Duration::from_millis(2900), "sync tools ran in parallel: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(2900),
+        "sync tools ran in parallel: {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
 fn cancelled_requests_get_no_response() {
     let mut p = fixture();
-    p.request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 1500}}));
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"ms": 1500}}),
+    );
     std::thread::sleep(Duration::from_millis(100));
-    p.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}));
+    p.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}),
+    );
     p.request(2, "ping", json!({}));
     assert_eq!(p.recv()["id"], 2);
-    assert_eq!(p.silent_for(Duration::from_millis(2000)), None, "nothing for the cancelled request");
+    assert_eq!(
+        p.silent_for(Duration::from_millis(2000)),
+        None,
+        "nothing for the cancelled request"
+    );
 }
 
 #[test]
@@ -85,16 +122,30 @@ fn bad_lines_get_errors_and_the_stream_goes_on() {
     let mut p = fixture();
     p.send_line("{not json");
     let r = p.recv();
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(null), json!(-32700)));
-    p.send_line(&format!(r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(100_000)));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(null), json!(-32700))
+    );
+    p.send_line(&format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(100_000)
+    ));
     let r = p.recv();
     assert_eq!(r["error"]["code"], -32600);
-    assert!(r["error"]["message"].as_str().unwrap().contains("larger than"));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("larger than")
+    );
     p.send_line("");
     p.send_line("  \r");
     p.request(8, "tools/call", json!({"name": "boom"}));
     let r = p.recv();
-    assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(8), json!(-32603)));
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(8), json!(-32603))
+    );
     p.request(9, "ping", json!({}));
     assert_eq!(p.recv()["id"], 9);
 }
@@ -102,7 +153,11 @@ fn bad_lines_get_errors_and_the_stream_goes_on() {
 #[test]
 fn end_of_input_finishes_running_requests_then_exits() {
     let mut p = fixture();
-    p.request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 300}}));
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"ms": 300}}),
+    );
     p.close_stdin();
     let r = p.recv();
     assert_eq!(r["result"]["content"][0]["text"], "slept 300");
@@ -112,19 +167,30 @@ fn end_of_input_finishes_running_requests_then_exits() {
 #[test]
 fn end_of_input_does_not_wait_past_the_grace_period() {
     let mut p = fixture();
-    p.request(1, "tools/call", json!({"name": "slow", "arguments": {"ms": 60000}}));
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "slow", "arguments": {"ms": 60000}}),
+    );
     std::thread::sleep(Duration::from_millis(100));
     let start = Instant::now();
     p.close_stdin();
     assert_eq!(p.wait_exit(Duration::from_secs(5)), Some(0));
-    assert!(start.elapsed() >= Duration::from_millis(1900), "the fixture's grace is 2 s");
+    assert!(
+        start.elapsed() >= Duration::from_millis(1900),
+        "the fixture's grace is 2 s"
+    );
 }
 
 #[test]
 fn sigterm_and_sigint_exit_cleanly() {
     for sig in [15, 2] {
         let mut p = fixture();
-        p.request(1, "tools/call", json!({"name": "blocking", "arguments": {"ms": 60000}}));
+        p.request(
+            1,
+            "tools/call",
+            json!({"name": "blocking", "arguments": {"ms": 60000}}),
+        );
         std::thread::sleep(Duration::from_millis(100));
         p.signal(sig);
         assert_eq!(p.wait_exit(Duration::from_secs(4)), Some(0), "signal {sig}");

@@ -79,10 +79,16 @@ impl ToolAttr {
             } else if p.is_ident("icon") {
                 if meta.input.peek(Token![=]) {
                     let src = meta.value()?.parse()?;
-                    attr.icons.push(Icon { src, mime_type: None, sizes: Vec::new(), theme: None });
+                    attr.icons.push(Icon {
+                        src,
+                        mime_type: None,
+                        sizes: Vec::new(),
+                        theme: None,
+                    });
                     return Ok(());
                 }
-                let (mut src, mut mime_type, mut sizes, mut theme) = (None, None, None::<Vec<LitStr>>, None);
+                let (mut src, mut mime_type, mut sizes, mut theme) =
+                    (None, None, None::<Vec<LitStr>>, None);
                 meta.parse_nested_meta(|m| {
                     let p = &m.path;
                     if p.is_ident("src") {
@@ -92,7 +98,10 @@ impl ToolAttr {
                     } else if p.is_ident("theme") {
                         let t: LitStr = m.value()?.parse()?;
                         if t.value() != "light" && t.value() != "dark" {
-                            return Err(syn::Error::new_spanned(&t, "icon theme must be \"light\" or \"dark\""));
+                            return Err(syn::Error::new_spanned(
+                                &t,
+                                "icon theme must be \"light\" or \"dark\"",
+                            ));
                         }
                         set_once(&mut theme, t, p)
                     } else if p.is_ident("sizes") {
@@ -100,17 +109,27 @@ impl ToolAttr {
                         let list = if value.peek(syn::token::Bracket) {
                             let content;
                             syn::bracketed!(content in value);
-                            content.parse_terminated(|s| s.parse::<LitStr>(), Token![,])?.into_iter().collect()
+                            content
+                                .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
+                                .into_iter()
+                                .collect()
                         } else {
                             vec![value.parse::<LitStr>()?]
                         };
                         set_once(&mut sizes, list, p)
                     } else {
-                        Err(m.error("unknown icon field; expected `src`, `mime_type`, `sizes` or `theme`"))
+                        Err(m.error(
+                            "unknown icon field; expected `src`, `mime_type`, `sizes` or `theme`",
+                        ))
                     }
                 })?;
                 let src = src.ok_or_else(|| meta.error("an icon needs `src = \"https://…\"`"))?;
-                attr.icons.push(Icon { src, mime_type, sizes: sizes.unwrap_or_default(), theme });
+                attr.icons.push(Icon {
+                    src,
+                    mime_type,
+                    sizes: sizes.unwrap_or_default(),
+                    theme,
+                });
                 Ok(())
             } else if p.is_ident("meta") {
                 let content;
@@ -141,7 +160,10 @@ impl ToolAttr {
 fn check_meta_value(value: Lit) -> syn::Result<Lit> {
     match &value {
         Lit::Str(_) | Lit::Int(_) | Lit::Float(_) | Lit::Bool(_) => Ok(value),
-        other => Err(syn::Error::new_spanned(other, "meta values are string, integer, float or bool literals")),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "meta values are string, integer, float or bool literals",
+        )),
     }
 }
 
@@ -149,10 +171,14 @@ fn check_meta_value(value: Lit) -> syn::Result<Lit> {
 fn check_tool_name(name: &LitStr) -> syn::Result<()> {
     let v = name.value();
     let ok = (1..=128).contains(&v.len())
-        && v.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if ok {
         Ok(())
     } else {
-        Err(syn::Error::new_spanned(name, "tool names are 1 to 128 characters of A-Z a-z 0-9 _ - ."))
+        Err(syn::Error::new_spanned(
+            name,
+            "tool names are 1 to 128 characters of A-Z a-z 0-9 _ - .",
+        ))
     }
 }

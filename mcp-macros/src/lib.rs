@@ -11,7 +11,9 @@ use proc_macro::TokenStream;
 
 /// Registers a function as an MCP tool. See the `mcp_runtime` crate docs for the full guide.
 ///
-/// ```ignore
+/// ```standalone_crate
+/// use mcp_runtime::prelude::*;
+///
 /// /// Add two numbers.
 /// #[tool(annotations(read_only, idempotent))]
 /// async fn add(
@@ -23,6 +25,14 @@ use proc_macro::TokenStream;
 /// ) -> i64 {
 ///     a + b
 /// }
+///
+/// # fn main() {
+/// let server = mcp_runtime::Server::builder().build().unwrap();
+/// let add = server.tools().find(|t| t.name == "add").unwrap();
+/// assert_eq!(add.description.as_deref(), Some("Add two numbers."));
+/// assert_eq!(add.input_schema["properties"]["b"]["default"], 1);
+/// assert_eq!(add.annotations.read_only_hint, Some(true));
+/// # }
 /// ```
 ///
 /// Attribute arguments: `name = "…"`, `title = "…"`, `description = "…"` (default: the doc

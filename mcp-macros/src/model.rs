@@ -7,7 +7,7 @@ use syn::{Attribute, Expr, FnArg, Ident, ItemFn, LitStr, Pat, ReturnType, Type};
 /// What a parameter is.
 pub(crate) enum ParamKind {
     /// Deserialized from the client's `arguments`; part of the input schema.
-    Argument(ArgAttrs),
+    Argument(Box<ArgAttrs>),
     /// Supplied by the framework (`Context`, …); not in the schema.
     Injected { by_ref: bool },
 }
@@ -56,7 +56,9 @@ impl Errors {
 
 /// Attributes on parameters that this macro consumes (rustc rejects some of them on fn params).
 fn is_ours(attr: &Attribute) -> bool {
-    ["doc", "arg", "serde", "schemars"].iter().any(|n| attr.path().is_ident(n))
+    ["doc", "arg", "serde", "schemars"]
+        .iter()
+        .any(|n| attr.path().is_ident(n))
 }
 
 /// Removes the parameter attributes this macro consumes, leaving the fn otherwise as written.
@@ -75,12 +77,19 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
                 _ => None,
             },
             _ => None,
         })
-        .flat_map(|s| s.lines().map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned()).collect::<Vec<_>>())
+        .flat_map(|s| {
+            s.lines()
+                .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
         .collect();
     let text = lines.join("\n").trim().to_owned();
     (!text.is_empty()).then_some(text)
@@ -109,10 +118,16 @@ fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttrs {
                 } else if meta.path.is_ident("description") {
                     set_once(&mut out.description, meta.value()?.parse()?, &meta.path)
                 } else if meta.path.is_ident("default") {
-                    let value = if meta.input.peek(syn::Token![=]) { Some(meta.value()?.parse()?) } else { None };
+                    let value = if meta.input.peek(syn::Token![=]) {
+                        Some(meta.value()?.parse()?)
+                    } else {
+                        None
+                    };
                     set_once(&mut out.default, value, &meta.path)
                 } else {
-                    Err(meta.error("unknown #[arg] argument; expected `rename`, `default` or `description`"))
+                    Err(meta.error(
+                        "unknown #[arg] argument; expected `rename`, `default` or `description`",
+                    ))
                 }
             });
             if let Err(e) = result {
@@ -127,7 +142,10 @@ fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttrs {
 
 pub(crate) fn set_once<T>(slot: &mut Option<T>, value: T, path: &syn::Path) -> syn::Result<()> {
     if slot.is_some() {
-        return Err(syn::Error::new_spanned(path, format!("duplicate `{}`", quote::quote!(#path))));
+        return Err(syn::Error::new_spanned(
+            path,
+            format!("duplicate `{}`", quote::quote!(#path)),
+        ));
     }
     *slot = Some(value);
     Ok(())
@@ -147,16 +165,22 @@ impl<'a> FnModel<'a> {
         if let Some(v) = &sig.variadic {
             errors.spanned(v, "#[tool] functions cannot be variadic");
         }
-        if let ReturnType::Type(_, ty) = &sig.output {
-            if contains_impl_trait(ty) {
-                errors.spanned(ty, "#[tool] functions cannot return `impl Trait`: name the type");
-            }
+        if let ReturnType::Type(_, ty) = &sig.output
+            && contains_impl_trait(ty)
+        {
+            errors.spanned(
+                ty,
+                "#[tool] functions cannot return `impl Trait`: name the type",
+            );
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             let pt = match input {
                 FnArg::Receiver(r) => {
-                    errors.spanned(r, "#[tool] goes on free functions, not methods: remove `self`");
+                    errors.spanned(
+                        r,
+                        "#[tool] goes on free functions, not methods: remove `self`",
+                    );
                     continue;
                 }
                 FnArg::Typed(pt) => pt,
@@ -164,7 +188,10 @@ impl<'a> FnModel<'a> {
             let ident = match &*pt.pat {
                 Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => &pi.ident,
                 other => {
-                    errors.spanned(other, "tool parameters must be plain names (the name is the argument's name)");
+                    errors.spanned(
+                        other,
+                        "tool parameters must be plain names (the name is the argument's name)",
+                    );
                     continue;
                 }
             };
@@ -172,13 +199,22 @@ impl<'a> FnModel<'a> {
                 Some(by_ref) => ParamKind::Injected { by_ref },
                 None => {
                     check_argument_type(&pt.ty, &mut errors);
-                    ParamKind::Argument(parse_arg_attrs(&pt.attrs, &mut errors))
+                    ParamKind::Argument(Box::new(parse_arg_attrs(&pt.attrs, &mut errors)))
                 }
             };
-            params.push(Param { ident, ty: &pt.ty, kind });
+            params.push(Param {
+                ident,
+                ty: &pt.ty,
+                kind,
+            });
         }
         errors.finish()?;
-        Ok(FnModel { item, params, doc: doc_text(&item.attrs), is_async: sig.asyncness.is_some() })
+        Ok(FnModel {
+            item,
+            params,
+            doc: doc_text(&item.attrs),
+            is_async: sig.asyncness.is_some(),
+        })
     }
 
     pub(crate) fn ident(&self) -> &Ident {
@@ -194,7 +230,7 @@ impl<'a> FnModel<'a> {
 
     pub(crate) fn arguments(&self) -> impl Iterator<Item = (&Param<'a>, &ArgAttrs)> {
         self.params.iter().filter_map(|p| match &p.kind {
-            ParamKind::Argument(a) => Some((p, a)),
+            ParamKind::Argument(a) => Some((p, &**a)),
             ParamKind::Injected { .. } => None,
         })
     }
@@ -208,9 +244,14 @@ fn check_argument_type(ty: &Type, errors: &mut Errors) {
                 Type::Slice(_) => "use `Vec<T>` instead of a slice",
                 _ => "use an owned type",
             };
-            errors.spanned(ty, &format!("tool arguments are deserialized into owned values: {hint}"));
+            errors.spanned(
+                ty,
+                &format!("tool arguments are deserialized into owned values: {hint}"),
+            );
         }
-        t if contains_impl_trait(t) => errors.spanned(ty, "tool arguments cannot be `impl Trait`: name the type"),
+        t if contains_impl_trait(t) => {
+            errors.spanned(ty, "tool arguments cannot be `impl Trait`: name the type")
+        }
         _ => {}
     }
 }

@@ -29,7 +29,9 @@ pub(crate) struct RequestInfo {
 
 impl Context {
     pub(crate) fn new(info: RequestInfo) -> Self {
-        Context { inner: Arc::new(info) }
+        Context {
+            inner: Arc::new(info),
+        }
     }
 
     /// The JSON-RPC id of the request.

@@ -1,7 +1,7 @@
 //! Write [Model Context Protocol](https://modelcontextprotocol.io) servers the way FastMCP does:
 //! annotate plain functions, call one macro in `main`.
 //!
-//! ```no_run
+//! ```no_run,standalone_crate
 //! use mcp_runtime::prelude::*;
 //!
 //! /// Add two numbers.
@@ -30,7 +30,7 @@
 //! equivalent `#[serde(…)]`) adjust a parameter.
 //!
 //! Return values become results by their type ([`tool::ToolOutput`] and the module docs of
-//! [`tool`] have the rules): text for strings, `structuredContent` with an `outputSchema` for
+//! [`tool`](mod@tool) have the rules): text for strings, `structuredContent` with an `outputSchema` for
 //! objects, numbers and lists, content blocks as they are, and `Err(e)` of a `Result` as an
 //! `isError` result the model can read.
 //!
@@ -74,7 +74,7 @@ pub use transport::Transport;
 pub mod prelude {
     pub use crate::protocol::{CallToolResult, Content};
     pub use crate::tool::Json;
-    pub use crate::{tool, Context};
+    pub use crate::{Context, tool};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -91,31 +91,42 @@ pub mod prelude {
 #[macro_export]
 macro_rules! run {
     () => {
-        $crate::__private::run_main($crate::__private::package_builder(
-            ::core::env!("CARGO_PKG_NAME"),
-            ::core::env!("CARGO_PKG_VERSION"),
-            ::core::env!("CARGO_PKG_DESCRIPTION"),
-        ), ::core::option::Option::None)
+        $crate::__private::run_main(
+            $crate::__private::package_builder(
+                ::core::env!("CARGO_PKG_NAME"),
+                ::core::env!("CARGO_PKG_VERSION"),
+                ::core::env!("CARGO_PKG_DESCRIPTION"),
+            ),
+            ::core::option::Option::None,
+        )
     };
     ($transport:expr $(,)?) => {
-        $crate::__private::run_main($crate::__private::package_builder(
-            ::core::env!("CARGO_PKG_NAME"),
-            ::core::env!("CARGO_PKG_VERSION"),
-            ::core::env!("CARGO_PKG_DESCRIPTION"),
-        ), ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into($transport)))
+        $crate::__private::run_main(
+            $crate::__private::package_builder(
+                ::core::env!("CARGO_PKG_NAME"),
+                ::core::env!("CARGO_PKG_VERSION"),
+                ::core::env!("CARGO_PKG_DESCRIPTION"),
+            ),
+            ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into(
+                $transport,
+            )),
+        )
     };
 }
 
 #[doc(hidden)]
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
+    pub use crate::Context;
     pub use crate::context::FromContext;
     pub use crate::protocol::{CallToolResult, McpError};
     pub use crate::runner::run_main;
-    pub use crate::schema::{schema_for, Profile};
+    pub use crate::schema::{Profile, schema_for};
     pub use crate::tool::output::{Tag, ViaOutput, ViaResultOutput, ViaResultSerde, ViaSerde};
-    pub use crate::tool::{parse_arguments, AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture};
-    pub use crate::Context;
+    pub use crate::tool::{
+        AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture,
+        parse_arguments,
+    };
     pub use inventory;
     pub use schemars;
     pub use serde;
@@ -125,7 +136,11 @@ pub mod __private {
     /// The builder `run!()` starts from.
     pub fn package_builder(name: &str, version: &str, description: &str) -> crate::ServerBuilder {
         let builder = crate::Server::builder().name(name).version(version);
-        if description.trim().is_empty() { builder } else { builder.description(description) }
+        if description.trim().is_empty() {
+            builder
+        } else {
+            builder.description(description)
+        }
     }
 
     /// A bound that names the problem when a parameter is neither injected nor an argument.
@@ -144,7 +159,9 @@ pub mod __private {
     pub const fn assert_injected<T: FromContext>() {}
 
     /// Runs a sync tool body on the blocking pool.
-    pub async fn run_blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, McpError> {
+    pub async fn run_blocking<T: Send + 'static>(
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, McpError> {
         match tokio::task::spawn_blocking(f).await {
             Ok(v) => Ok(v),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),

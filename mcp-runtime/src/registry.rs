@@ -5,8 +5,8 @@ use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use base64::Engine as _;
-use serde_json::value::RawValue;
 use serde_json::Map;
+use serde_json::value::RawValue;
 
 use crate::protocol::Tool;
 use crate::tool::{OutputMode, ToolDef};
@@ -43,7 +43,11 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BuildError::DuplicateTool { name, locations } => {
-                write!(f, "duplicate tool name `{name}`, defined at {}", locations.join(" and "))
+                write!(
+                    f,
+                    "duplicate tool name `{name}`, defined at {}",
+                    locations.join(" and ")
+                )
             }
             BuildError::InvalidToolName { name, location } => write!(
                 f,
@@ -66,7 +70,9 @@ pub struct ToolInfo {
 
 pub(crate) fn valid_tool_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 /// The tools of one server, sorted by name (a deterministic order for `tools/list`).
@@ -81,25 +87,48 @@ impl Registry {
     pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
         let mut defs: Vec<&'static ToolDef> = inventory::iter::<ToolDef>
             .into_iter()
-            .filter(|d| filter(&ToolInfo { name: d.name, location: d.location }))
+            .filter(|d| {
+                filter(&ToolInfo {
+                    name: d.name,
+                    location: d.location,
+                })
+            })
             .collect();
         defs.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(&b.location)));
         let loc = |d: &ToolDef| format!("{}:{}", d.location.0, d.location.1);
         for pair in defs.windows(2) {
             if pair[0].name == pair[1].name {
                 let name = pair[0].name;
-                let locations = defs.iter().filter(|d| d.name == name).map(|d| loc(d)).collect();
-                return Err(BuildError::DuplicateTool { name: name.to_owned(), locations });
+                let locations = defs
+                    .iter()
+                    .filter(|d| d.name == name)
+                    .map(|d| loc(d))
+                    .collect();
+                return Err(BuildError::DuplicateTool {
+                    name: name.to_owned(),
+                    locations,
+                });
             }
         }
         if let Some(bad) = defs.iter().find(|d| !valid_tool_name(d.name)) {
-            return Err(BuildError::InvalidToolName { name: bad.name.to_owned(), location: loc(bad) });
+            return Err(BuildError::InvalidToolName {
+                name: bad.name.to_owned(),
+                location: loc(bad),
+            });
         }
         let mut hasher = DefaultHasher::new();
         let tools: Vec<RegisteredTool> = defs.into_iter().map(describe).collect();
-        let by_name = tools.iter().enumerate().map(|(i, t)| (t.def.name, i)).collect();
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.def.name, i))
+            .collect();
         tools.iter().for_each(|t| t.def.name.hash(&mut hasher));
-        Ok(Registry { tools, by_name, fingerprint: hasher.finish() })
+        Ok(Registry {
+            tools,
+            by_name,
+            fingerprint: hasher.finish(),
+        })
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&RegisteredTool> {
@@ -135,12 +164,15 @@ impl Registry {
     }
 
     fn decode_cursor(&self, cursor: &str) -> Option<usize> {
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).ok()?;
+        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(cursor)
+            .ok()?;
         let text = std::str::from_utf8(&bytes).ok()?;
         let (offset, fingerprint) = text.split_once(':')?;
         let offset: usize = offset.parse().ok()?;
-        (u64::from_str_radix(fingerprint, 16).ok()? == self.fingerprint && offset < self.tools.len())
-            .then_some(offset)
+        (u64::from_str_radix(fingerprint, 16).ok()? == self.fingerprint
+            && offset < self.tools.len())
+        .then_some(offset)
     }
 }
 
@@ -154,14 +186,23 @@ fn describe(def: &'static ToolDef) -> RegisteredTool {
         output_schema: output.schema,
         annotations: def.annotations.to_annotations(),
         icons: def.icons.iter().map(|i| i.to_icon()).collect(),
-        meta: def.meta.iter().map(|(k, v)| ((*k).to_owned(), v.to_value())).collect::<Map<_, _>>(),
+        meta: def
+            .meta
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.to_value()))
+            .collect::<Map<_, _>>(),
     };
     let raw = |t: &Tool| serde_json::value::to_raw_value(t).expect("a tool always serializes");
     let structured = raw(&tool);
     let schema = tool.output_schema.take();
     let plain = raw(&tool);
     tool.output_schema = schema;
-    RegisteredTool { def, mode: output.mode, listing: [structured, plain], tool }
+    RegisteredTool {
+        def,
+        mode: output.mode,
+        listing: [structured, plain],
+        tool,
+    }
 }
 
 #[cfg(test)]

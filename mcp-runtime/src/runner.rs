@@ -89,7 +89,9 @@ impl Server {
     /// Serves on `transport` until the client goes away or a SIGINT/SIGTERM, on a new
     /// multi-threaded tokio runtime. Use [`Server::serve`] inside an existing runtime.
     pub fn run(self, transport: impl Into<Transport>) -> io::Result<()> {
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()?;
         let result = runtime.block_on(self.serve(transport));
         // Sync tools still running on the blocking pool must not keep the process alive.
         runtime.shutdown_timeout(std::time::Duration::from_secs(1));
@@ -122,9 +124,18 @@ mod tests {
     #[test]
     fn command_line_beats_environment_beats_code() {
         let code = Some(Transport::http("0.0.0.0:1"));
-        assert_eq!(choose_transport(None, None, args(&[])), Ok(Transport::Stdio));
-        assert_eq!(choose_transport(code.clone(), None, args(&[])), Ok(Transport::http("0.0.0.0:1")));
-        assert_eq!(choose_transport(code.clone(), Some("stdio".into()), args(&[])), Ok(Transport::Stdio));
+        assert_eq!(
+            choose_transport(None, None, args(&[])),
+            Ok(Transport::Stdio)
+        );
+        assert_eq!(
+            choose_transport(code.clone(), None, args(&[])),
+            Ok(Transport::http("0.0.0.0:1"))
+        );
+        assert_eq!(
+            choose_transport(code.clone(), Some("stdio".into()), args(&[])),
+            Ok(Transport::Stdio)
+        );
         assert_eq!(
             choose_transport(code, Some("stdio".into()), args(&["--http", "127.0.0.1:9"])),
             Ok(Transport::http("127.0.0.1:9"))
@@ -133,13 +144,23 @@ mod tests {
             choose_transport(None, Some("127.0.0.1:5".into()), args(&["--stdio"])),
             Ok(Transport::Stdio)
         );
-        assert_eq!(choose_transport(None, None, args(&["--http=h:1"])), Ok(Transport::http("h:1")));
+        assert_eq!(
+            choose_transport(None, None, args(&["--http=h:1"])),
+            Ok(Transport::http("h:1"))
+        );
     }
 
     #[test]
     fn bad_arguments_are_errors() {
         assert!(choose_transport(None, None, args(&["--http"])).is_err());
-        assert!(choose_transport(None, None, args(&["--bogus"])).unwrap_err().contains("--bogus"));
-        assert_eq!(choose_transport(None, None, args(&["--help"])), Err(String::new()));
+        assert!(
+            choose_transport(None, None, args(&["--bogus"]))
+                .unwrap_err()
+                .contains("--bogus")
+        );
+        assert_eq!(
+            choose_transport(None, None, args(&["--help"])),
+            Err(String::new())
+        );
     }
 }

@@ -41,26 +41,32 @@ pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
     client_compatible(&mut value, profile);
     // Several clients index `properties` without checking for it, even on a tool with no
     // parameters, where the spec's recommended `{type: object, additionalProperties: false}` omits it.
-    if profile == Profile::Input {
-        if let Some(obj) = value.as_object_mut() {
-            if obj.get("type").and_then(Value::as_str) == Some("object") {
-                obj.entry("properties").or_insert_with(|| Value::Object(Map::new()));
-            }
-        }
+    if profile == Profile::Input
+        && let Some(obj) = value.as_object_mut()
+        && obj.get("type").and_then(Value::as_str) == Some("object")
+    {
+        obj.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     value
 }
 
 /// Rewrites a root schema in place into the client-compatible profile (see the module docs).
 pub fn client_compatible(root: &mut Value, profile: Profile) {
-    let Some(obj) = root.as_object_mut() else { return };
+    let Some(obj) = root.as_object_mut() else {
+        return;
+    };
     obj.remove("$schema");
     obj.remove("title");
     let defs = match obj.remove("$defs") {
         Some(Value::Object(defs)) => defs,
         _ => Map::new(),
     };
-    let mut inliner = Inliner { defs: &defs, stack: Vec::new(), recursive: Vec::new() };
+    let mut inliner = Inliner {
+        defs: &defs,
+        stack: Vec::new(),
+        recursive: Vec::new(),
+    };
     inliner.walk(root);
     // Recursive types keep their definitions (themselves inlined as far as they can be).
     let mut kept = Map::new();
@@ -76,10 +82,10 @@ pub fn client_compatible(root: &mut Value, profile: Profile) {
         }
         i += 1;
     }
-    if !kept.is_empty() {
-        if let Some(obj) = root.as_object_mut() {
-            obj.insert("$defs".into(), Value::Object(kept));
-        }
+    if !kept.is_empty()
+        && let Some(obj) = root.as_object_mut()
+    {
+        obj.insert("$defs".into(), Value::Object(kept));
     }
     fix_keywords(root, profile);
 }
@@ -129,14 +135,31 @@ impl Inliner<'_> {
 
 fn local_ref(obj: &Map<String, Value>) -> Option<String> {
     let r = obj.get("$ref")?.as_str()?;
-    r.strip_prefix("#/$defs/").map(|name| name.replace("~1", "/").replace("~0", "~"))
+    r.strip_prefix("#/$defs/")
+        .map(|name| name.replace("~1", "/").replace("~0", "~"))
 }
 
 /// Formats defined by JSON Schema 2020-12; any other `format` is dropped.
 const STANDARD_FORMATS: &[&str] = &[
-    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
-    "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
-    "json-pointer", "relative-json-pointer", "regex",
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
 ];
 
 fn fix_keywords(value: &mut Value, profile: Profile) {
@@ -164,7 +187,9 @@ fn fix_keywords(value: &mut Value, profile: Profile) {
 }
 
 fn fix_format(obj: &mut Map<String, Value>) {
-    let Some(format) = obj.get("format").and_then(Value::as_str).map(str::to_owned) else { return };
+    let Some(format) = obj.get("format").and_then(Value::as_str).map(str::to_owned) else {
+        return;
+    };
     let format = format.as_str();
     if STANDARD_FORMATS.contains(&format) {
         return;
@@ -192,14 +217,21 @@ fn fix_format(obj: &mut Map<String, Value>) {
 /// `enum: ["a", …]`, the form every client and OpenAI's strict mode accept; the variants' docs
 /// move into the description as a list.
 fn flatten_const_alternatives(obj: &mut Map<String, Value>) {
-    let Some(Value::Array(alts)) = obj.get("oneOf") else { return };
+    let Some(Value::Array(alts)) = obj.get("oneOf") else {
+        return;
+    };
     let mut values = Vec::new();
     let mut ty: Option<&Value> = None;
     let mut notes = Vec::new();
     for alt in alts {
         let Some(alt) = alt.as_object() else { return };
-        let Some(value) = alt.get("const") else { return };
-        if alt.keys().any(|k| !matches!(k.as_str(), "const" | "type" | "description" | "title")) {
+        let Some(value) = alt.get("const") else {
+            return;
+        };
+        if alt
+            .keys()
+            .any(|k| !matches!(k.as_str(), "const" | "type" | "description" | "title"))
+        {
             return;
         }
         match (ty, alt.get("type")) {
@@ -209,7 +241,12 @@ fn flatten_const_alternatives(obj: &mut Map<String, Value>) {
             _ => {}
         }
         if let Some(doc) = alt.get("description").and_then(Value::as_str) {
-            notes.push(format!("- {}: {doc}", value.as_str().map_or_else(|| value.to_string(), str::to_owned)));
+            notes.push(format!(
+                "- {}: {doc}",
+                value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_owned)
+            ));
         }
         values.push(value.clone());
     }
@@ -230,7 +267,8 @@ fn flatten_const_alternatives(obj: &mut Map<String, Value>) {
 }
 
 fn is_null_schema(v: &Value) -> bool {
-    v.get("type").and_then(Value::as_str) == Some("null") && v.as_object().is_some_and(|o| o.len() == 1)
+    v.get("type").and_then(Value::as_str) == Some("null")
+        && v.as_object().is_some_and(|o| o.len() == 1)
 }
 
 /// Removes the `null` alternative `Option<T>` adds: an argument may be left out, and that is
@@ -244,11 +282,15 @@ fn strip_null(obj: &mut Map<String, Value>) {
         }
     }
     for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(alts)) = obj.get_mut(key) else { continue };
+        let Some(Value::Array(alts)) = obj.get_mut(key) else {
+            continue;
+        };
         let before = alts.len();
         alts.retain(|a| !is_null_schema(a));
         if alts.len() == 1 && before > 1 {
-            let Some(Value::Object(only)) = alts.pop() else { continue };
+            let Some(Value::Object(only)) = alts.pop() else {
+                continue;
+            };
             obj.remove(key);
             for (k, v) in only {
                 obj.entry(k).or_insert(v);
@@ -276,11 +318,14 @@ mod tests {
                 "properties": {"x": {"type": "integer", "format": "int32"}}}}
         });
         client_compatible(&mut s, Profile::Input);
-        assert_eq!(s, json!({
-            "type": "object",
-            "properties": {"p": {"type": "object", "description": "where",
-                "properties": {"x": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}}}}
-        }));
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "properties": {"p": {"type": "object", "description": "where",
+                    "properties": {"x": {"type": "integer", "minimum": -2147483648, "maximum": 2147483647}}}}
+            })
+        );
     }
 
     #[test]
@@ -292,7 +337,10 @@ mod tests {
                 "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
         });
         client_compatible(&mut s, Profile::Input);
-        assert_eq!(s["properties"]["tree"]["properties"]["children"]["items"], json!({"$ref": "#/$defs/Node"}));
+        assert_eq!(
+            s["properties"]["tree"]["properties"]["children"]["items"],
+            json!({"$ref": "#/$defs/Node"})
+        );
         assert!(s["$defs"]["Node"].is_object());
     }
 
@@ -304,11 +352,20 @@ mod tests {
         }});
         let mut input = base.clone();
         client_compatible(&mut input, Profile::Input);
-        assert_eq!(input["properties"]["a"], json!({"type": "integer", "minimum": 0, "maximum": 255}));
-        assert_eq!(input["properties"]["b"], json!({"type": "string", "enum": ["x"]}));
+        assert_eq!(
+            input["properties"]["a"],
+            json!({"type": "integer", "minimum": 0, "maximum": 255})
+        );
+        assert_eq!(
+            input["properties"]["b"],
+            json!({"type": "string", "enum": ["x"]})
+        );
         let mut output = base;
         client_compatible(&mut output, Profile::Output);
-        assert_eq!(output["properties"]["a"]["type"], json!(["integer", "null"]));
+        assert_eq!(
+            output["properties"]["a"]["type"],
+            json!(["integer", "null"])
+        );
         assert!(output["properties"]["a"].get("format").is_none());
     }
 
@@ -319,10 +376,14 @@ mod tests {
             {"const": "friendly", "type": "string"}
         ]}}});
         client_compatible(&mut s, Profile::Input);
-        assert_eq!(s["properties"]["tone"], json!({
-            "type": "string", "enum": ["formal", "friendly"], "description": "Tone.\n- formal: Polite."
-        }));
-        let mut tagged = json!({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]});
+        assert_eq!(
+            s["properties"]["tone"],
+            json!({
+                "type": "string", "enum": ["formal", "friendly"], "description": "Tone.\n- formal: Polite."
+            })
+        );
+        let mut tagged =
+            json!({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]});
         let before = tagged.clone();
         client_compatible(&mut tagged, Profile::Input);
         assert_eq!(tagged, before);
@@ -335,7 +396,10 @@ mod tests {
             "type": {"type": "number", "format": "double"}
         }});
         client_compatible(&mut s, Profile::Input);
-        assert_eq!(s["properties"]["format"], json!({"type": "string", "format": "date-time"}));
+        assert_eq!(
+            s["properties"]["format"],
+            json!({"type": "string", "format": "date-time"})
+        );
         assert_eq!(s["properties"]["type"], json!({"type": "number"}));
     }
 }

@@ -1,7 +1,7 @@
 //! An in-process client for testing tools: it talks to the server's dispatcher directly, with no
 //! transport, in either protocol era.
 //!
-//! ```
+//! ```standalone_crate
 //! use mcp_runtime::prelude::*;
 //! use mcp_runtime::testing::TestClient;
 //!
@@ -24,14 +24,14 @@
 //! # }
 //! ```
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
+use crate::Server;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::server::connection::{Connection, Step};
-use crate::Server;
 
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
@@ -59,7 +59,10 @@ impl ToolResponse {
 
     /// The content blocks.
     pub fn content(&self) -> &[Value] {
-        self.raw.get("content").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+        self.raw
+            .get("content")
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// `structuredContent`, if present.
@@ -94,8 +97,15 @@ impl TestClient {
 
     /// Connects to `server` at `version`: session-era versions run `initialize` (and send
     /// `notifications/initialized`); the stateless era sends `_meta` on every request instead.
-    pub async fn connect_to(server: Server, version: ProtocolVersion) -> Result<TestClient, McpError> {
-        let client = TestClient { conn: Connection::new(server, "in-process"), version, next_id: AtomicI64::new(1) };
+    pub async fn connect_to(
+        server: Server,
+        version: ProtocolVersion,
+    ) -> Result<TestClient, McpError> {
+        let client = TestClient {
+            conn: Connection::new(server, "in-process"),
+            version,
+            next_id: AtomicI64::new(1),
+        };
         if version.era() == crate::Era::Session {
             let result = client
                 .request(
@@ -107,9 +117,13 @@ impl TestClient {
                     }),
                 )
                 .await?;
-            let negotiated = result["protocolVersion"].as_str().and_then(ProtocolVersion::parse);
+            let negotiated = result["protocolVersion"]
+                .as_str()
+                .and_then(ProtocolVersion::parse);
             if negotiated != Some(version) {
-                return Err(McpError::internal(format!("server negotiated {negotiated:?}, not {version}")));
+                return Err(McpError::internal(format!(
+                    "server negotiated {negotiated:?}, not {version}"
+                )));
             }
             client.notify("notifications/initialized", json!({}));
         }
@@ -145,10 +159,18 @@ impl TestClient {
     }
 
     /// Like [`request`](Self::request), with a chosen id (to cancel it, say).
-    pub async fn request_with_id(&self, id: i64, method: &str, params: Value) -> Result<Value, McpError> {
+    pub async fn request_with_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, McpError> {
         let params = self.with_meta(params);
         let Some(mut response) = self.send_request(json!(id), method, params).await else {
-            return Err(McpError::new(ErrorCode::INTERNAL_ERROR, "no response (cancelled)"));
+            return Err(McpError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "no response (cancelled)",
+            ));
         };
         if let Some(error) = response.get_mut("error") {
             let code = error["code"].as_i64().unwrap_or(0) as i32;
@@ -157,7 +179,10 @@ impl TestClient {
             e.data = error.get_mut("data").map(Value::take);
             return Err(e);
         }
-        Ok(response.get_mut("result").map(Value::take).unwrap_or(Value::Null))
+        Ok(response
+            .get_mut("result")
+            .map(Value::take)
+            .unwrap_or(Value::Null))
     }
 
     /// Sends a notification.
@@ -189,7 +214,9 @@ impl TestClient {
     /// Calls a tool. Protocol errors (unknown tool, …) are `Err`; tool errors are results with
     /// [`ToolResponse::is_error`].
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<ToolResponse, McpError> {
-        let raw = self.request("tools/call", json!({"name": name, "arguments": arguments})).await?;
+        let raw = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await?;
         Ok(ToolResponse { raw })
     }
 
@@ -203,15 +230,22 @@ impl TestClient {
         };
         let meta = params.entry("_meta").or_insert_with(|| json!({}));
         if let Value::Object(meta) = meta {
-            meta.entry("io.modelcontextprotocol/protocolVersion").or_insert(self.version.as_str().into());
-            meta.entry("io.modelcontextprotocol/clientCapabilities").or_insert(json!({}));
-            meta.entry("io.modelcontextprotocol/clientInfo")
-                .or_insert(json!({"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}));
+            meta.entry("io.modelcontextprotocol/protocolVersion")
+                .or_insert(self.version.as_str().into());
+            meta.entry("io.modelcontextprotocol/clientCapabilities")
+                .or_insert(json!({}));
+            meta.entry("io.modelcontextprotocol/clientInfo").or_insert(
+                json!({"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}),
+            );
         }
         Value::Object(params)
     }
 }
 
 fn default_server() -> Server {
-    Server::builder().name("test-server").version("0.0.0").build().expect("valid registrations")
+    Server::builder()
+        .name("test-server")
+        .version("0.0.0")
+        .build()
+        .expect("valid registrations")
 }

@@ -4,11 +4,11 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
 use std::sync::OnceLock;
+use std::sync::mpsc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 /// Builds the examples once per test binary and returns the path of `name`.
 pub fn example(name: &str) -> PathBuf {
@@ -39,7 +39,10 @@ pub struct Proc {
 impl Proc {
     pub fn spawn(name: &str, args: &[&str], env: &[(&str, &str)]) -> Proc {
         let mut cmd = Command::new(example(name));
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -59,7 +62,12 @@ impl Proc {
                 let _ = etx.send(line);
             }
         });
-        Proc { child, stdin, lines, stderr }
+        Proc {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
     }
 
     pub fn send_line(&mut self, line: &str) {
@@ -79,8 +87,12 @@ impl Proc {
 
     /// The next stdout line, parsed; panics if it is not JSON or does not come in time.
     pub fn recv(&mut self) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(10)).expect("a response in time");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("a response in time");
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"))
     }
 
     /// Whether any stdout line arrives within `wait`.
@@ -110,7 +122,10 @@ impl Proc {
             if let Some(status) = self.child.try_wait().unwrap() {
                 return status.code();
             }
-            assert!(start.elapsed() < limit, "server did not exit within {limit:?}");
+            assert!(
+                start.elapsed() < limit,
+                "server did not exit within {limit:?}"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -121,7 +136,11 @@ impl Proc {
     }
 
     pub fn signal(&self, sig: i32) {
-        let status = Command::new("kill").arg(format!("-{sig}")).arg(self.child.id().to_string()).status().unwrap();
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
         assert!(status.success());
     }
 }

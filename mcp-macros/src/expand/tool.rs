@@ -3,16 +3,17 @@
 //! parameters, calls the fn and converts its return value, and the `inventory` registration.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr};
 
 use crate::attr::{Icon, ToolAttr};
-use crate::model::{strip_param_attrs, FnModel, ParamKind};
+use crate::model::{FnModel, ParamKind, strip_param_attrs};
 
 pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let item: ItemFn = syn::parse2(input.clone())
-        .map_err(|e| syn::Error::new(e.span(), "#[tool] goes on a function (`async fn` or `fn`)"))?;
+    let item: ItemFn = syn::parse2(input.clone()).map_err(|e| {
+        syn::Error::new(e.span(), "#[tool] goes on a function (`async fn` or `fn`)")
+    })?;
     let attr = syn::parse::Parser::parse2(ToolAttr::parse, args);
     let model = FnModel::parse(&item);
     let (attr, model) = match (attr, model) {
@@ -47,14 +48,25 @@ fn opt<T: ToTokens>(v: &Option<T>) -> TokenStream {
 }
 
 fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
-    let krate = attr.krate.as_ref().map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
+    let krate = attr
+        .krate
+        .as_ref()
+        .map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
     let private = quote!(#krate::__private);
     let serde_path = LitStr::new(&format!("{}::serde", private), Span::call_site());
     let schemars_path = LitStr::new(&format!("{}::schemars", private), Span::call_site());
 
     let fn_ident = model.ident();
-    let name = attr.name.as_ref().map_or_else(|| fn_ident.to_string().trim_start_matches("r#").to_owned(), LitStr::value);
-    let description = opt_str(attr.description.as_ref().map(LitStr::value).or_else(|| model.doc.clone()));
+    let name = attr.name.as_ref().map_or_else(
+        || fn_ident.to_string().trim_start_matches("r#").to_owned(),
+        LitStr::value,
+    );
+    let description = opt_str(
+        attr.description
+            .as_ref()
+            .map(LitStr::value)
+            .or_else(|| model.doc.clone()),
+    );
     let title = opt(&attr.title);
     let ret = model.return_type();
 
@@ -64,7 +76,11 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let mut checks = Vec::new();
     for (param, args) in model.arguments() {
         let (ident, ty) = (param.ident, param.ty);
-        let mut field_attrs: Vec<TokenStream> = args.forwarded.iter().map(ToTokens::to_token_stream).collect();
+        let mut field_attrs: Vec<TokenStream> = args
+            .forwarded
+            .iter()
+            .map(ToTokens::to_token_stream)
+            .collect();
         if let Some(rename) = &args.rename {
             field_attrs.push(quote!(#[serde(rename = #rename)]));
         }
@@ -78,7 +94,10 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                 let path = LitStr::new(&f.to_string(), Span::call_site());
                 // A string literal may initialise a `String`; anything else is typed by the param.
                 let value = match expr {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(_), .. }) => {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(_),
+                        ..
+                    }) => {
                         quote!(::core::convert::Into::into(#expr))
                     }
                     _ => quote!(#expr),
@@ -110,7 +129,11 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                 injections.push(quote! {
                     let #ident = <#owned as #private::FromContext>::from_context(&__mcp_context)?;
                 });
-                call_args.push(if *by_ref { quote!(&#ident) } else { quote!(#ident) });
+                call_args.push(if *by_ref {
+                    quote!(&#ident)
+                } else {
+                    quote!(#ident)
+                });
             }
         }
     }
@@ -122,13 +145,26 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
 
     let annotations = {
         let a = &attr.annotations;
-        let (t, r, d, i, o) = (opt(&a.title), opt(&a.read_only), opt(&a.destructive), opt(&a.idempotent), opt(&a.open_world));
+        let (t, r, d, i, o) = (
+            opt(&a.title),
+            opt(&a.read_only),
+            opt(&a.destructive),
+            opt(&a.idempotent),
+            opt(&a.open_world),
+        );
         quote!(#private::AnnotationsDef { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
     };
-    let icons = attr.icons.iter().map(|Icon { src, mime_type, sizes, theme }| {
-        let (m, t) = (opt(mime_type), opt(theme));
-        quote!(#private::IconDef { src: #src, mime_type: #m, sizes: &[#(#sizes),*], theme: #t })
-    });
+    let icons = attr.icons.iter().map(
+        |Icon {
+             src,
+             mime_type,
+             sizes,
+             theme,
+         }| {
+            let (m, t) = (opt(mime_type), opt(theme));
+            quote!(#private::IconDef { src: #src, mime_type: #m, sizes: &[#(#sizes),*], theme: #t })
+        },
+    );
     let meta = attr.meta.iter().map(|(k, v)| {
         let value = match v {
             syn::Lit::Str(s) => quote!(#private::MetaValue::Str(#s)),
@@ -139,6 +175,8 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         };
         quote!((#k, #value))
     });
+    // file!/line! spanned at the fn's name report where the fn is, not where the attribute is.
+    let location = quote_spanned!(fn_ident.span()=> (::core::file!(), ::core::line!()));
     let via = quote!(#[allow(unused_imports)] use #private::{ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
 
     quote! {
@@ -193,7 +231,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     icons: &[#(#icons),*],
                     meta: &[#(#meta),*],
                     call: __mcp_call,
-                    location: (::core::file!(), ::core::line!()),
+                    location: #location,
                 }
             }
         };

@@ -58,7 +58,11 @@ pub enum ResourceContents {
 impl ResourceContents {
     /// Text contents for `uri`.
     pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
-        ResourceContents::Text { uri: uri.into(), mime_type: None, text: text.into() }
+        ResourceContents::Text {
+            uri: uri.into(),
+            mime_type: None,
+            text: text.into(),
+        }
     }
 
     /// Binary contents for `uri`, base64-encoded here.
@@ -135,17 +139,28 @@ pub enum Content {
 impl Content {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        Content::Text { text: text.into(), annotations: None }
+        Content::Text {
+            text: text.into(),
+            annotations: None,
+        }
     }
 
     /// An image block from raw bytes (base64-encoded here).
     pub fn image(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Content::Image { data: b64(bytes), mime_type: mime_type.into(), annotations: None }
+        Content::Image {
+            data: b64(bytes),
+            mime_type: mime_type.into(),
+            annotations: None,
+        }
     }
 
     /// An audio block from raw bytes (base64-encoded here).
     pub fn audio(bytes: &[u8], mime_type: impl Into<String>) -> Self {
-        Content::Audio { data: b64(bytes), mime_type: mime_type.into(), annotations: None }
+        Content::Audio {
+            data: b64(bytes),
+            mime_type: mime_type.into(),
+            annotations: None,
+        }
     }
 
     /// A link to a resource.
@@ -161,7 +176,10 @@ impl Content {
 
     /// An embedded resource.
     pub fn resource(contents: ResourceContents) -> Self {
-        Content::Resource { resource: contents, annotations: None }
+        Content::Resource {
+            resource: contents,
+            annotations: None,
+        }
     }
 
     /// Sets the block's annotations.

@@ -50,7 +50,11 @@ pub struct McpError {
 impl McpError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
-        McpError { code, message: message.into(), data: None }
+        McpError {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Adds structured `data`.
@@ -66,8 +70,11 @@ impl McpError {
 
     /// -32601 for `method`.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"))
-            .with_data(serde_json::json!({ "method": method }))
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method}"),
+        )
+        .with_data(serde_json::json!({ "method": method }))
     }
 
     /// -32602.

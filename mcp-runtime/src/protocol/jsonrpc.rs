@@ -136,7 +136,10 @@ pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
         Ok(env) => env,
         Err(e) => {
             let error = if e.is_syntax() || e.is_eof() {
-                McpError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {}", strip_position(&e)))
+                McpError::new(
+                    ErrorCode::PARSE_ERROR,
+                    format!("Parse error: {}", strip_position(&e)),
+                )
             } else {
                 McpError::invalid_request(format!("Invalid request: {}", strip_position(&e)))
             };
@@ -172,15 +175,31 @@ pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
     }
     match (env.method, id) {
         (Some(method), Some(id)) if env.result.is_none() && env.error.is_none() => {
-            Ok(Incoming::Request(Request { id, method, params: env.params }))
+            Ok(Incoming::Request(Request {
+                id,
+                method,
+                params: env.params,
+            }))
         }
         (Some(method), None) if env.result.is_none() && env.error.is_none() => {
-            Ok(Incoming::Notification(Notification { method, params: env.params }))
+            Ok(Incoming::Notification(Notification {
+                method,
+                params: env.params,
+            }))
         }
         (None, Some(id)) => match (env.result, env.error) {
-            (Some(result), None) => Ok(Incoming::Response(ClientResponse { id, outcome: Ok(result) })),
-            (None, Some(error)) => Ok(Incoming::Response(ClientResponse { id, outcome: Err(error) })),
-            _ => Err(fail(Some(id), "a response needs exactly one of `result` and `error`")),
+            (Some(result), None) => Ok(Incoming::Response(ClientResponse {
+                id,
+                outcome: Ok(result),
+            })),
+            (None, Some(error)) => Ok(Incoming::Response(ClientResponse {
+                id,
+                outcome: Err(error),
+            })),
+            _ => Err(fail(
+                Some(id),
+                "a response needs exactly one of `result` and `error`",
+            )),
         },
         (_, id) => Err(fail(id, "not a request, notification or response")),
     }
@@ -189,10 +208,10 @@ pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
 /// serde_json appends " at line L column C"; in a one-line message that is noise for the client.
 pub(crate) fn strip_position(e: &serde_json::Error) -> String {
     let mut s = e.to_string();
-    if e.line() != 0 {
-        if let Some(i) = s.rfind(" at line ") {
-            s.truncate(i);
-        }
+    if e.line() != 0
+        && let Some(i) = s.rfind(" at line ")
+    {
+        s.truncate(i);
     }
     s
 }
@@ -223,20 +242,37 @@ struct NotificationEnvelope<'a, T> {
 
 /// Encodes a success response.
 pub fn encode_result<T: Serialize>(id: &RequestId, result: T) -> Encoded {
-    serde_json::to_vec(&ResultEnvelope { jsonrpc: "2.0", id, result })
-        .unwrap_or_else(|e| encode_error(Some(id), &McpError::internal(format!("could not encode the result: {e}"))))
+    serde_json::to_vec(&ResultEnvelope {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .unwrap_or_else(|e| {
+        encode_error(
+            Some(id),
+            &McpError::internal(format!("could not encode the result: {e}")),
+        )
+    })
 }
 
 /// Encodes an error response; `id` is `None` (JSON `null`) when the request's id was unreadable.
 pub fn encode_error(id: Option<&RequestId>, error: &McpError) -> Encoded {
-    serde_json::to_vec(&ErrorEnvelope { jsonrpc: "2.0", id, error })
-        .expect("an error object always serializes")
+    serde_json::to_vec(&ErrorEnvelope {
+        jsonrpc: "2.0",
+        id,
+        error,
+    })
+    .expect("an error object always serializes")
 }
 
 /// Encodes a notification.
 pub fn encode_notification<T: Serialize>(method: &str, params: T) -> Encoded {
-    serde_json::to_vec(&NotificationEnvelope { jsonrpc: "2.0", method, params })
-        .expect("notification params always serialize")
+    serde_json::to_vec(&NotificationEnvelope {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .expect("notification params always serialize")
 }
 
 #[cfg(test)]
@@ -249,7 +285,8 @@ mod tests {
 
     #[test]
     fn decodes_requests_notifications_and_responses() {
-        let Incoming::Request(r) = decode(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap() else {
+        let Incoming::Request(r) = decode(r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#).unwrap()
+        else {
             panic!()
         };
         assert_eq!(r.id, RequestId::Number(7));
@@ -278,10 +315,22 @@ mod tests {
         assert_eq!(code("42"), -32600);
         assert_eq!(code(r#"{"id":1,"method":"ping"}"#), -32600);
         assert_eq!(code(r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#), -32600);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#), -32600);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#), -32600);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#), -32600);
-        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#), -32600);
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            -32600
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#),
+            -32600
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#),
+            -32600
+        );
+        assert_eq!(
+            code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#),
+            -32600
+        );
         assert_eq!(code(r#"{"jsonrpc":"2.0","id":1}"#), -32600);
     }
 
@@ -294,7 +343,10 @@ mod tests {
     #[test]
     fn encodes_ids_as_they_came() {
         let out = encode_result(&RequestId::String("x".into()), serde_json::json!({}));
-        assert_eq!(String::from_utf8(out).unwrap(), r#"{"jsonrpc":"2.0","id":"x","result":{}}"#);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"jsonrpc":"2.0","id":"x","result":{}}"#
+        );
         let out = encode_error(None, &McpError::new(ErrorCode::PARSE_ERROR, "bad"));
         assert_eq!(
             String::from_utf8(out).unwrap(),

@@ -130,7 +130,10 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with these content blocks.
     pub fn success(content: Vec<Content>) -> Self {
-        CallToolResult { content, ..Default::default() }
+        CallToolResult {
+            content,
+            ..Default::default()
+        }
     }
 
     /// A tool execution error the model can read (`isError: true`).

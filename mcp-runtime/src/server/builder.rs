@@ -13,7 +13,7 @@ type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
 
 /// Configures a [`Server`]. [`run!`](crate::run) uses it with the package's name and version.
 ///
-/// ```
+/// ```standalone_crate
 /// let server = mcp_runtime::Server::builder()
 ///     .name("weather")
 ///     .version("1.2.0")

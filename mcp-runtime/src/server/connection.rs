@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
@@ -11,9 +11,9 @@ use std::task::{Context as TaskContext, Poll};
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
-use super::era::ClientInfo;
 use super::Server;
-use crate::protocol::jsonrpc::{self, encode_error, Encoded, Incoming, Notification};
+use super::era::ClientInfo;
+use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification, encode_error};
 use crate::protocol::{McpError, RequestId};
 
 /// A response the transport must still wait for; `None` when the request was cancelled.
@@ -84,12 +84,21 @@ impl Connection {
     /// The message for an input line longer than the limit (the line itself was dropped).
     pub(crate) fn too_large(&self) -> Encoded {
         let limit = self.server.inner.limits.max_message_bytes;
-        encode_error(None, &McpError::invalid_request(format!("Message larger than {limit} bytes")))
+        encode_error(
+            None,
+            &McpError::invalid_request(format!("Message larger than {limit} bytes")),
+        )
     }
 
     /// The message for an input line that is not UTF-8.
     pub(crate) fn invalid_utf8(&self) -> Encoded {
-        encode_error(None, &McpError::new(crate::protocol::ErrorCode::PARSE_ERROR, "Parse error: invalid UTF-8"))
+        encode_error(
+            None,
+            &McpError::new(
+                crate::protocol::ErrorCode::PARSE_ERROR,
+                "Parse error: invalid UTF-8",
+            ),
+        )
     }
 
     fn on_notification(&self, n: Notification) {
@@ -100,13 +109,20 @@ impl Connection {
                     #[serde(rename = "requestId")]
                     request_id: RequestId,
                 }
-                let parsed = n.params.as_deref().and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
+                let parsed = n
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
                 // Unknown, finished and malformed cancellations are ignored, as the spec says.
-                if let Some(Cancelled { request_id }) = parsed {
-                    if let Some(token) = self.in_flight.lock().expect("in-flight lock").get(&request_id) {
-                        tracing::debug!(id = %request_id, "request cancelled by the client");
-                        token.cancel();
-                    }
+                if let Some(Cancelled { request_id }) = parsed
+                    && let Some(token) = self
+                        .in_flight
+                        .lock()
+                        .expect("in-flight lock")
+                        .get(&request_id)
+                {
+                    tracing::debug!(id = %request_id, "request cancelled by the client");
+                    token.cancel();
                 }
             }
             "notifications/initialized" => tracing::debug!("client initialized"),
@@ -118,7 +134,9 @@ impl Connection {
     pub(crate) fn begin(self: &Arc<Self>, id: &RequestId) -> Result<InFlight, McpError> {
         let mut map = self.in_flight.lock().expect("in-flight lock");
         if map.contains_key(id) {
-            return Err(McpError::invalid_request(format!("Request id {id} is already in flight")));
+            return Err(McpError::invalid_request(format!(
+                "Request id {id} is already in flight"
+            )));
         }
         let limit = self.server.inner.limits.max_in_flight;
         if map.len() >= limit {
@@ -128,12 +146,20 @@ impl Connection {
         }
         let token = CancellationToken::new();
         map.insert(id.clone(), token.clone());
-        Ok(InFlight { conn: self.clone(), id: id.clone(), token })
+        Ok(InFlight {
+            conn: self.clone(),
+            id: id.clone(),
+            token,
+        })
     }
 
     /// Cancels every request in flight (shutdown).
     pub(crate) fn cancel_all(&self) {
-        self.in_flight.lock().expect("in-flight lock").values().for_each(CancellationToken::cancel);
+        self.in_flight
+            .lock()
+            .expect("in-flight lock")
+            .values()
+            .for_each(CancellationToken::cancel);
     }
 
     /// How many requests are running.
@@ -151,7 +177,11 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.conn.in_flight.lock().expect("in-flight lock").remove(&self.id);
+        self.conn
+            .in_flight
+            .lock()
+            .expect("in-flight lock")
+            .remove(&self.id);
     }
 }
 

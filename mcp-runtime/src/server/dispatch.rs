@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, ClientInfo, Scope};
 use crate::context::{Context, RequestInfo};
-use crate::protocol::jsonrpc::{encode_error, Request};
+use crate::protocol::jsonrpc::{Request, encode_error};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 use crate::tool::ToolCall;
 
@@ -55,11 +55,19 @@ impl Connection {
         let version = ProtocolVersion::parse(&params.protocol_version)
             .filter(|v| v.era() == Era::Session)
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
-        let capabilities = params.capabilities.unwrap_or_else(|| Value::Object(Default::default()));
-        if !self.open_session(ClientInfo { version, info: params.client_info, capabilities }) {
+        let capabilities = params
+            .capabilities
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        if !self.open_session(ClientInfo {
+            version,
+            info: params.client_info,
+            capabilities,
+        }) {
             return encode_error(
                 Some(&req.id),
-                &McpError::invalid_request("Already initialized: `initialize` may be sent once per connection"),
+                &McpError::invalid_request(
+                    "Already initialized: `initialize` may be sent once per connection",
+                ),
             );
         }
         tracing::debug!(%version, "session opened");
@@ -117,11 +125,17 @@ impl Connection {
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
         let inner = &self.server.inner;
-        let Some((tools, next_cursor)) = inner.registry.page(cursor.as_deref(), inner.limits.page_size) else {
+        let Some((tools, next_cursor)) = inner
+            .registry
+            .page(cursor.as_deref(), inner.limits.page_size)
+        else {
             return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
         };
         let variant = usize::from(!scope.version().has_structured_output());
-        let body = ListToolsResult { tools: tools.iter().map(|t| &*t.listing[variant]).collect(), next_cursor };
+        let body = ListToolsResult {
+            tools: tools.iter().map(|t| &*t.listing[variant]).collect(),
+            next_cursor,
+        };
         self.reply(scope, req, &body, Cache::Yes)
     }
 
@@ -155,7 +169,11 @@ impl Connection {
             cancel: in_flight.token.clone(),
         });
         let name = tool.def.name;
-        let fut = (tool.def.call)(ToolCall { context, arguments: params.arguments, mode: tool.mode });
+        let fut = (tool.def.call)(ToolCall {
+            context,
+            arguments: params.arguments,
+            mode: tool.mode,
+        });
         let conn = self.clone();
         Step::Run(Box::pin(async move {
             let token = in_flight.token.clone();
@@ -176,7 +194,10 @@ impl Connection {
                 Ok(Err(e)) => scope.err(&req.id, e),
                 Err(panic) => {
                     tracing::error!(tool = name, panic = %panic, "tool panicked");
-                    scope.err(&req.id, McpError::internal(format!("Internal error: tool `{name}` panicked")))
+                    scope.err(
+                        &req.id,
+                        McpError::internal(format!("Internal error: tool `{name}` panicked")),
+                    )
                 }
             })
         }))
@@ -195,7 +216,9 @@ fn parse_params<T: for<'de> Deserialize<'de>>(req: &Request) -> Result<T, McpErr
     })
 }
 
-fn parse_optional_params<T: for<'de> Deserialize<'de>>(req: &Request) -> Result<Option<T>, McpError> {
+fn parse_optional_params<T: for<'de> Deserialize<'de>>(
+    req: &Request,
+) -> Result<Option<T>, McpError> {
     match req.params {
         None => Ok(None),
         Some(_) => parse_params(req).map(Some),

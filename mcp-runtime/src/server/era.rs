@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::connection::Connection;
 use super::{CacheScope, ServerInner};
-use crate::protocol::jsonrpc::{encode_error, encode_result, Encoded, Request};
+use crate::protocol::jsonrpc::{Encoded, Request, encode_error, encode_result};
 use crate::protocol::{Era, ErrorCode, McpError, ProtocolVersion, RequestId};
 
 /// What the client told us about itself: per session, or per request in the stateless era.
@@ -106,10 +106,15 @@ pub(crate) fn resolve(conn: &Connection, req: &Request) -> Result<Scope, McpErro
 
 /// -32022 with the versions a stateless request may name.
 pub(crate) fn unsupported_version(requested: &str) -> McpError {
-    let supported: Vec<&str> = ProtocolVersion::of_era(Era::Stateless).map(|v| v.as_str()).collect();
+    let supported: Vec<&str> = ProtocolVersion::of_era(Era::Stateless)
+        .map(|v| v.as_str())
+        .collect();
     McpError::new(
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-        format!("Unsupported protocol version {requested:?}; supported: {}", supported.join(", ")),
+        format!(
+            "Unsupported protocol version {requested:?}; supported: {}",
+            supported.join(", ")
+        ),
     )
     .with_data(serde_json::json!({ "supported": supported, "requested": requested }))
 }
@@ -132,7 +137,10 @@ struct Envelope<'a, T> {
 struct ResultMeta<'a> {
     #[serde(flatten)]
     extra: Option<&'a Map<String, Value>>,
-    #[serde(rename = "io.modelcontextprotocol/serverInfo", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "io.modelcontextprotocol/serverInfo",
+        skip_serializing_if = "Option::is_none"
+    )]
     server_info: Option<&'a RawValue>,
 }
 
@@ -183,7 +191,10 @@ pub(crate) fn encode_ok<T: Serialize>(
             result_type: stateless.then_some("complete"),
             ttl_ms: cached.then(|| u64::try_from(limits.cache_ttl.as_millis()).unwrap_or(u64::MAX)),
             cache_scope: cached.then_some(limits.cache_scope),
-            meta: ResultMeta { extra: meta, server_info: stateless.then_some(&*server.info_raw) },
+            meta: ResultMeta {
+                extra: meta,
+                server_info: stateless.then_some(&*server.info_raw),
+            },
         },
     )
 }

@@ -4,8 +4,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
-use crate::protocol::jsonrpc::strip_position;
 use crate::protocol::CallToolResult;
+use crate::protocol::jsonrpc::strip_position;
 
 /// Parses a tool's `arguments` (absent or `null` mean `{}`).
 ///
@@ -67,7 +67,10 @@ mod tests {
 
     #[test]
     fn names_the_field_in_every_kind_of_error() {
-        assert_eq!(message("{}"), "Invalid arguments for tool `t`: missing field `a`");
+        assert_eq!(
+            message("{}"),
+            "Invalid arguments for tool `t`: missing field `a`"
+        );
         assert_eq!(
             message(r#"{"a":"x"}"#),
             "Invalid arguments for tool `t`: `a`: invalid type: string \"x\", expected i64"

@@ -3,15 +3,16 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::output::{OutputMode, OutputSpec};
 use crate::context::Context;
 use crate::protocol::{CallToolResult, Icon, IconTheme, McpError, ToolAnnotations};
 
 /// The future a tool adapter returns.
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<CallToolResult, McpError>> + Send + 'static>>;
+pub type ToolFuture =
+    Pin<Box<dyn Future<Output = Result<CallToolResult, McpError>> + Send + 'static>>;
 
 /// What the dispatcher hands a tool adapter.
 pub struct ToolCall {

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::{CallToolResult, Content, McpError};
-use crate::schema::{schema_for, Profile};
+use crate::schema::{Profile, schema_for};
 
 /// How a return value is turned into a result; decided once, from the output schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +56,10 @@ pub struct OutputSpec {
 pub trait ToolOutput {
     /// The output schema and mode.
     fn output_spec() -> OutputSpec {
-        OutputSpec { schema: None, mode: OutputMode::Custom }
+        OutputSpec {
+            schema: None,
+            mode: OutputMode::Custom,
+        }
     }
     /// Converts the value.
     fn into_call_result(self, mode: OutputMode) -> Result<CallToolResult, McpError>;
@@ -104,9 +107,18 @@ impl<T: Serialize + JsonSchema> ToolOutput for Json<T> {
 pub fn serde_output_spec<T: JsonSchema + ?Sized>() -> OutputSpec {
     let schema = schema_for::<T>(Profile::Output);
     match schema.get("type").and_then(Value::as_str) {
-        Some("string") => OutputSpec { schema: None, mode: OutputMode::Text },
-        Some("null") => OutputSpec { schema: None, mode: OutputMode::Empty },
-        Some("object") => OutputSpec { schema: Some(schema), mode: OutputMode::Object },
+        Some("string") => OutputSpec {
+            schema: None,
+            mode: OutputMode::Text,
+        },
+        Some("null") => OutputSpec {
+            schema: None,
+            mode: OutputMode::Empty,
+        },
+        Some("object") => OutputSpec {
+            schema: Some(schema),
+            mode: OutputMode::Object,
+        },
         _ => wrapped_spec(schema),
     }
 }
@@ -121,11 +133,17 @@ fn wrapped_spec(mut inner: Value) -> OutputSpec {
     if let Some(defs) = defs {
         root["$defs"] = defs;
     }
-    OutputSpec { schema: Some(root), mode: OutputMode::Wrapped }
+    OutputSpec {
+        schema: Some(root),
+        mode: OutputMode::Wrapped,
+    }
 }
 
 /// Converts a `Serialize` value according to `mode`.
-pub fn serde_result<T: Serialize + ?Sized>(value: &T, mode: OutputMode) -> Result<CallToolResult, McpError> {
+pub fn serde_result<T: Serialize + ?Sized>(
+    value: &T,
+    mode: OutputMode,
+) -> Result<CallToolResult, McpError> {
     let value = serde_json::to_value(value)
         .map_err(|e| McpError::internal(format!("could not serialize the tool's result: {e}")))?;
     let text_of = |v: &Value| match v {
@@ -134,7 +152,9 @@ pub fn serde_result<T: Serialize + ?Sized>(value: &T, mode: OutputMode) -> Resul
     };
     Ok(match mode {
         OutputMode::Empty => CallToolResult::success(Vec::new()),
-        OutputMode::Text | OutputMode::Custom => CallToolResult::success(vec![Content::text(text_of(&value))]),
+        OutputMode::Text | OutputMode::Custom => {
+            CallToolResult::success(vec![Content::text(text_of(&value))])
+        }
         OutputMode::Object => CallToolResult {
             content: vec![Content::text(value.to_string())],
             structured_content: Some(value),
@@ -272,7 +292,10 @@ mod tests {
         assert_eq!(spec!(Point).mode, OutputMode::Object);
         assert_eq!(spec!(Vec<Content>).mode, OutputMode::Custom);
         assert_eq!(spec!(Result<Point, String>).mode, OutputMode::Object);
-        assert_eq!(spec!(Result<Vec<Content>, std::io::Error>).mode, OutputMode::Custom);
+        assert_eq!(
+            spec!(Result<Vec<Content>, std::io::Error>).mode,
+            OutputMode::Custom
+        );
         assert_eq!(spec!(Json<String>).mode, OutputMode::Wrapped);
     }
 
@@ -296,6 +319,9 @@ mod tests {
         assert!(r.is_error());
         assert_eq!(r.content, vec![Content::text("boom")]);
         let r = convert!(String, "hi".to_owned());
-        assert_eq!((r.content, r.structured_content), (vec![Content::text("hi")], None));
+        assert_eq!(
+            (r.content, r.structured_content),
+            (vec![Content::text("hi")], None)
+        );
     }
 }

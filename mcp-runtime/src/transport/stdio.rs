@@ -6,15 +6,15 @@
 //! are ready.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::sync::mpsc;
 use std::sync::Arc;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use tokio::sync::oneshot;
 
+use crate::Server;
 use crate::protocol::jsonrpc::Encoded;
 use crate::server::connection::{Connection, Step};
-use crate::Server;
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT/SIGTERM.
 ///
@@ -70,10 +70,12 @@ where
     let (eof_tx, eof) = oneshot::channel();
     let reader_conn = conn.clone();
     let runtime = tokio::runtime::Handle::current();
-    std::thread::Builder::new().name("mcp-stdin".into()).spawn(move || {
-        let result = read_loop(&reader_conn, input, tx, &runtime, limits.max_message_bytes);
-        let _ = eof_tx.send(result);
-    })?;
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let result = read_loop(&reader_conn, input, tx, &runtime, limits.max_message_bytes);
+            let _ = eof_tx.send(result);
+        })?;
 
     let read_result = tokio::select! {
         r = eof => r.unwrap_or(Ok(())),
@@ -200,15 +202,22 @@ fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Re
         }
         input.consume(used);
         if done {
-            return Ok(if too_long { Line::TooLong } else { Line::Complete });
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
         }
     }
 }
 
 #[cfg(unix)]
 async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         return std::future::pending().await;
     };
     tokio::select! {
@@ -244,8 +253,14 @@ mod tests {
 
     #[test]
     fn splits_lines_and_bounds_their_length() {
-        assert_eq!(lines(b"ab\ncd\n", 10), vec![Ok("ab".into()), Ok("cd".into())]);
-        assert_eq!(lines(b"ab\nlast", 10), vec![Ok("ab".into()), Ok("last".into())]);
+        assert_eq!(
+            lines(b"ab\ncd\n", 10),
+            vec![Ok("ab".into()), Ok("cd".into())]
+        );
+        assert_eq!(
+            lines(b"ab\nlast", 10),
+            vec![Ok("ab".into()), Ok("last".into())]
+        );
         assert_eq!(
             lines(b"0123456789abc\nok\n", 10),
             vec![Err("too long"), Ok("ok".into())]

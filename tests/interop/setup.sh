@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs the pinned official MCP clients that tests/interop_stdio.rs drives:
+#
+#   $ROOT/.interop/venv   Python venv with the version in tests/interop/requirements.txt, its
+#                         dependencies held to tests/interop/constraints.txt (a pip freeze)
+#   $ROOT/.interop/node   npm project from tests/interop/package.json (+ package-lock.json)
+#
+# Safe to run again and again: each half keeps a stamp holding a hash of its pin files (and of
+# the Python interpreter for the venv), and is skipped while the stamp still matches, so a second
+# run costs a few milliseconds and needs no network. Editing a pin reinstalls that half only.
+# Everything is logged on stderr; stdout stays empty.
+#
+# Environment: PYTHON (default python3), NPM (default npm).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+OUT="$ROOT/.interop"
+VENV="$OUT/venv"
+NODE_DIR="$OUT/node"
+PYTHON="${PYTHON:-python3}"
+NPM="${NPM:-npm}"
+
+log() { echo "interop setup: $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Hash of the given files' contents plus any extra words, so the stamp changes with any pin.
+fingerprint() {
+  local words="$1"; shift
+  { printf '%s\n' "$words"; cat "$@"; } | sha256sum | cut -d' ' -f1
+}
+
+mkdir -p "$OUT"
+
+# `cargo test` runs the tests of one binary on several threads but calls this script once per
+# binary; two cargo invocations (or a developer running it by hand) can still overlap, and two
+# concurrent pip/npm runs into one directory corrupt it.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$OUT/.setup.lock"
+  flock 9
+fi
+
+# ---------- Python: mcp in a venv ----------
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found (need Python >= 3.10 with venv and pip)"
+# The interpreter is part of the key: a venv is bound to the Python that created it.
+PY_ID="$("$PYTHON" -c 'import sys; print(sys.executable, sys.version.replace("\n", " "))')"
+PY_KEY="$(fingerprint "$PY_ID" "$HERE/requirements.txt" "$HERE/constraints.txt")"
+PY_STAMP="$VENV/.interop-stamp"
+if [ -x "$VENV/bin/python" ] && [ "$(cat "$PY_STAMP" 2>/dev/null)" = "$PY_KEY" ]; then
+  log "python client up to date ($VENV)"
+else
+  log "creating venv $VENV with $PY_ID"
+  rm -f "$PY_STAMP"
+  # --clear: a venv from another interpreter, or from an interrupted run, is not worth repairing.
+  "$PYTHON" -m venv --clear "$VENV" >&2 || die "could not create a venv (on Debian/Ubuntu: apt-get install python3-venv)"
+  log "installing $(grep -v '^[[:space:]]*#' "$HERE/requirements.txt" | xargs) into $VENV"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-input --quiet \
+    -r "$HERE/requirements.txt" -c "$HERE/constraints.txt" >&2 || die "pip install failed (is PyPI reachable?)"
+  "$VENV/bin/python" -c 'import mcp' >&2 || die "the venv cannot import mcp after installing it"
+  echo "$PY_KEY" > "$PY_STAMP"   # written last: an interrupted install is retried next time
+  log "python client installed"
+fi
+
+# ---------- Node: @modelcontextprotocol/sdk ----------
+NODE_FILES=("$HERE/package.json")
+[ -f "$HERE/package-lock.json" ] && NODE_FILES+=("$HERE/package-lock.json")
+NODE_KEY="$(fingerprint "node" "${NODE_FILES[@]}")"
+NODE_STAMP="$NODE_DIR/.interop-stamp"
+if [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] \
+  && [ "$(cat "$NODE_STAMP" 2>/dev/null)" = "$NODE_KEY" ]; then
+  log "typescript client up to date ($NODE_DIR)"
+else
+  command -v "$NPM" >/dev/null 2>&1 || die "$NPM not found (need Node >= 18 with npm)"
+  rm -f "$NODE_STAMP"
+  mkdir -p "$NODE_DIR"
+  cp "$HERE/package.json" "$NODE_DIR/package.json"
+  cd "$NODE_DIR"
+  if [ -f "$HERE/package-lock.json" ]; then
+    # The lock pins the whole dependency tree, and `npm ci` installs exactly it (from scratch).
+    cp "$HERE/package-lock.json" "$NODE_DIR/package-lock.json"
+    log "npm ci in $NODE_DIR (locked by tests/interop/package-lock.json)"
+    "$NPM" ci --no-audit --no-fund --loglevel=error >&2 || die "npm ci failed (is the npm registry reachable?)"
+  else
+    rm -f "$NODE_DIR/package-lock.json"
+    log "npm install in $NODE_DIR (no package-lock.json: transitive versions float)"
+    "$NPM" install --no-audit --no-fund --loglevel=error >&2 || die "npm install failed (is the npm registry reachable?)"
+  fi
+  [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] \
+    || die "@modelcontextprotocol/sdk is missing after the install"
+  echo "$NODE_KEY" > "$NODE_STAMP"
+  log "typescript client installed"
+fi
