@@ -169,3 +169,8 @@ pub mod __private {
         }
     }
 }
+
+/// The README's examples, compiled as doctests so they cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
