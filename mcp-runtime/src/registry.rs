@@ -1,6 +1,5 @@
 //! The tools collected from `#[tool]` registrations, validated and described once at start-up.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -78,7 +77,6 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
 /// The tools of one server, sorted by name (a deterministic order for `tools/list`).
 pub(crate) struct Registry {
     tools: Vec<RegisteredTool>,
-    by_name: HashMap<&'static str, usize>,
     /// Changes whenever the set of tools changes; makes old cursors invalid.
     fingerprint: u64,
 }
@@ -118,21 +116,19 @@ impl Registry {
         }
         let mut hasher = DefaultHasher::new();
         let tools: Vec<RegisteredTool> = defs.into_iter().map(describe).collect();
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.def.name, i))
-            .collect();
         tools.iter().for_each(|t| t.def.name.hash(&mut hasher));
         Ok(Registry {
             tools,
-            by_name,
             fingerprint: hasher.finish(),
         })
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        // Sorted by name: a binary search beats hashing the name for any realistic tool count.
+        self.tools
+            .binary_search_by(|t| t.def.name.cmp(name))
+            .ok()
+            .map(|i| &self.tools[i])
     }
 
     pub(crate) fn tools(&self) -> &[RegisteredTool] {

@@ -204,14 +204,16 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                 (&&&&#private::Tag::<#ret>::new()).output_spec()
             }
 
-            fn __mcp_call(__mcp_call: #private::ToolCall) -> #private::ToolFuture {
+            fn __mcp_call(__mcp_call: #private::ToolCall<'_>) -> #private::ToolFuture {
+                let #private::ToolCall { context: __mcp_context, arguments: __mcp_arguments, mode: __mcp_mode } = __mcp_call;
+                let __McpArguments { #(#arg_idents),* } =
+                    match #private::parse_arguments::<__McpArguments>(#name, __mcp_arguments) {
+                        ::core::result::Result::Ok(arguments) => arguments,
+                        ::core::result::Result::Err(result) => {
+                            return ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Ok(result)));
+                        }
+                    };
                 ::std::boxed::Box::pin(async move {
-                    let #private::ToolCall { context: __mcp_context, arguments: __mcp_arguments, mode: __mcp_mode } = __mcp_call;
-                    let __McpArguments { #(#arg_idents),* } =
-                        match #private::parse_arguments::<__McpArguments>(#name, __mcp_arguments.as_deref()) {
-                            ::core::result::Result::Ok(arguments) => arguments,
-                            ::core::result::Result::Err(result) => return ::core::result::Result::Ok(result),
-                        };
                     #(#injections)*
                     let _ = &__mcp_context;
                     let __mcp_return: #ret = #call;

@@ -4,6 +4,7 @@
 //! duplicate members) and keeps `params` as raw JSON, so each handler parses exactly the type it
 //! needs, once.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -64,44 +65,45 @@ impl<'de> Deserialize<'de> for RequestId {
     }
 }
 
-/// A request the client sent: it expects exactly one response.
+/// A request the client sent: it expects exactly one response. Borrows from the message text.
 #[derive(Debug)]
-pub struct Request {
+pub struct Request<'a> {
     /// The id to answer with.
     pub id: RequestId,
     /// The method name.
-    pub method: String,
+    pub method: Cow<'a, str>,
     /// The raw `params` member, if present.
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<&'a RawValue>,
 }
 
 /// A notification the client sent: it gets no response.
 #[derive(Debug)]
-pub struct Notification {
+pub struct Notification<'a> {
     /// The method name.
-    pub method: String,
+    pub method: Cow<'a, str>,
     /// The raw `params` member, if present.
-    pub params: Option<Box<RawValue>>,
+    pub params: Option<&'a RawValue>,
 }
 
 /// A response the client sent to a server-to-client request.
 #[derive(Debug)]
-pub struct ClientResponse {
+pub struct ClientResponse<'a> {
     /// The id of the server's request.
     pub id: RequestId,
     /// `Ok(result)` or `Err(error object)`, both raw.
-    pub outcome: Result<Box<RawValue>, Box<RawValue>>,
+    pub outcome: Result<&'a RawValue, &'a RawValue>,
 }
 
-/// One decoded incoming message.
+/// One decoded incoming message, borrowing from its text: handlers parse what they need from
+/// it before anything outlives the line.
 #[derive(Debug)]
-pub enum Incoming {
+pub enum Incoming<'a> {
     /// A request.
-    Request(Request),
+    Request(Request<'a>),
     /// A notification.
-    Notification(Notification),
+    Notification(Notification<'a>),
     /// A response to a server-to-client request.
-    Response(ClientResponse),
+    Response(ClientResponse<'a>),
 }
 
 /// A message that could not be decoded, with the id to answer it under (when one could be read).
@@ -120,10 +122,14 @@ struct Envelope<'a> {
     // `null` must stay visible (an id of `null` is invalid, not absent).
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    method: Option<String>,
-    params: Option<Box<RawValue>>,
-    result: Option<Box<RawValue>>,
-    error: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
@@ -131,7 +137,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 }
 
 /// Decodes one JSON-RPC message (not a batch).
-pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
+pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
     let env: Envelope<'_> = match serde_json::from_str(text) {
         Ok(env) => env,
         Err(e) => {
@@ -167,7 +173,7 @@ pub fn decode(text: &str) -> Result<Incoming, DecodeError> {
     if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
         return Err(fail(id, "`jsonrpc` must be \"2.0\""));
     }
-    if let Some(params) = &env.params {
+    if let Some(params) = env.params {
         let first = params.get().trim_start().as_bytes().first();
         if !matches!(first, Some(b'{') | Some(b'[')) {
             return Err(fail(id, "`params` must be an object or an array"));

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::Deserialize;
-use tokio_util::sync::CancellationToken;
 
 use super::Server;
 use super::era::ClientInfo;
+use crate::context::Context;
 use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification, encode_error};
 use crate::protocol::{McpError, RequestId};
 
@@ -34,7 +34,7 @@ pub(crate) struct Connection {
     pub(crate) server: Server,
     pub(crate) transport: &'static str,
     session: OnceLock<Arc<ClientInfo>>,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    in_flight: Mutex<HashMap<RequestId, Context>>,
 }
 
 impl Connection {
@@ -101,8 +101,8 @@ impl Connection {
         )
     }
 
-    fn on_notification(&self, n: Notification) {
-        match n.method.as_str() {
+    fn on_notification(&self, n: Notification<'_>) {
+        match &*n.method {
             "notifications/cancelled" => {
                 #[derive(Deserialize)]
                 struct Cancelled {
@@ -111,18 +111,17 @@ impl Connection {
                 }
                 let parsed = n
                     .params
-                    .as_deref()
                     .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
                 // Unknown, finished and malformed cancellations are ignored, as the spec says.
                 if let Some(Cancelled { request_id }) = parsed
-                    && let Some(token) = self
+                    && let Some(ctx) = self
                         .in_flight
                         .lock()
                         .expect("in-flight lock")
                         .get(&request_id)
                 {
                     tracing::debug!(id = %request_id, "request cancelled by the client");
-                    token.cancel();
+                    ctx.cancel();
                 }
             }
             "notifications/initialized" => tracing::debug!("client initialized"),
@@ -131,7 +130,11 @@ impl Connection {
     }
 
     /// Registers a request that will run on its own task, so it can be cancelled.
-    pub(crate) fn begin(self: &Arc<Self>, id: &RequestId) -> Result<InFlight, McpError> {
+    pub(crate) fn begin(
+        self: &Arc<Self>,
+        id: &RequestId,
+        ctx: &Context,
+    ) -> Result<InFlight, McpError> {
         let mut map = self.in_flight.lock().expect("in-flight lock");
         if map.contains_key(id) {
             return Err(McpError::invalid_request(format!(
@@ -144,12 +147,11 @@ impl Connection {
                 "Server busy: {limit} requests already in flight on this connection"
             )));
         }
-        let token = CancellationToken::new();
-        map.insert(id.clone(), token.clone());
+        map.insert(id.clone(), ctx.clone());
         Ok(InFlight {
             conn: self.clone(),
             id: id.clone(),
-            token,
+            ctx: ctx.clone(),
         })
     }
 
@@ -159,7 +161,7 @@ impl Connection {
             .lock()
             .expect("in-flight lock")
             .values()
-            .for_each(CancellationToken::cancel);
+            .for_each(Context::cancel);
     }
 
     /// How many requests are running.
@@ -172,7 +174,7 @@ impl Connection {
 pub(crate) struct InFlight {
     conn: Arc<Connection>,
     id: RequestId,
-    pub(crate) token: CancellationToken,
+    pub(crate) ctx: Context,
 }
 
 impl Drop for InFlight {

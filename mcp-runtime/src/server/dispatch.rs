@@ -8,13 +8,13 @@ use serde_json::value::RawValue;
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, ClientInfo, Scope};
-use crate::context::{Context, RequestInfo};
+use crate::context::{Cancellation, Context, RequestInfo};
 use crate::protocol::jsonrpc::{Request, encode_error};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 use crate::tool::ToolCall;
 
 impl Connection {
-    pub(crate) fn on_request(self: &Arc<Self>, req: Request) -> Step {
+    pub(crate) fn on_request(self: &Arc<Self>, req: Request<'_>) -> Step {
         if req.method == "initialize" {
             return Step::Reply(self.initialize(&req));
         }
@@ -24,7 +24,7 @@ impl Connection {
         };
         let stateless = scope.version().era() == Era::Stateless;
         let has_tools = !self.server.inner.registry.is_empty();
-        match req.method.as_str() {
+        match &*req.method {
             "ping" if !stateless => self.reply(&scope, &req, &serde_json::Map::new(), Cache::No),
             "server/discover" if stateless => self.discover(&scope, &req),
             "tools/list" if has_tools => self.list_tools(&scope, &req),
@@ -33,11 +33,17 @@ impl Connection {
         }
     }
 
-    fn reply<T: Serialize>(&self, scope: &Scope, req: &Request, body: &T, cache: Cache) -> Step {
+    fn reply<T: Serialize>(
+        &self,
+        scope: &Scope,
+        req: &Request<'_>,
+        body: &T,
+        cache: Cache,
+    ) -> Step {
         Step::Reply(scope.ok(&self.server.inner, &req.id, body, None, cache))
     }
 
-    fn initialize(&self, req: &Request) -> Vec<u8> {
+    fn initialize(&self, req: &Request<'_>) -> Vec<u8> {
         #[derive(Deserialize)]
         struct Params {
             #[serde(rename = "protocolVersion")]
@@ -90,7 +96,7 @@ impl Connection {
         era::encode_ok(inner, Era::Session, &req.id, &body, None, Cache::No)
     }
 
-    fn discover(&self, scope: &Scope, req: &Request) -> Step {
+    fn discover(&self, scope: &Scope, req: &Request<'_>) -> Step {
         #[derive(Serialize)]
         #[serde(rename_all = "camelCase")]
         struct DiscoverResult<'a> {
@@ -108,7 +114,7 @@ impl Connection {
         self.reply(scope, req, &body, Cache::Yes)
     }
 
-    fn list_tools(&self, scope: &Scope, req: &Request) -> Step {
+    fn list_tools(&self, scope: &Scope, req: &Request<'_>) -> Step {
         #[derive(Deserialize)]
         struct Params {
             cursor: Option<String>,
@@ -139,13 +145,15 @@ impl Connection {
         self.reply(scope, req, &body, Cache::Yes)
     }
 
-    fn call_tool(self: &Arc<Self>, scope: Scope, req: Request) -> Step {
+    fn call_tool(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
         #[derive(Deserialize)]
-        struct Params {
-            name: String,
-            arguments: Option<Box<RawValue>>,
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            arguments: Option<&'a RawValue>,
         }
-        let params: Params = match parse_params(&req) {
+        let params: Params<'_> = match parse_params(&req) {
             Ok(p) => p,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
@@ -155,33 +163,37 @@ impl Connection {
                 .with_data(serde_json::json!({ "name": params.name }));
             return Step::Reply(scope.err(&req.id, e));
         };
-        let in_flight = match self.begin(&req.id) {
+        let context = Context::new(RequestInfo {
+            id: req.id.clone(),
+            client: scope.client.clone(),
+            progress_token: scope.progress_token.clone(),
+            transport: self.transport,
+            cancel: Cancellation::default(),
+        });
+        let in_flight = match self.begin(&req.id, &context) {
             Ok(f) => f,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
-        let context = Context::new(RequestInfo {
-            id: req.id.clone(),
-            version: scope.version(),
-            client_info: scope.client.info.clone(),
-            client_capabilities: scope.client.capabilities.clone(),
-            progress_token: scope.progress_token.clone(),
-            transport: self.transport,
-            cancel: in_flight.token.clone(),
-        });
         let name = tool.def.name;
         let fut = (tool.def.call)(ToolCall {
             context,
             arguments: params.arguments,
             mode: tool.mode,
         });
+        let id = req.id;
         let conn = self.clone();
         Step::Run(Box::pin(async move {
-            let token = in_flight.token.clone();
+            // The tool is polled first: most finish on their first poll, and then the
+            // cancellation future is never registered (a cheap `is_cancelled` check covers it).
+            let ctx = &in_flight.ctx;
             let outcome = tokio::select! {
                 biased;
-                _ = token.cancelled() => return None,
                 outcome = CatchUnwind(fut) => outcome,
+                _ = ctx.cancelled() => return None,
             };
+            if ctx.is_cancelled() {
+                return None;
+            }
             drop(in_flight);
             let inner = &conn.server.inner;
             Some(match outcome {
@@ -189,13 +201,13 @@ impl Connection {
                     if !scope.version().has_structured_output() {
                         result.structured_content = None;
                     }
-                    scope.ok(inner, &req.id, &result, Some(&result.meta), Cache::No)
+                    scope.ok(inner, &id, &result, Some(&result.meta), Cache::No)
                 }
-                Ok(Err(e)) => scope.err(&req.id, e),
+                Ok(Err(e)) => scope.err(&id, e),
                 Err(panic) => {
                     tracing::error!(tool = name, panic = %panic, "tool panicked");
                     scope.err(
-                        &req.id,
+                        &id,
                         McpError::internal(format!("Internal error: tool `{name}` panicked")),
                     )
                 }
@@ -205,8 +217,8 @@ impl Connection {
 }
 
 /// Parses required params; errors are -32602 with serde's reason.
-fn parse_params<T: for<'de> Deserialize<'de>>(req: &Request) -> Result<T, McpError> {
-    let text = req.params.as_deref().map_or("{}", RawValue::get);
+fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
+    let text = req.params.map_or("{}", RawValue::get);
     serde_json::from_str(text).map_err(|e| {
         McpError::invalid_params(format!(
             "Invalid params for {}: {}",
@@ -217,7 +229,7 @@ fn parse_params<T: for<'de> Deserialize<'de>>(req: &Request) -> Result<T, McpErr
 }
 
 fn parse_optional_params<T: for<'de> Deserialize<'de>>(
-    req: &Request,
+    req: &Request<'_>,
 ) -> Result<Option<T>, McpError> {
     match req.params {
         None => Ok(None),

@@ -61,10 +61,11 @@ pub(crate) const STATELESS_KEY_VERSION: &str = "io.modelcontextprotocol/protocol
 const STATELESS_KEY_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// Decides the era of a request (anything but `initialize`) and checks its `_meta`.
-pub(crate) fn resolve(conn: &Connection, req: &Request) -> Result<Scope, McpError> {
+pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, McpError> {
+    // Most session-era requests carry no `_meta`; skip parsing their params twice.
     let meta = req
         .params
-        .as_deref()
+        .filter(|p| p.get().contains("\"_meta\""))
         .and_then(|p| serde_json::from_str::<ParamsMeta>(p.get()).ok())
         .and_then(|p| p.meta);
     let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
@@ -182,6 +183,10 @@ pub(crate) fn encode_ok<T: Serialize>(
     cache: Cache,
 ) -> Encoded {
     let stateless = era == Era::Stateless;
+    if !stateless && meta.is_none_or(Map::is_empty) {
+        // Nothing to add: the body is the result (the common session-era case, kept direct).
+        return encode_result(id, body);
+    }
     let cached = stateless && cache == Cache::Yes;
     let limits = &server.limits;
     encode_result(

@@ -4,7 +4,7 @@
 mod builder;
 pub(crate) mod connection;
 mod dispatch;
-mod era;
+pub(crate) mod era;
 
 use std::sync::Arc;
 use std::time::Duration;

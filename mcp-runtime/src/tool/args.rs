@@ -24,6 +24,10 @@ pub fn parse_arguments<T: DeserializeOwned>(
             "Invalid arguments for tool `{tool}`: `arguments` must be a JSON object"
         )));
     }
+    // The fast path parses once; only a failure pays for tracking the path to the bad field.
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();

@@ -14,12 +14,13 @@ use crate::protocol::{CallToolResult, Icon, IconTheme, McpError, ToolAnnotations
 pub type ToolFuture =
     Pin<Box<dyn Future<Output = Result<CallToolResult, McpError>> + Send + 'static>>;
 
-/// What the dispatcher hands a tool adapter.
-pub struct ToolCall {
+/// What the dispatcher hands a tool adapter. The adapter parses `arguments` before it returns,
+/// so the future it returns owns everything it needs and the message can be dropped.
+pub struct ToolCall<'a> {
     /// The request's context (injected into parameters of type [`Context`]).
     pub context: Context,
     /// The raw `arguments` object, if the client sent one.
-    pub arguments: Option<Box<RawValue>>,
+    pub arguments: Option<&'a RawValue>,
     /// How the return value becomes a result (decided from the output schema at start-up).
     pub mode: OutputMode,
 }
@@ -124,7 +125,7 @@ pub struct ToolDef {
     /// `_meta` entries.
     pub meta: &'static [(&'static str, MetaValue)],
     /// Runs the tool.
-    pub call: fn(ToolCall) -> ToolFuture,
+    pub call: for<'a> fn(ToolCall<'a>) -> ToolFuture,
     /// Where the tool is defined (`file`, `line`), for error messages.
     pub location: (&'static str, u32),
 }

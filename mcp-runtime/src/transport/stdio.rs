@@ -1,13 +1,18 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin/stdout.
 //!
-//! Reading and writing happen on two dedicated threads with plain blocking I/O (tokio's stdio
-//! goes through the blocking pool for every read and write). Requests run concurrently as tasks,
-//! so a slow tool never holds back a `ping`. Responses are batched into one `write` when several
-//! are ready.
+//! One thread reads stdin with plain blocking I/O (tokio's stdio sends every read through the
+//! blocking pool). It decodes each line, answers cheap requests at once, and polls a tool call's
+//! future once in place: most calls finish on that first poll, and their response goes straight
+//! into the output buffer, flushed whenever the reader is about to wait for more input. A call
+//! that is not finished (it awaits I/O or a timer, or is a sync tool on the blocking pool) moves
+//! to a tokio task, so a slow tool never holds back a `ping`; its response reaches the output
+//! through a writer thread. Crossing threads only for the calls that need it is what makes this
+//! transport fast (see BENCHMARKS.md).
 
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::sync::Arc;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
 use tokio::sync::oneshot;
@@ -23,8 +28,7 @@ use crate::server::connection::{Connection, Step};
 /// stream.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
     let out = protocol_stdout()?;
-    let input = BufReader::with_capacity(64 * 1024, io::stdin());
-    serve_lines(server, input, out).await
+    serve_lines(server, io::stdin(), out).await
 }
 
 #[cfg(unix)]
@@ -49,22 +53,28 @@ fn protocol_stdout() -> io::Result<io::Stdout> {
     Ok(io::stdout())
 }
 
+/// The output stream, shared by the reader thread (responses it finished itself) and the writer
+/// thread (responses of spawned tasks).
+type Output<W> = Arc<Mutex<BufWriter<W>>>;
+
 /// Serves `server` on any pair of byte streams with stdio framing (one JSON-RPC message per
 /// line), e.g. a TCP or Unix socket. Returns when `input` reaches end of file (after running
 /// requests finish, within the shutdown grace) or on SIGINT/SIGTERM.
 pub async fn serve_lines<R, W>(server: Server, input: R, output: W) -> io::Result<()>
 where
-    R: BufRead + Send + 'static,
+    R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
     let conn = Connection::new(server, "stdio");
     let limits = conn.server.inner.limits.clone();
+    let output: Output<W> = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, output)));
     let (tx, rx) = mpsc::channel::<Encoded>();
     let (writer_done_tx, writer_done) = oneshot::channel();
+    let writer_output = output.clone();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
-            let result = write_loop(rx, output);
+            let result = write_loop(rx, &writer_output);
             let _ = writer_done_tx.send(result);
         })?;
     let (eof_tx, eof) = oneshot::channel();
@@ -73,7 +83,15 @@ where
     std::thread::Builder::new()
         .name("mcp-stdin".into())
         .spawn(move || {
-            let result = read_loop(&reader_conn, input, tx, &runtime, limits.max_message_bytes);
+            let input = BufReader::with_capacity(64 * 1024, input);
+            let result = read_loop(
+                &reader_conn,
+                input,
+                &output,
+                tx,
+                &runtime,
+                limits.max_message_bytes,
+            );
             let _ = eof_tx.send(result);
         })?;
 
@@ -92,7 +110,7 @@ where
     }
     conn.cancel_all();
     drop(conn);
-    // The writer ends once every sender (the reader's and the tasks') is gone.
+    // The writer ends once every sender (the reader's and the tasks') is gone, after a flush.
     match tokio::time::timeout(Duration::from_secs(1), writer_done).await {
         Ok(Ok(Err(e))) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e),
         _ => {}
@@ -100,18 +118,30 @@ where
     read_result
 }
 
-fn read_loop<R: BufRead>(
+fn read_loop<R: Read, W: Write>(
     conn: &Arc<Connection>,
-    mut input: R,
+    mut input: BufReader<R>,
+    output: &Output<W>,
     tx: mpsc::Sender<Encoded>,
     runtime: &tokio::runtime::Handle,
     max: usize,
 ) -> io::Result<()> {
+    // Tool futures polled here may touch tokio's timers and spawn tasks.
+    let _runtime = runtime.enter();
     let mut line = Vec::with_capacity(4096);
+    let mut unflushed = false;
+    let flush = |unflushed: &mut bool| -> io::Result<()> {
+        if std::mem::take(unflushed) {
+            output.lock().expect("output lock").flush()?;
+        }
+        Ok(())
+    };
     loop {
         line.clear();
-        let step = match read_line(&mut input, &mut line, max)? {
-            Line::Eof => return Ok(()),
+        // Responses written so far go out before we might wait for more input.
+        let read = read_line(&mut input, &mut line, max, &mut || flush(&mut unflushed))?;
+        let step = match read {
+            Line::Eof => return flush(&mut unflushed),
             Line::TooLong => Step::Reply(conn.too_large()),
             Line::Complete => {
                 let text = trim_line(&line);
@@ -124,21 +154,32 @@ fn read_loop<R: BufRead>(
                 }
             }
         };
-        match step {
-            Step::Reply(out) => {
-                if tx.send(out).is_err() {
-                    return Ok(());
+        let ready = match step {
+            Step::Reply(out) => Some(out),
+            Step::Run(mut pending) => {
+                match pending
+                    .as_mut()
+                    .poll(&mut TaskContext::from_waker(Waker::noop()))
+                {
+                    Poll::Ready(out) => out,
+                    Poll::Pending => {
+                        let tx = tx.clone();
+                        runtime.spawn(async move {
+                            if let Some(out) = pending.await {
+                                let _ = tx.send(out);
+                            }
+                        });
+                        None
+                    }
                 }
             }
-            Step::Run(pending) => {
-                let tx = tx.clone();
-                runtime.spawn(async move {
-                    if let Some(out) = pending.await {
-                        let _ = tx.send(out);
-                    }
-                });
-            }
-            Step::Nothing => {}
+            Step::Nothing => None,
+        };
+        if let Some(out) = ready {
+            let mut w = output.lock().expect("output lock");
+            w.write_all(&out)?;
+            w.write_all(b"\n")?;
+            unflushed = true;
         }
     }
 }
@@ -148,19 +189,19 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.trim_ascii()
 }
 
-fn write_loop<W: Write>(rx: mpsc::Receiver<Encoded>, output: W) -> io::Result<()> {
-    let mut out = BufWriter::with_capacity(64 * 1024, output);
+fn write_loop<W: Write>(rx: mpsc::Receiver<Encoded>, output: &Output<W>) -> io::Result<()> {
     while let Ok(first) = rx.recv() {
-        out.write_all(&first)?;
-        out.write_all(b"\n")?;
+        let mut w = output.lock().expect("output lock");
+        w.write_all(&first)?;
+        w.write_all(b"\n")?;
         // Batch whatever else is ready into the same write.
         while let Ok(more) = rx.try_recv() {
-            out.write_all(&more)?;
-            out.write_all(b"\n")?;
+            w.write_all(&more)?;
+            w.write_all(b"\n")?;
         }
-        out.flush()?;
+        w.flush()?;
     }
-    out.flush()
+    output.lock().expect("output lock").flush()
 }
 
 enum Line {
@@ -170,11 +211,20 @@ enum Line {
 }
 
 /// Reads one `\n`-terminated line into `buf`, never holding more than `max` bytes: a longer line
-/// is consumed and dropped, and reported as [`Line::TooLong`].
-fn read_line<R: BufRead>(input: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+/// is consumed and dropped, and reported as [`Line::TooLong`]. `before_wait` runs whenever the
+/// buffer is empty, that is before a read that may block.
+fn read_line<R: Read>(
+    input: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+    max: usize,
+    before_wait: &mut dyn FnMut() -> io::Result<()>,
+) -> io::Result<Line> {
     let mut too_long = false;
     let mut seen_any = false;
     loop {
+        if input.buffer().is_empty() {
+            before_wait()?;
+        }
         let available = match input.fill_buf() {
             Ok(b) => b,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -243,7 +293,7 @@ mod tests {
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            match read_line(&mut r, &mut buf, max).unwrap() {
+            match read_line(&mut r, &mut buf, max, &mut || Ok(())).unwrap() {
                 Line::Eof => return out,
                 Line::TooLong => out.push(Err("too long")),
                 Line::Complete => out.push(Ok(String::from_utf8(buf.clone()).unwrap())),
