@@ -51,6 +51,12 @@ async fn returns_raw() -> CallToolResult {
     CallToolResult::success(vec![])
 }
 
+/// `run!` works through a renamed dependency and takes a transport in code.
+#[allow(dead_code)]
+fn serve_in_code() {
+    mcp::run!("127.0.0.1:8000");
+}
+
 fn main() {
     let server = mcp::Server::builder().build().unwrap();
     let names: Vec<_> = server.tool_names().collect();
