@@ -181,7 +181,7 @@ async fn a_request_before_initialize_gets_an_error_at_once() {
     let fresh = TestClient::connect_to(server(), ProtocolVersion::V2026_07_28)
         .await
         .unwrap();
-    for method in ["tools/list", "ping", "server/discover"] {
+    for method in ["tools/list", "tools/call", "server/discover"] {
         let r = fresh
             .send_request(json!(5), method, json!({}))
             .await
@@ -195,6 +195,12 @@ async fn a_request_before_initialize_gets_an_error_at_once() {
                 .contains("initialize")
         );
     }
+    // Pings are allowed before the handshake and answered.
+    let r = fresh
+        .send_request(json!(6), "ping", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r["result"], json!({}));
 }
 
 #[tokio::test]
@@ -466,6 +472,16 @@ async fn cancellation_drops_the_handler_and_sends_nothing() {
         "notifications/cancelled",
         json!({"requestId": "slow-1", "reason": "user"}),
     );
+    // The id is free again at once, before the cancelled task has even run again.
+    let again = client
+        .send_request(
+            json!("slow-1"),
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again["result"]["content"][0]["text"], "3");
     let response = tokio::time::timeout(Duration::from_secs(5), running)
         .await
         .unwrap()
@@ -633,4 +649,151 @@ async fn tool_filters_and_duplicate_names_are_checked_at_build() {
 async fn the_users_fn_stays_callable() {
     assert_eq!(add(2, 3).await, 5);
     assert_eq!(multiply(2, 3), 6);
+}
+
+#[tokio::test]
+async fn batches_are_served_in_2025_03_26() {
+    let client = session(ProtocolVersion::V2025_03_26).await;
+    let batch = r#"[
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":2,"method":"ping"},
+        {"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}},
+        {"jsonrpc":"2.0","id":4,"method":"nope"}
+    ]"#;
+    let r = client.send_raw(batch).await.unwrap();
+    let mut by_id: Vec<(i64, Value)> = r
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["id"].as_i64().unwrap(), m.clone()))
+        .collect();
+    by_id.sort_by_key(|(id, _)| *id);
+    let ids: Vec<i64> = by_id.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+    assert_eq!(by_id[0].1["result"]["content"][0]["text"], "3");
+    assert_eq!(by_id[1].1["result"], json!({}));
+    assert_eq!(
+        by_id[2].1["error"]["code"], -32600,
+        "initialize is never batched"
+    );
+    assert_eq!(by_id[3].1["error"]["code"], -32601);
+    assert!(
+        client
+            .send_raw(r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#)
+            .await
+            .is_none()
+    );
+    assert_eq!(
+        client.send_raw("[]").await.unwrap()["error"]["code"],
+        -32600
+    );
+}
+
+#[tool]
+async fn linked() -> Vec<Content> {
+    vec![
+        Content::resource_link("file:///tmp/a.txt", "a.txt"),
+        Content::audio(&[1, 2], "audio/wav"),
+    ]
+}
+
+#[tokio::test]
+async fn newer_content_blocks_become_text_for_older_versions() {
+    let client = session(ProtocolVersion::V2024_11_05).await;
+    let r = client.call_tool("linked", json!({})).await.unwrap();
+    assert_eq!(
+        r.content()[0],
+        json!({"type": "text", "text": "a.txt: file:///tmp/a.txt"})
+    );
+    assert_eq!(r.content()[1]["type"], "text");
+    let client = session(ProtocolVersion::V2025_03_26).await;
+    let r = client.call_tool("linked", json!({})).await.unwrap();
+    assert_eq!(
+        r.content()[1]["type"],
+        "audio",
+        "audio exists since 2025-03-26"
+    );
+    let client = session(ProtocolVersion::V2025_06_18).await;
+    let r = client.call_tool("linked", json!({})).await.unwrap();
+    assert_eq!(r.content()[0]["type"], "resource_link");
+}
+
+/// Sleeps its thread (a sync tool on the blocking pool).
+#[tool]
+fn nap(ms: u64) -> u64 {
+    std::thread::sleep(Duration::from_millis(ms));
+    ms
+}
+
+#[tokio::test]
+async fn a_cancelled_sync_tool_keeps_its_slot_until_its_work_ends() {
+    let server = Server::builder().max_in_flight(1).build().unwrap();
+    let client = std::sync::Arc::new(
+        TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap(),
+    );
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .send_request(
+                    json!(1),
+                    "tools/call",
+                    json!({"name": "nap", "arguments": {"ms": 400}}),
+                )
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.notify("notifications/cancelled", json!({"requestId": 1}));
+    assert_eq!(running.await.unwrap(), None);
+    let busy = client
+        .call_tool("add", json!({"a": 1, "b": 1}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        busy.code.0, -32603,
+        "the blocking work still holds the only slot"
+    );
+    assert!(busy.message.contains("busy"), "{}", busy.message);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        client
+            .call_tool("add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap()
+            .text(),
+        "2"
+    );
+}
+
+fn explode_on_13<'de, D: serde::Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    let n = i64::deserialize(d)?;
+    assert_ne!(n, 13, "user deserialization code exploded");
+    Ok(n)
+}
+
+#[tool]
+async fn parse_panics(#[serde(deserialize_with = "explode_on_13")] n: i64) -> i64 {
+    n
+}
+
+#[tokio::test]
+async fn a_panic_while_parsing_arguments_fails_only_that_request() {
+    let client = TestClient::connect().await;
+    let e = client
+        .call_tool("parse_panics", json!({"n": 13}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32603);
+    assert_eq!(
+        client
+            .call_tool("parse_panics", json!({"n": 4}))
+            .await
+            .unwrap()
+            .text(),
+        "4"
+    );
 }

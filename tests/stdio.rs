@@ -208,3 +208,22 @@ fn http_is_refused_clearly_until_it_lands() {
     assert_eq!(p.wait_exit(Duration::from_secs(5)), Some(2));
     assert!(p.stderr_text().contains("--bogus"));
 }
+
+#[test]
+fn child_processes_of_tools_do_not_hold_the_protocol_pipes() {
+    let mut p = fixture();
+    p.request(1, "tools/call", json!({"name": "spawn_child"}));
+    let pid = p.recv()["result"]["structuredContent"]["result"]
+        .as_u64()
+        .unwrap();
+    p.close_stdin();
+    assert_eq!(p.wait_exit(Duration::from_secs(3)), Some(0));
+    let closed = p.stdout_closes_within(Duration::from_secs(2));
+    let _ = std::process::Command::new("kill")
+        .arg(pid.to_string())
+        .status();
+    assert!(
+        closed,
+        "stdout stays open while a tool's child process lives"
+    );
+}

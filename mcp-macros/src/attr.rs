@@ -169,16 +169,20 @@ fn check_meta_value(value: Lit) -> syn::Result<Lit> {
 
 /// The spec's tool-name rule, checked where the name is written.
 fn check_tool_name(name: &LitStr) -> syn::Result<()> {
-    let v = name.value();
+    check_name(&name.value(), name.span())
+}
+
+/// The spec's tool-name rule (1 to 128 of `A-Z a-z 0-9 _ - .`), reported at `span`.
+pub(crate) fn check_name(v: &str, span: proc_macro2::Span) -> syn::Result<()> {
     let ok = (1..=128).contains(&v.len())
         && v.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
     if ok {
         Ok(())
     } else {
-        Err(syn::Error::new_spanned(
-            name,
-            "tool names are 1 to 128 characters of A-Z a-z 0-9 _ - .",
+        Err(syn::Error::new(
+            span,
+            "tool names are 1 to 128 characters of A-Z a-z 0-9 _ - . (set one with `name = \"…\"`)",
         ))
     }
 }

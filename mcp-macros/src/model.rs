@@ -195,7 +195,9 @@ impl<'a> FnModel<'a> {
                     continue;
                 }
             };
-            let kind = match injected(&pt.ty) {
+            // `#[arg(...)]` marks an argument whatever its type is called.
+            let marked_argument = pt.attrs.iter().any(|a| a.path().is_ident("arg"));
+            let kind = match injected(&pt.ty).filter(|_| !marked_argument) {
                 Some(by_ref) => ParamKind::Injected { by_ref },
                 None => {
                     check_argument_type(&pt.ty, &mut errors);

@@ -26,6 +26,8 @@ pub(crate) struct RequestInfo {
     pub(crate) progress_token: Option<Value>,
     pub(crate) transport: &'static str,
     pub(crate) cancel: Cancellation,
+    /// Held while any clone of the context lives (see `Slot`); `None` outside a connection.
+    pub(crate) _slot: Option<crate::server::connection::Slot>,
 }
 
 /// One request's cancellation flag. It lives inside the request's shared state, so creating,
@@ -66,6 +68,11 @@ impl Context {
         Context {
             inner: Arc::new(info),
         }
+    }
+
+    /// Whether two contexts belong to the same request.
+    pub(crate) fn same_request(&self, other: &Context) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Marks the request cancelled and wakes whoever waits on [`Context::cancelled`].

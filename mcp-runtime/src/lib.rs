@@ -158,11 +158,20 @@ pub mod __private {
     /// Checked at each injected parameter's type span by generated code.
     pub const fn assert_injected<T: FromContext>() {}
 
-    /// Runs a sync tool body on the blocking pool.
+    /// Runs a sync tool body on the blocking pool. The closure holds the request's context, so
+    /// the request keeps its place in the connection's limit until the blocking work ends, even
+    /// when the client cancels it.
     pub async fn run_blocking<T: Send + 'static>(
+        ctx: &Context,
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, McpError> {
-        match tokio::task::spawn_blocking(f).await {
+        let held = ctx.clone();
+        match tokio::task::spawn_blocking(move || {
+            let _held = held;
+            f()
+        })
+        .await
+        {
             Ok(v) => Ok(v),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => Err(McpError::internal("the tool's blocking task was cancelled")),

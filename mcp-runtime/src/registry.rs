@@ -149,7 +149,7 @@ impl Registry {
             None | Some("") => 0,
             Some(c) => self.decode_cursor(c)?,
         };
-        let end = (start + page_size.max(1)).min(self.tools.len());
+        let end = start.saturating_add(page_size.max(1)).min(self.tools.len());
         let next = (end < self.tools.len()).then(|| self.encode_cursor(end));
         Some((&self.tools[start..end], next))
     }

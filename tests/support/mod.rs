@@ -100,6 +100,14 @@ impl Proc {
         self.lines.recv_timeout(wait).ok()
     }
 
+    /// Whether stdout reaches end of file within `wait` (no further lines may come first).
+    pub fn stdout_closes_within(&mut self, wait: Duration) -> bool {
+        matches!(
+            self.lines.recv_timeout(wait),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        )
+    }
+
     pub fn initialize(&mut self) -> Value {
         self.request(
             0,

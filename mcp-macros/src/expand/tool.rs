@@ -24,6 +24,11 @@ pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<T
         }
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
+    if attr.name.is_none() {
+        // The default name is the fn's; it must follow the same rules as an explicit one.
+        let ident = model.ident();
+        crate::attr::check_name(ident.to_string().trim_start_matches("r#"), ident.span())?;
+    }
     let generated = generate(&attr, &model);
     let mut item = item.clone();
     strip_param_attrs(&mut item);
@@ -57,6 +62,16 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let schemars_path = LitStr::new(&format!("{}::schemars", private), Span::call_site());
 
     let fn_ident = model.ident();
+    // Locals of the generated adapter live in their own hygiene context, so no parameter name
+    // can shadow them; the fn itself is bound first, so a parameter named like the fn works.
+    let local = |name: &str| syn::Ident::new(name, Span::mixed_site());
+    let (f, ctx, args_in, mode, ret_val) = (
+        local("__mcp_fn"),
+        local("__mcp_context"),
+        local("__mcp_arguments"),
+        local("__mcp_mode"),
+        local("__mcp_return"),
+    );
     let name = attr.name.as_ref().map_or_else(
         || fn_ident.to_string().trim_start_matches("r#").to_owned(),
         LitStr::value,
@@ -127,7 +142,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                 };
                 checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_injected::<#owned>();));
                 injections.push(quote! {
-                    let #ident = <#owned as #private::FromContext>::from_context(&__mcp_context)?;
+                    let #ident = <#owned as #private::FromContext>::from_context(&#ctx)?;
                 });
                 call_args.push(if *by_ref {
                     quote!(&#ident)
@@ -138,9 +153,9 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         }
     }
     let call = if model.is_async {
-        quote!(#fn_ident(#(#call_args),*).await)
+        quote!(#f(#(#call_args),*).await)
     } else {
-        quote!(#private::run_blocking(move || #fn_ident(#(#call_args),*)).await?)
+        quote!(#private::run_blocking(&#ctx, move || #f(#(#call_args),*)).await?)
     };
 
     let annotations = {
@@ -175,13 +190,16 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         };
         quote!((#k, #value))
     });
+    // A `#[cfg]` on the fn must also gate its registration.
+    let cfgs = model.item.attrs.iter().filter(|a| a.path().is_ident("cfg"));
     // file!/line! spanned at the fn's name report where the fn is, not where the attribute is.
     let location = quote_spanned!(fn_ident.span()=> (::core::file!(), ::core::line!()));
     let via = quote!(#[allow(unused_imports)] use #private::{ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
 
     quote! {
+        #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, unused_qualifications, clippy::all, clippy::pedantic)]
+        #[allow(non_snake_case, non_camel_case_types, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
             #(#checks)*
 
@@ -205,9 +223,10 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             }
 
             fn __mcp_call(__mcp_call: #private::ToolCall<'_>) -> #private::ToolFuture {
-                let #private::ToolCall { context: __mcp_context, arguments: __mcp_arguments, mode: __mcp_mode } = __mcp_call;
+                let #f = #fn_ident;
+                let #private::ToolCall { context: #ctx, arguments: #args_in, mode: #mode } = __mcp_call;
                 let __McpArguments { #(#arg_idents),* } =
-                    match #private::parse_arguments::<__McpArguments>(#name, __mcp_arguments) {
+                    match #private::parse_arguments::<__McpArguments>(#name, #args_in) {
                         ::core::result::Result::Ok(arguments) => arguments,
                         ::core::result::Result::Err(result) => {
                             return ::std::boxed::Box::pin(::core::future::ready(::core::result::Result::Ok(result)));
@@ -215,10 +234,10 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     };
                 ::std::boxed::Box::pin(async move {
                     #(#injections)*
-                    let _ = &__mcp_context;
-                    let __mcp_return: #ret = #call;
+                    let _ = &#ctx;
+                    let #ret_val: #ret = #call;
                     #via
-                    (&&&&#private::Tag::<#ret>::new()).convert(__mcp_return, __mcp_mode)
+                    (&&&&#private::Tag::<#ret>::new()).convert(#ret_val, #mode)
                 })
             }
 

@@ -111,6 +111,8 @@ pub enum Incoming<'a> {
 pub struct DecodeError {
     /// The request id, when the envelope had a readable one.
     pub id: Option<RequestId>,
+    /// The message was recognisably a notification (a `method`, no `id`): it gets no answer.
+    pub notification: bool,
     /// What was wrong.
     pub error: McpError,
 }
@@ -149,7 +151,11 @@ pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
             } else {
                 McpError::invalid_request(format!("Invalid request: {}", strip_position(&e)))
             };
-            return Err(DecodeError { id: None, error });
+            return Err(DecodeError {
+                id: None,
+                notification: false,
+                error,
+            });
         }
     };
     let id = match env.id {
@@ -159,6 +165,7 @@ pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
             Err(_) => {
                 return Err(DecodeError {
                     id: None,
+                    notification: false,
                     error: McpError::invalid_request(
                         "Invalid request: `id` must be a string or an integer",
                     ),
@@ -166,8 +173,10 @@ pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
             }
         },
     };
+    let notification = env.id.is_none() && env.method.is_some();
     let fail = |id: Option<RequestId>, msg: &str| DecodeError {
         id,
+        notification,
         error: McpError::invalid_request(format!("Invalid request: {msg}")),
     };
     if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
@@ -344,6 +353,13 @@ mod tests {
     fn keeps_the_id_when_the_rest_is_bad() {
         let err = decode(r#"{"jsonrpc":"2.0","id":9,"method":"x","params":"s"}"#).unwrap_err();
         assert_eq!(err.id, Some(RequestId::Number(9)));
+        assert!(!err.notification);
+        let err = decode(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}"#)
+            .unwrap_err();
+        assert!(
+            err.notification,
+            "malformed notifications are recognised, to be dropped"
+        );
     }
 
     #[test]

@@ -5,16 +5,18 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::Server;
 use super::era::ClientInfo;
 use crate::context::Context;
 use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification, encode_error};
-use crate::protocol::{McpError, RequestId};
+use crate::protocol::{McpError, ProtocolVersion, RequestId};
 
 /// A response the transport must still wait for; `None` when the request was cancelled.
 pub(crate) type Pending = Pin<Box<dyn Future<Output = Option<Encoded>> + Send + 'static>>;
@@ -34,7 +36,11 @@ pub(crate) struct Connection {
     pub(crate) server: Server,
     pub(crate) transport: &'static str,
     session: OnceLock<Arc<ClientInfo>>,
+    /// Requests that can still be cancelled, by id.
     in_flight: Mutex<HashMap<RequestId, Context>>,
+    /// Requests whose work is not finished: a cancelled sync tool keeps its slot until its
+    /// blocking work ends, so `max_in_flight` bounds the work, not just the bookkeeping.
+    active: Arc<AtomicUsize>,
 }
 
 impl Connection {
@@ -44,6 +50,7 @@ impl Connection {
             transport,
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
+            active: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -57,19 +64,28 @@ impl Connection {
         self.session.set(Arc::new(client)).is_ok()
     }
 
-    /// Decodes one message and decides what to do with it.
+    /// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
     pub(crate) fn on_message(self: &Arc<Self>, text: &str) -> Step {
         if text.trim_start().starts_with('[') {
-            return Step::Reply(encode_error(
-                None,
-                &McpError::invalid_request(
-                    "Invalid request: JSON-RPC batches are not supported (removed in protocol 2025-06-18)",
-                ),
-            ));
+            return self.on_batch(text);
         }
         match jsonrpc::decode(text) {
+            // No response to a notification, however malformed (JSON-RPC and the spec's
+            // cancellation rules both say so).
+            Err(e) if e.notification => {
+                tracing::debug!(error = %e.error, "ignoring a malformed notification");
+                Step::Nothing
+            }
             Err(e) => Step::Reply(encode_error(e.id.as_ref(), &e.error)),
-            Ok(Incoming::Request(req)) => self.on_request(req),
+            Ok(Incoming::Request(req)) => {
+                let id = req.id.clone();
+                // Handlers run user code (argument parsing, defaults) before any task exists;
+                // a panic there fails this request only.
+                catch_unwind(AssertUnwindSafe(|| self.on_request(req))).unwrap_or_else(|payload| {
+                    tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
+                    Step::Reply(encode_error(Some(&id), &McpError::internal("Internal error")))
+                })
+            }
             Ok(Incoming::Notification(n)) => {
                 self.on_notification(n);
                 Step::Nothing
@@ -79,6 +95,92 @@ impl Connection {
                 Step::Nothing
             }
         }
+    }
+
+    /// JSON-RPC batches exist only in protocol 2025-03-26 (servers MUST accept them there); the
+    /// answer is one array of the responses, or nothing when the batch held only notifications.
+    fn on_batch(self: &Arc<Self>, text: &str) -> Step {
+        let batches_allowed = self
+            .session()
+            .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
+        if !batches_allowed {
+            return Step::Reply(encode_error(
+                None,
+                &McpError::invalid_request(
+                    "Invalid request: JSON-RPC batches are only accepted after initializing with protocol 2025-03-26",
+                ),
+            ));
+        }
+        let items: Vec<&RawValue> = match serde_json::from_str(text) {
+            Ok(items) => items,
+            Err(e) => {
+                let e = McpError::new(
+                    crate::protocol::ErrorCode::PARSE_ERROR,
+                    format!("Parse error: {}", jsonrpc::strip_position(&e)),
+                );
+                return Step::Reply(encode_error(None, &e));
+            }
+        };
+        if items.is_empty() {
+            return Step::Reply(encode_error(
+                None,
+                &McpError::invalid_request("Invalid request: empty batch"),
+            ));
+        }
+        let mut ready = Vec::new();
+        let mut pending = Vec::new();
+        for item in items {
+            let text = item.get();
+            let step = if text.starts_with('[') {
+                Step::Reply(encode_error(
+                    None,
+                    &McpError::invalid_request("Invalid request: nested batch"),
+                ))
+            } else if text.contains("\"initialize\"")
+                && matches!(jsonrpc::decode(text), Ok(Incoming::Request(ref r)) if r.method == "initialize")
+            {
+                let id = match jsonrpc::decode(text) {
+                    Ok(Incoming::Request(r)) => Some(r.id),
+                    _ => None,
+                };
+                let e =
+                    McpError::invalid_request("Invalid request: `initialize` must not be batched");
+                Step::Reply(encode_error(id.as_ref(), &e))
+            } else {
+                self.on_message(text)
+            };
+            match step {
+                Step::Reply(out) => ready.push(out),
+                Step::Run(fut) => pending.push(tokio::spawn(fut)),
+                Step::Nothing => {}
+            }
+        }
+        let join = |mut ready: Vec<Encoded>| -> Option<Encoded> {
+            if ready.is_empty() {
+                return None;
+            }
+            let mut out = Vec::with_capacity(ready.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
+            out.push(b'[');
+            for (i, r) in ready.drain(..).enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&r);
+            }
+            out.push(b']');
+            Some(out)
+        };
+        if pending.is_empty() {
+            return join(ready).map_or(Step::Nothing, Step::Reply);
+        }
+        Step::Run(Box::pin(async move {
+            for handle in pending {
+                if let Ok(Some(out)) = handle.await {
+                    ready.push(out);
+                }
+            }
+            join(ready)
+        }))
     }
 
     /// The message for an input line longer than the limit (the line itself was dropped).
@@ -113,12 +215,13 @@ impl Connection {
                     .params
                     .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
                 // Unknown, finished and malformed cancellations are ignored, as the spec says.
+                // The entry goes at once, so the client may reuse the id straight away.
                 if let Some(Cancelled { request_id }) = parsed
                     && let Some(ctx) = self
                         .in_flight
                         .lock()
                         .expect("in-flight lock")
-                        .get(&request_id)
+                        .remove(&request_id)
                 {
                     tracing::debug!(id = %request_id, "request cancelled by the client");
                     ctx.cancel();
@@ -129,29 +232,33 @@ impl Connection {
         }
     }
 
-    /// Registers a request that will run on its own task, so it can be cancelled.
+    /// Registers a request that may outlive this call, so it can be cancelled: checks the id
+    /// and the connection's limit, then builds its context (holding a slot) with `make`.
     pub(crate) fn begin(
         self: &Arc<Self>,
         id: &RequestId,
-        ctx: &Context,
+        make: impl FnOnce(Slot) -> Context,
     ) -> Result<InFlight, McpError> {
         let mut map = self.in_flight.lock().expect("in-flight lock");
         if map.contains_key(id) {
+            tracing::warn!(id = %id, "client reused the id of a request in flight");
             return Err(McpError::invalid_request(format!(
                 "Request id {id} is already in flight"
             )));
         }
         let limit = self.server.inner.limits.max_in_flight;
-        if map.len() >= limit {
+        if self.active.load(Ordering::Relaxed) >= limit {
             return Err(McpError::internal(format!(
                 "Server busy: {limit} requests already in flight on this connection"
             )));
         }
+        self.active.fetch_add(1, Ordering::Relaxed);
+        let ctx = make(Slot(self.active.clone()));
         map.insert(id.clone(), ctx.clone());
         Ok(InFlight {
             conn: self.clone(),
             id: id.clone(),
-            ctx: ctx.clone(),
+            ctx,
         })
     }
 
@@ -164,9 +271,20 @@ impl Connection {
             .for_each(Context::cancel);
     }
 
-    /// How many requests are running.
+    /// How many requests have work running (including cancelled sync tools still blocking).
     pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.lock().expect("in-flight lock").len()
+        self.active.load(Ordering::Relaxed)
+    }
+}
+
+/// One unit of a connection's `max_in_flight`, released when the request's last `Context`
+/// clone is dropped (which a sync tool's blocking closure holds until it returns).
+#[derive(Debug)]
+pub(crate) struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -179,11 +297,13 @@ pub(crate) struct InFlight {
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.conn
-            .in_flight
-            .lock()
-            .expect("in-flight lock")
-            .remove(&self.id);
+        let mut map = self.conn.in_flight.lock().expect("in-flight lock");
+        // Only our own entry: after a cancellation the client may have reused the id.
+        if let Some(entry) = map.remove(&self.id)
+            && !entry.same_request(&self.ctx)
+        {
+            map.insert(self.id.clone(), entry);
+        }
     }
 }
 

@@ -18,6 +18,18 @@ impl Connection {
         if req.method == "initialize" {
             return Step::Reply(self.initialize(&req));
         }
+        // A ping is answered even before `initialize` (the lifecycle allows pings then); a
+        // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
+        if req.method == "ping" && !era::has_stateless_meta(&req) {
+            return Step::Reply(era::encode_ok(
+                &self.server.inner,
+                Era::Session,
+                &req.id,
+                &serde_json::Map::new(),
+                None,
+                Cache::No,
+            ));
+        }
         let scope = match era::resolve(self, &req) {
             Ok(scope) => scope,
             Err(e) => return Step::Reply(encode_error(Some(&req.id), &e)),
@@ -25,7 +37,6 @@ impl Connection {
         let stateless = scope.version().era() == Era::Stateless;
         let has_tools = !self.server.inner.registry.is_empty();
         match &*req.method {
-            "ping" if !stateless => self.reply(&scope, &req, &serde_json::Map::new(), Cache::No),
             "server/discover" if stateless => self.discover(&scope, &req),
             "tools/list" if has_tools => self.list_tools(&scope, &req),
             "tools/call" if has_tools => self.call_tool(scope, req),
@@ -157,26 +168,39 @@ impl Connection {
             Ok(p) => p,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
+        // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
+        // that do not fit the tool's own schema are tool errors the model can fix (isError).
+        if params
+            .arguments
+            .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
+        {
+            let e = McpError::invalid_params(
+                "Invalid params for tools/call: `arguments` must be an object",
+            );
+            return Step::Reply(scope.err(&req.id, e));
+        }
         let inner = &self.server.inner;
         let Some(tool) = inner.registry.get(&params.name) else {
             let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
                 .with_data(serde_json::json!({ "name": params.name }));
             return Step::Reply(scope.err(&req.id, e));
         };
-        let context = Context::new(RequestInfo {
-            id: req.id.clone(),
-            client: scope.client.clone(),
-            progress_token: scope.progress_token.clone(),
-            transport: self.transport,
-            cancel: Cancellation::default(),
-        });
-        let in_flight = match self.begin(&req.id, &context) {
+        let in_flight = match self.begin(&req.id, |slot| {
+            Context::new(RequestInfo {
+                id: req.id.clone(),
+                client: scope.client.clone(),
+                progress_token: scope.progress_token.clone(),
+                transport: self.transport,
+                cancel: Cancellation::default(),
+                _slot: Some(slot),
+            })
+        }) {
             Ok(f) => f,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
         let name = tool.def.name;
         let fut = (tool.def.call)(ToolCall {
-            context,
+            context: in_flight.ctx.clone(),
             arguments: params.arguments,
             mode: tool.mode,
         });
@@ -198,9 +222,7 @@ impl Connection {
             let inner = &conn.server.inner;
             Some(match outcome {
                 Ok(Ok(mut result)) => {
-                    if !scope.version().has_structured_output() {
-                        result.structured_content = None;
-                    }
+                    era::downgrade_result(&mut result, scope.version());
                     scope.ok(inner, &id, &result, Some(&result.meta), Cache::No)
                 }
                 Ok(Err(e)) => scope.err(&id, e),

@@ -16,7 +16,9 @@ use serde_json::{Map, Value};
 use super::connection::Connection;
 use super::{CacheScope, ServerInner};
 use crate::protocol::jsonrpc::{Encoded, Request, encode_error, encode_result};
-use crate::protocol::{Era, ErrorCode, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{
+    CallToolResult, Content, Era, ErrorCode, McpError, ProtocolVersion, RequestId,
+};
 
 /// What the client told us about itself: per session, or per request in the stateless era.
 #[derive(Debug)]
@@ -102,6 +104,33 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
             ))
             .with_data(serde_json::json!({ "missing": [STATELESS_KEY_VERSION, STATELESS_KEY_CAPS] }))),
         },
+    }
+}
+
+/// Whether a request names a protocol version in `_meta` (a stateless-era request). A cheap
+/// look; [`resolve`] does the real parse.
+pub(crate) fn has_stateless_meta(req: &Request<'_>) -> bool {
+    req.params
+        .is_some_and(|p| p.get().contains(STATELESS_KEY_VERSION))
+}
+
+/// Shapes a tool result for what `version` knows: no `structuredContent` before 2025-06-18,
+/// and content block types newer than the version become text describing them (a strict
+/// client rejects a whole result over a block type it does not know).
+pub(crate) fn downgrade_result(result: &mut CallToolResult, version: ProtocolVersion) {
+    if version.has_structured_output() {
+        return;
+    }
+    result.structured_content = None;
+    for block in &mut result.content {
+        let text = match block {
+            Content::ResourceLink { uri, name, .. } => format!("{name}: {uri}"),
+            Content::Audio { mime_type, .. } if version < ProtocolVersion::V2025_03_26 => {
+                format!("[{mime_type} audio, not supported by protocol {version}]")
+            }
+            _ => continue,
+        };
+        *block = Content::text(text);
     }
 }
 

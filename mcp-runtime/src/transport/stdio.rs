@@ -5,8 +5,10 @@
 //! future once in place: most calls finish on that first poll, and their response goes straight
 //! into the output buffer, flushed whenever the reader is about to wait for more input. A call
 //! that is not finished (it awaits I/O or a timer, or is a sync tool on the blocking pool) moves
-//! to a tokio task, so a slow tool never holds back a `ping`; its response reaches the output
-//! through a writer thread. Crossing threads only for the calls that need it is what makes this
+//! to a tokio task, so a slow tool does not hold back a `ping`; its response reaches the output
+//! through a writer thread. The price: an `async fn` tool that blocks before its first `.await`
+//! holds up the reader (later requests, cancellations, even noticing EOF) until it returns,
+//! which is why blocking work belongs in a sync `fn` tool. Crossing threads only for the calls that need it is what makes this
 //! transport fast (see BENCHMARKS.md).
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -23,34 +25,51 @@ use crate::server::connection::{Connection, Step};
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT/SIGTERM.
 ///
-/// stdout belongs to the protocol: on Unix, file descriptor 1 is pointed at stderr for the rest
-/// of the process, so a stray `println!` in a tool lands in the log instead of corrupting the
-/// stream.
+/// stdin and stdout belong to the protocol. On Unix they are moved to new close-on-exec
+/// descriptors: file descriptor 1 then points at stderr, so a stray `println!` in a tool lands
+/// in the log instead of corrupting the stream, and descriptor 0 at `/dev/null`, so a child
+/// process a tool starts can neither eat protocol input nor hold the client's pipe open.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
-    let out = protocol_stdout()?;
-    serve_lines(server, io::stdin(), out).await
+    let (input, output) = protocol_stdio()?;
+    serve_lines(server, input, output).await
 }
 
 #[cfg(unix)]
-fn protocol_stdout() -> io::Result<std::fs::File> {
+fn protocol_stdio() -> io::Result<(std::fs::File, std::fs::File)> {
     use std::os::fd::FromRawFd;
-    // SAFETY: dup/dup2 on the process's standard descriptors; the new descriptor is owned by
-    // the returned File and nothing else closes it.
+    // SAFETY: fcntl/open/dup2 on the process's standard descriptors. Each new descriptor is
+    // owned by exactly one returned File, and nothing else closes it.
     unsafe {
-        let fd = libc::dup(libc::STDOUT_FILENO);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
+        let dup = |fd: libc::c_int| {
+            let new = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3);
+            if new < 0 {
+                Err(io::Error::last_os_error())
+            } else {
+                Ok(new)
+            }
+        };
+        let input = std::fs::File::from_raw_fd(dup(libc::STDIN_FILENO)?);
+        let output = std::fs::File::from_raw_fd(dup(libc::STDOUT_FILENO)?);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, libc::STDIN_FILENO);
+            libc::close(null);
         }
+        // stdout now writes to stderr; if stderr is not open, to /dev/null.
         if libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO) < 0 {
-            return Err(io::Error::last_os_error());
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+            if null >= 0 {
+                libc::dup2(null, libc::STDOUT_FILENO);
+                libc::close(null);
+            }
         }
-        Ok(std::fs::File::from_raw_fd(fd))
+        Ok((input, output))
     }
 }
 
 #[cfg(not(unix))]
-fn protocol_stdout() -> io::Result<io::Stdout> {
-    Ok(io::stdout())
+fn protocol_stdio() -> io::Result<(io::Stdin, io::Stdout)> {
+    Ok((io::stdin(), io::stdout()))
 }
 
 /// The output stream, shared by the reader thread (responses it finished itself) and the writer
@@ -71,6 +90,7 @@ where
     let (tx, rx) = mpsc::channel::<Encoded>();
     let (writer_done_tx, writer_done) = oneshot::channel();
     let writer_output = output.clone();
+    let shared_output = output.clone();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
@@ -95,11 +115,13 @@ where
             let _ = eof_tx.send(result);
         })?;
 
+    let mut signalled = false;
     let read_result = tokio::select! {
-        r = eof => r.unwrap_or(Ok(())),
+        r = eof => r.unwrap_or_else(|_| Err(io::Error::other("the stdin reader thread failed"))),
         _ = shutdown_signal() => {
             tracing::info!("signal received, shutting down");
             conn.cancel_all();
+            signalled = true;
             Ok(())
         }
     };
@@ -110,6 +132,14 @@ where
     }
     conn.cancel_all();
     drop(conn);
+    if signalled {
+        // The reader thread is still blocked in `read` and holds a sender, so the writer will
+        // not end on its own: flush what is there (unless a write is stuck) and go.
+        if let Ok(mut out) = shared_output.try_lock() {
+            let _ = out.flush();
+        }
+        return read_result;
+    }
     // The writer ends once every sender (the reader's and the tasks') is gone, after a flush.
     match tokio::time::timeout(Duration::from_secs(1), writer_done).await {
         Ok(Ok(Err(e))) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e),

@@ -60,7 +60,46 @@ fn serve_in_code() {
 fn main() {
     let server = mcp::Server::builder().build().unwrap();
     let names: Vec<_> = server.tool_names().collect();
-    assert_eq!(names, ["every_form", "returns_raw", "sync_with_ref_context", "unit"]);
+    assert_eq!(
+        names,
+        ["ctx", "echo", "every_form", "labelled", "old_tool", "returns_raw", "sync_with_ref_context", "unit"]
+    );
     let _ = every_form;
     let _ = sync_with_ref_context;
+}
+
+mod naming {
+    use mcp::prelude::*;
+
+    /// A parameter named like its fn, and one named like the adapter's locals.
+    #[tool(crate = mcp)]
+    pub async fn echo(echo: String, __mcp_context: Option<u8>) -> String {
+        let _ = __mcp_context;
+        echo
+    }
+
+    /// The same in a sync tool, with `Context` under the fn's name.
+    #[tool(crate = mcp)]
+    pub fn ctx(ctx: mcp::Context) -> String {
+        ctx.request_id().to_string()
+    }
+
+    #[deprecated(note = "still served")]
+    #[tool(crate = mcp)]
+    pub async fn old_tool() {}
+
+    #[tool(crate = mcp)]
+    #[cfg(any())]
+    pub async fn compiled_out() {}
+
+    /// A user type that happens to be called `Context`, marked as an argument.
+    #[derive(Deserialize, JsonSchema)]
+    pub struct Context {
+        pub label: String,
+    }
+
+    #[tool(crate = mcp)]
+    pub async fn labelled(#[arg(description = "Not injected.")] context: Context) -> String {
+        context.label
+    }
 }

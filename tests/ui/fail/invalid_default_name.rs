@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[tool]
+async fn météo() -> String {
+    String::new()
+}
+
+fn main() {}
