@@ -1,7 +1,8 @@
-//! The arguments of `#[tool(...)]`.
+//! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`.
 
+use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
-use syn::{Lit, LitBool, LitStr, Path, Token};
+use syn::{Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
 
 use crate::model::set_once;
 
@@ -21,35 +22,148 @@ pub(crate) struct Icon {
     pub(crate) theme: Option<LitStr>,
 }
 
+/// Arguments every macro accepts.
 #[derive(Default)]
-pub(crate) struct ToolAttr {
+pub(crate) struct Common {
     pub(crate) name: Option<LitStr>,
     pub(crate) title: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
-    pub(crate) annotations: Annotations,
     pub(crate) icons: Vec<Icon>,
     pub(crate) meta: Vec<(LitStr, Lit)>,
     pub(crate) krate: Option<Path>,
 }
 
-const TOOL_KEYS: &str = "`name`, `title`, `description`, `annotations`, `icon`, `meta` or `crate`";
+impl Common {
+    /// Handles `meta` if it is a common argument; `Ok(false)` otherwise.
+    fn parse_key(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+        let p = &meta.path;
+        if p.is_ident("name") {
+            set_once(&mut self.name, meta.value()?.parse()?, p)?;
+        } else if p.is_ident("title") {
+            set_once(&mut self.title, meta.value()?.parse()?, p)?;
+        } else if p.is_ident("description") {
+            set_once(&mut self.description, meta.value()?.parse()?, p)?;
+        } else if p.is_ident("crate") {
+            set_once(&mut self.krate, meta.value()?.parse()?, p)?;
+        } else if p.is_ident("icon") {
+            self.parse_icon(meta)?;
+        } else if p.is_ident("meta") {
+            self.parse_meta(meta)?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn parse_icon(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        if meta.input.peek(Token![=]) {
+            let src = meta.value()?.parse()?;
+            self.icons.push(Icon {
+                src,
+                mime_type: None,
+                sizes: Vec::new(),
+                theme: None,
+            });
+            return Ok(());
+        }
+        let (mut src, mut mime_type, mut sizes, mut theme) =
+            (None, None, None::<Vec<LitStr>>, None);
+        meta.parse_nested_meta(|m| {
+            let p = &m.path;
+            if p.is_ident("src") {
+                set_once(&mut src, m.value()?.parse::<LitStr>()?, p)
+            } else if p.is_ident("mime_type") {
+                set_once(&mut mime_type, m.value()?.parse::<LitStr>()?, p)
+            } else if p.is_ident("theme") {
+                let t: LitStr = m.value()?.parse()?;
+                if t.value() != "light" && t.value() != "dark" {
+                    return Err(syn::Error::new_spanned(
+                        &t,
+                        "icon theme must be \"light\" or \"dark\"",
+                    ));
+                }
+                set_once(&mut theme, t, p)
+            } else if p.is_ident("sizes") {
+                let value = m.value()?;
+                let list = if value.peek(syn::token::Bracket) {
+                    let content;
+                    syn::bracketed!(content in value);
+                    content
+                        .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
+                        .into_iter()
+                        .collect()
+                } else {
+                    vec![value.parse::<LitStr>()?]
+                };
+                set_once(&mut sizes, list, p)
+            } else {
+                Err(m.error("unknown icon field; expected `src`, `mime_type`, `sizes` or `theme`"))
+            }
+        })?;
+        let src = src.ok_or_else(|| meta.error("an icon needs `src = \"https://…\"`"))?;
+        self.icons.push(Icon {
+            src,
+            mime_type,
+            sizes: sizes.unwrap_or_default(),
+            theme,
+        });
+        Ok(())
+    }
+
+    fn parse_meta(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        while !content.is_empty() {
+            let key: LitStr = if content.peek(LitStr) {
+                content.parse()?
+            } else {
+                let ident: syn::Ident = content.call(syn::ext::IdentExt::parse_any)?;
+                LitStr::new(&ident.to_string(), ident.span())
+            };
+            content.parse::<Token![=]>()?;
+            self.meta.push((key, check_meta_value(content.parse()?)?));
+            if !content.is_empty() {
+                content.parse::<Token![,]>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `complete(name = path, ...)`: completion fns by argument or variable name.
+fn parse_complete(meta: &ParseNestedMeta<'_>, out: &mut Vec<(Ident, Path)>) -> syn::Result<()> {
+    meta.parse_nested_meta(|m| {
+        let name = m.path.require_ident()?.clone();
+        if out.iter().any(|(n, _)| *n == name) {
+            return Err(syn::Error::new_spanned(
+                &name,
+                format!("duplicate completion for `{name}`"),
+            ));
+        }
+        out.push((name, m.value()?.parse()?));
+        Ok(())
+    })
+}
+
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub(crate) common: Common,
+    pub(crate) annotations: Annotations,
+}
 
 impl ToolAttr {
     pub(crate) fn parse(input: ParseStream<'_>) -> syn::Result<ToolAttr> {
         let mut attr = ToolAttr::default();
         let parser = syn::meta::parser(|meta| {
-            let p = &meta.path;
-            if p.is_ident("name") {
+            if meta.path.is_ident("name") {
                 let name: LitStr = meta.value()?.parse()?;
                 check_tool_name(&name)?;
-                set_once(&mut attr.name, name, p)
-            } else if p.is_ident("title") {
-                set_once(&mut attr.title, meta.value()?.parse()?, p)
-            } else if p.is_ident("description") {
-                set_once(&mut attr.description, meta.value()?.parse()?, p)
-            } else if p.is_ident("crate") {
-                set_once(&mut attr.krate, meta.value()?.parse()?, p)
-            } else if p.is_ident("annotations") {
+                return set_once(&mut attr.common.name, name, &meta.path);
+            }
+            if attr.common.parse_key(&meta)? {
+                return Ok(());
+            }
+            if meta.path.is_ident("annotations") {
                 let a = &mut attr.annotations;
                 meta.parse_nested_meta(|m| {
                     let p = &m.path;
@@ -76,80 +190,125 @@ impl ToolAttr {
                     };
                     set_once(slot, value, p)
                 })
-            } else if p.is_ident("icon") {
-                if meta.input.peek(Token![=]) {
-                    let src = meta.value()?.parse()?;
-                    attr.icons.push(Icon {
-                        src,
-                        mime_type: None,
-                        sizes: Vec::new(),
-                        theme: None,
-                    });
-                    return Ok(());
-                }
-                let (mut src, mut mime_type, mut sizes, mut theme) =
-                    (None, None, None::<Vec<LitStr>>, None);
+            } else {
+                Err(meta.error(
+                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `icon`, `meta` or `crate`",
+                ))
+            }
+        });
+        syn::parse::Parser::parse2(parser, input.parse::<proc_macro2::TokenStream>()?)?;
+        Ok(attr)
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct ResourceAnnotations {
+    pub(crate) audience: Vec<LitStr>,
+    pub(crate) priority: Option<LitFloat>,
+    pub(crate) last_modified: Option<LitStr>,
+}
+
+pub(crate) struct ResourceAttr {
+    pub(crate) uri: LitStr,
+    pub(crate) common: Common,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) size: Option<LitInt>,
+    pub(crate) annotations: ResourceAnnotations,
+    pub(crate) list: Option<Path>,
+    pub(crate) complete: Vec<(Ident, Path)>,
+}
+
+impl ResourceAttr {
+    pub(crate) fn parse(input: ParseStream<'_>) -> syn::Result<ResourceAttr> {
+        let uri: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "#[resource] needs the URI first: #[resource(\"scheme://path/{var}\")]",
+            )
+        })?;
+        let mut attr = ResourceAttr {
+            uri,
+            common: Common::default(),
+            mime_type: None,
+            size: None,
+            annotations: ResourceAnnotations::default(),
+            list: None,
+            complete: Vec::new(),
+        };
+        if input.is_empty() {
+            return Ok(attr);
+        }
+        input.parse::<Token![,]>()?;
+        let parser = syn::meta::parser(|meta| {
+            if attr.common.parse_key(&meta)? {
+                return Ok(());
+            }
+            let p = &meta.path;
+            if p.is_ident("mime_type") {
+                set_once(&mut attr.mime_type, meta.value()?.parse()?, p)
+            } else if p.is_ident("size") {
+                set_once(&mut attr.size, meta.value()?.parse()?, p)
+            } else if p.is_ident("list") {
+                set_once(&mut attr.list, meta.value()?.parse()?, p)
+            } else if p.is_ident("complete") {
+                parse_complete(&meta, &mut attr.complete)
+            } else if p.is_ident("annotations") {
+                let a = &mut attr.annotations;
                 meta.parse_nested_meta(|m| {
                     let p = &m.path;
-                    if p.is_ident("src") {
-                        set_once(&mut src, m.value()?.parse::<LitStr>()?, p)
-                    } else if p.is_ident("mime_type") {
-                        set_once(&mut mime_type, m.value()?.parse::<LitStr>()?, p)
-                    } else if p.is_ident("theme") {
-                        let t: LitStr = m.value()?.parse()?;
-                        if t.value() != "light" && t.value() != "dark" {
-                            return Err(syn::Error::new_spanned(
-                                &t,
-                                "icon theme must be \"light\" or \"dark\"",
-                            ));
-                        }
-                        set_once(&mut theme, t, p)
-                    } else if p.is_ident("sizes") {
+                    if p.is_ident("audience") {
                         let value = m.value()?;
-                        let list = if value.peek(syn::token::Bracket) {
-                            let content;
-                            syn::bracketed!(content in value);
-                            content
-                                .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
-                                .into_iter()
-                                .collect()
-                        } else {
-                            vec![value.parse::<LitStr>()?]
-                        };
-                        set_once(&mut sizes, list, p)
+                        let content;
+                        syn::bracketed!(content in value);
+                        for role in content.parse_terminated(|s| s.parse::<LitStr>(), Token![,])? {
+                            if role.value() != "user" && role.value() != "assistant" {
+                                return Err(syn::Error::new_spanned(&role, "audience is \"user\" or \"assistant\""));
+                            }
+                            a.audience.push(role);
+                        }
+                        Ok(())
+                    } else if p.is_ident("priority") {
+                        let v: LitFloat = m.value()?.parse()?;
+                        let n: f64 = v.base10_parse()?;
+                        if !(0.0..=1.0).contains(&n) {
+                            return Err(syn::Error::new_spanned(&v, "priority is between 0.0 and 1.0"));
+                        }
+                        set_once(&mut a.priority, v, p)
+                    } else if p.is_ident("last_modified") {
+                        set_once(&mut a.last_modified, m.value()?.parse()?, p)
                     } else {
-                        Err(m.error(
-                            "unknown icon field; expected `src`, `mime_type`, `sizes` or `theme`",
-                        ))
+                        Err(m.error("unknown annotation; expected `audience`, `priority` or `last_modified`"))
                     }
-                })?;
-                let src = src.ok_or_else(|| meta.error("an icon needs `src = \"https://…\"`"))?;
-                attr.icons.push(Icon {
-                    src,
-                    mime_type,
-                    sizes: sizes.unwrap_or_default(),
-                    theme,
-                });
-                Ok(())
-            } else if p.is_ident("meta") {
-                let content;
-                syn::parenthesized!(content in meta.input);
-                while !content.is_empty() {
-                    let key: LitStr = if content.peek(LitStr) {
-                        content.parse()?
-                    } else {
-                        let ident: syn::Ident = content.call(syn::ext::IdentExt::parse_any)?;
-                        LitStr::new(&ident.to_string(), ident.span())
-                    };
-                    content.parse::<Token![=]>()?;
-                    attr.meta.push((key, check_meta_value(content.parse()?)?));
-                    if !content.is_empty() {
-                        content.parse::<Token![,]>()?;
-                    }
-                }
-                Ok(())
+                })
             } else {
-                Err(meta.error(format!("unknown #[tool] argument; expected {TOOL_KEYS}")))
+                Err(meta.error(
+                    "unknown #[resource] argument; expected `name`, `title`, `description`, `mime_type`, `size`, `annotations`, `icon`, `meta`, `list`, `complete` or `crate`",
+                ))
+            }
+        });
+        syn::parse::Parser::parse2(parser, input.parse::<proc_macro2::TokenStream>()?)?;
+        Ok(attr)
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct PromptAttr {
+    pub(crate) common: Common,
+    pub(crate) complete: Vec<(Ident, Path)>,
+}
+
+impl PromptAttr {
+    pub(crate) fn parse(input: ParseStream<'_>) -> syn::Result<PromptAttr> {
+        let mut attr = PromptAttr::default();
+        let parser = syn::meta::parser(|meta| {
+            if attr.common.parse_key(&meta)? {
+                Ok(())
+            } else if meta.path.is_ident("complete") {
+                parse_complete(&meta, &mut attr.complete)
+            } else {
+                Err(meta.error(
+                    "unknown #[prompt] argument; expected `name`, `title`, `description`, `icon`, `meta`, `complete` or `crate`",
+                ))
             }
         });
         syn::parse::Parser::parse2(parser, input.parse::<proc_macro2::TokenStream>()?)?;

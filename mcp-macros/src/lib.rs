@@ -6,6 +6,7 @@ mod attr;
 mod expand;
 mod fallback;
 mod model;
+mod uri_template;
 
 use proc_macro::TokenStream;
 
@@ -46,4 +47,67 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool(args.into(), input.into()).into()
+}
+
+/// Registers a function as an MCP resource (a URI with no variables) or resource template (an
+/// RFC 6570 template: each variable binds to the parameter of the same name, parsed with
+/// `FromStr`; `Option` parameters for optional query variables).
+///
+/// ```standalone_crate
+/// use mcp_runtime::prelude::*;
+///
+/// /// The application's configuration.
+/// #[resource("config://app", mime_type = "application/json")]
+/// fn config() -> String {
+///     r#"{"theme": "dark"}"#.into()
+/// }
+///
+/// /// A user's profile; unknown users are "resource not found".
+/// #[resource("users://{id}/profile", complete(id = user_ids))]
+/// async fn profile(id: u64) -> Option<String> {
+///     (id == 1).then(|| "Ann".to_owned())
+/// }
+///
+/// fn user_ids(request: &CompletionRequest) -> Vec<String> {
+///     ["1", "12", "2"].iter().filter(|v| v.starts_with(&request.value)).map(|v| v.to_string()).collect()
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Arguments: the URI first, then `name`, `title`, `description` (default: the doc comment),
+/// `mime_type`, `size`, `annotations(audience = ["user"], priority = 0.5, last_modified = "…")`,
+/// `icon(...)`, `meta(...)`, `list = path` (a `fn() -> Vec<Resource>` listing a template's
+/// resources in `resources/list`), `complete(var = path)` (a `fn(&CompletionRequest) ->
+/// Vec<String>`), `crate = path`.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::resource(args.into(), input.into()).into()
+}
+
+/// Registers a function as an MCP prompt. Its parameters are the prompt's arguments (strings,
+/// parsed with `FromStr`; `Option` ones are optional), described by their doc comments.
+///
+/// ```standalone_crate
+/// use mcp_runtime::prelude::*;
+///
+/// /// Review a piece of code.
+/// #[prompt(title = "Code review")]
+/// fn review(
+///     /// The code to review.
+///     code: String,
+///     /// How strict to be, 1 to 5.
+///     strictness: Option<u8>,
+/// ) -> Vec<PromptMessage> {
+///     let level = strictness.unwrap_or(3);
+///     vec![PromptMessage::user(format!("Review this code with strictness {level}:\n{code}"))]
+/// }
+/// # fn main() {}
+/// ```
+///
+/// Arguments: `name`, `title`, `description`, `icon(...)`, `meta(...)`, `complete(arg = path)`,
+/// `crate = path`. Returns: `String` (one user message), `PromptMessage`, `Vec<PromptMessage>` or
+/// `GetPromptResult`, or a `Result` of one.
+#[proc_macro_attribute]
+pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::prompt(args.into(), input.into()).into()
 }

@@ -51,20 +51,29 @@
 //! [`testing::TestClient`] calls your tools in-process, in either era.
 #![warn(missing_docs)]
 
+pub mod completion;
 pub mod context;
+pub mod prompt;
 pub mod protocol;
 pub mod registry;
+pub mod resource;
 mod runner;
 pub mod schema;
 mod server;
 pub mod testing;
+mod text_arg;
 pub mod tool;
 pub mod transport;
 
+pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
-pub use mcp_macros::tool;
-pub use protocol::{CallToolResult, Content, Era, McpError, ProtocolVersion};
+pub use mcp_macros::{prompt, resource, tool};
+pub use protocol::{
+    CallToolResult, Content, Era, GetPromptResult, McpError, PromptMessage, ProtocolVersion,
+    Resource, ResourceContents, Role,
+};
 pub use registry::{BuildError, ToolInfo};
+pub use resource::NotFound;
 pub use runner::init_logging;
 pub use server::{CacheScope, Server, ServerBuilder};
 pub use tool::Json;
@@ -72,9 +81,13 @@ pub use transport::Transport;
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
-    pub use crate::protocol::{CallToolResult, Content};
+    pub use crate::completion::CompletionRequest;
+    pub use crate::protocol::{
+        CallToolResult, Content, GetPromptResult, PromptMessage, Resource, ResourceContents, Role,
+    };
+    pub use crate::resource::NotFound;
     pub use crate::tool::Json;
-    pub use crate::{Context, tool};
+    pub use crate::{Context, prompt, resource, tool};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -118,10 +131,21 @@ macro_rules! run {
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
+    pub use crate::completion::CompleteFn;
     pub use crate::context::FromContext;
+    pub use crate::prompt::{
+        PTag, PromptArgDef, PromptCall, PromptDef, PromptFuture, ViaPrompt, ViaPromptResult,
+    };
+    pub use crate::protocol::Resource;
     pub use crate::protocol::{CallToolResult, McpError};
+    pub use crate::resource::{
+        RTag, ResourceAnnotationsDef, ResourceCall, ResourceDef, ResourceFuture, ViaOptionOutput,
+        ViaOptionSerde, ViaResOutput, ViaResResultOutput, ViaResResultSerde, ViaResSerde,
+        not_found,
+    };
     pub use crate::runner::run_main;
     pub use crate::schema::{Profile, schema_for};
+    pub use crate::text_arg::{ATag, ViaOptionalText, ViaText};
     pub use crate::tool::output::{Tag, ViaOutput, ViaResultOutput, ViaResultSerde, ViaSerde};
     pub use crate::tool::{
         AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture,

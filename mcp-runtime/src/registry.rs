@@ -1,14 +1,17 @@
-//! The tools collected from `#[tool]` registrations, validated and described once at start-up.
+//! Everything registered with `#[tool]`, `#[resource]` and `#[prompt]`, validated and described
+//! once at start-up, each kind sorted for a deterministic order.
 
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use base64::Engine as _;
-use serde_json::Map;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
-use crate::protocol::Tool;
-use crate::tool::{OutputMode, ToolDef};
+use crate::prompt::PromptDef;
+use crate::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
+use crate::resource::{ResourceDef, UriTemplate};
+use crate::tool::{MetaValue, OutputMode, ToolDef};
 
 /// A registered tool with its listing built.
 pub(crate) struct RegisteredTool {
@@ -19,8 +22,28 @@ pub(crate) struct RegisteredTool {
     pub(crate) tool: Tool,
 }
 
+/// A registered static resource.
+pub(crate) struct RegisteredResource {
+    pub(crate) def: &'static ResourceDef,
+    pub(crate) listing: Box<RawValue>,
+}
+
+/// A registered resource template.
+pub(crate) struct RegisteredTemplate {
+    pub(crate) def: &'static ResourceDef,
+    pub(crate) template: UriTemplate,
+    pub(crate) listing: Box<RawValue>,
+}
+
+/// A registered prompt.
+pub(crate) struct RegisteredPrompt {
+    pub(crate) def: &'static PromptDef,
+    pub(crate) listing: Box<RawValue>,
+}
+
 /// Start-up errors found while collecting registrations.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BuildError {
     /// Two tools share a name.
     DuplicateTool {
@@ -33,6 +56,24 @@ pub enum BuildError {
     InvalidToolName {
         /// The name.
         name: String,
+        /// Where it is defined.
+        location: String,
+    },
+    /// Two resources (or templates) share a URI, or two prompts a name.
+    Duplicate {
+        /// `"resource"` or `"prompt"`.
+        kind: &'static str,
+        /// The URI or name.
+        key: String,
+        /// Where each is defined.
+        locations: Vec<String>,
+    },
+    /// A resource URI template does not parse.
+    InvalidTemplate {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
         /// Where it is defined.
         location: String,
     },
@@ -52,6 +93,27 @@ impl fmt::Display for BuildError {
                 f,
                 "invalid tool name `{name}` at {location}: use 1 to 128 of A-Z a-z 0-9 _ - ."
             ),
+            BuildError::Duplicate {
+                kind,
+                key,
+                locations,
+            } => {
+                write!(
+                    f,
+                    "duplicate {kind} `{key}`, defined at {}",
+                    locations.join(" and ")
+                )
+            }
+            BuildError::InvalidTemplate {
+                template,
+                reason,
+                location,
+            } => {
+                write!(
+                    f,
+                    "invalid URI template `{template}` at {location}: {reason}"
+                )
+            }
         }
     }
 }
@@ -74,105 +136,201 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-/// The tools of one server, sorted by name (a deterministic order for `tools/list`).
-pub(crate) struct Registry {
-    tools: Vec<RegisteredTool>,
-    /// Changes whenever the set of tools changes; makes old cursors invalid.
+fn loc(location: (&str, u32)) -> String {
+    format!("{}:{}", location.0, location.1)
+}
+
+fn meta_map(meta: &[(&str, MetaValue)]) -> Map<String, Value> {
+    meta.iter()
+        .map(|(k, v)| ((*k).to_owned(), v.to_value()))
+        .collect()
+}
+
+fn raw<T: serde::Serialize>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("listings always serialize")
+}
+
+/// Items of one kind, sorted, with a fingerprint of their keys that makes stale cursors invalid.
+pub(crate) struct Paged<T> {
+    pub(crate) items: Vec<T>,
     fingerprint: u64,
 }
 
-impl Registry {
-    pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
-        let mut defs: Vec<&'static ToolDef> = inventory::iter::<ToolDef>
-            .into_iter()
-            .filter(|d| {
-                filter(&ToolInfo {
-                    name: d.name,
-                    location: d.location,
-                })
-            })
-            .collect();
-        defs.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(&b.location)));
-        let loc = |d: &ToolDef| format!("{}:{}", d.location.0, d.location.1);
-        for pair in defs.windows(2) {
-            if pair[0].name == pair[1].name {
-                let name = pair[0].name;
-                let locations = defs
-                    .iter()
-                    .filter(|d| d.name == name)
-                    .map(|d| loc(d))
-                    .collect();
-                return Err(BuildError::DuplicateTool {
-                    name: name.to_owned(),
-                    locations,
-                });
-            }
-        }
-        if let Some(bad) = defs.iter().find(|d| !valid_tool_name(d.name)) {
-            return Err(BuildError::InvalidToolName {
-                name: bad.name.to_owned(),
-                location: loc(bad),
-            });
-        }
+impl<T> Paged<T> {
+    fn new(items: Vec<T>, key: impl Fn(&T) -> &str) -> Self {
         let mut hasher = DefaultHasher::new();
-        let tools: Vec<RegisteredTool> = defs.into_iter().map(describe).collect();
-        tools.iter().for_each(|t| t.def.name.hash(&mut hasher));
-        Ok(Registry {
-            tools,
+        items.iter().for_each(|t| key(t).hash(&mut hasher));
+        Paged {
+            items,
             fingerprint: hasher.finish(),
-        })
+        }
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        // Sorted by name: a binary search beats hashing the name for any realistic tool count.
-        self.tools
-            .binary_search_by(|t| t.def.name.cmp(name))
-            .ok()
-            .map(|i| &self.tools[i])
-    }
-
-    pub(crate) fn tools(&self) -> &[RegisteredTool] {
-        &self.tools
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
-    /// The slice of tools a page starting at `cursor` holds, and the cursor of the next page.
+    /// The page starting at `cursor`, and the cursor of the next one; `None` for a bad cursor.
     pub(crate) fn page(
         &self,
         cursor: Option<&str>,
         page_size: usize,
-    ) -> Option<(&[RegisteredTool], Option<String>)> {
-        let start = match cursor {
-            None | Some("") => 0,
-            Some(c) => self.decode_cursor(c)?,
-        };
-        let end = start.saturating_add(page_size.max(1)).min(self.tools.len());
-        let next = (end < self.tools.len()).then(|| self.encode_cursor(end));
-        Some((&self.tools[start..end], next))
-    }
-
-    fn encode_cursor(&self, offset: usize) -> String {
-        let raw = format!("{offset}:{:016x}", self.fingerprint);
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
-    }
-
-    fn decode_cursor(&self, cursor: &str) -> Option<usize> {
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(cursor)
-            .ok()?;
-        let text = std::str::from_utf8(&bytes).ok()?;
-        let (offset, fingerprint) = text.split_once(':')?;
-        let offset: usize = offset.parse().ok()?;
-        (u64::from_str_radix(fingerprint, 16).ok()? == self.fingerprint
-            && offset < self.tools.len())
-        .then_some(offset)
+    ) -> Option<(&[T], Option<String>)> {
+        page_of(&self.items, self.fingerprint, cursor, page_size)
     }
 }
 
-fn describe(def: &'static ToolDef) -> RegisteredTool {
+/// Opaque-cursor pagination over any slice: a cursor is an offset tied to a fingerprint.
+pub(crate) fn page_of<'a, T>(
+    items: &'a [T],
+    fingerprint: u64,
+    cursor: Option<&str>,
+    page_size: usize,
+) -> Option<(&'a [T], Option<String>)> {
+    let start = match cursor {
+        None | Some("") => 0,
+        Some(c) => decode_cursor(c, fingerprint, items.len())?,
+    };
+    let end = start.saturating_add(page_size.max(1)).min(items.len());
+    let next = (end < items.len()).then(|| encode_cursor(end, fingerprint));
+    Some((&items[start..end], next))
+}
+
+fn encode_cursor(offset: usize, fingerprint: u64) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{offset}:{fingerprint:016x}"))
+}
+
+fn decode_cursor(cursor: &str, fingerprint: u64, len: usize) -> Option<usize> {
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let (offset, print) = text.split_once(':')?;
+    let offset: usize = offset.parse().ok()?;
+    (u64::from_str_radix(print, 16).ok()? == fingerprint && offset < len).then_some(offset)
+}
+
+/// Checks sorted `items` for two with one key.
+fn no_duplicates<T>(
+    items: &[T],
+    kind: &'static str,
+    key: impl Fn(&T) -> &str,
+    location: impl Fn(&T) -> (&'static str, u32),
+) -> Result<(), BuildError> {
+    for pair in items.windows(2) {
+        if key(&pair[0]) == key(&pair[1]) {
+            let k = key(&pair[0]);
+            let locations = items
+                .iter()
+                .filter(|i| key(i) == k)
+                .map(|i| loc(location(i)))
+                .collect();
+            return Err(BuildError::Duplicate {
+                kind,
+                key: k.to_owned(),
+                locations,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The tools, resources, templates and prompts of one server.
+pub(crate) struct Registry {
+    pub(crate) tools: Paged<RegisteredTool>,
+    pub(crate) resources: Paged<RegisteredResource>,
+    pub(crate) templates: Paged<RegisteredTemplate>,
+    pub(crate) prompts: Paged<RegisteredPrompt>,
+}
+
+impl Registry {
+    pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
+        Ok(Registry {
+            tools: collect_tools(filter)?,
+            resources: collect_resources()?,
+            templates: collect_templates()?,
+            prompts: collect_prompts()?,
+        })
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&RegisteredTool> {
+        // Sorted by name: a binary search beats hashing the name for any realistic tool count.
+        let tools = &self.tools.items;
+        tools
+            .binary_search_by(|t| t.def.name.cmp(name))
+            .ok()
+            .map(|i| &tools[i])
+    }
+
+    pub(crate) fn prompt(&self, name: &str) -> Option<&RegisteredPrompt> {
+        let prompts = &self.prompts.items;
+        prompts
+            .binary_search_by(|p| p.def.name.cmp(name))
+            .ok()
+            .map(|i| &prompts[i])
+    }
+
+    pub(crate) fn static_resource(&self, uri: &str) -> Option<&RegisteredResource> {
+        let resources = &self.resources.items;
+        resources
+            .binary_search_by(|r| r.def.uri.cmp(uri))
+            .ok()
+            .map(|i| &resources[i])
+    }
+
+    /// Whether any resource or template is registered.
+    pub(crate) fn has_resources(&self) -> bool {
+        !self.resources.items.is_empty() || !self.templates.items.is_empty()
+    }
+
+    /// Whether any prompt argument or template variable has a completion fn.
+    pub(crate) fn has_completions(&self) -> bool {
+        self.prompts
+            .items
+            .iter()
+            .any(|p| !p.def.complete.is_empty())
+            || self
+                .templates
+                .items
+                .iter()
+                .any(|t| !t.def.complete.is_empty())
+    }
+}
+
+fn collect_tools(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Paged<RegisteredTool>, BuildError> {
+    let mut defs: Vec<&'static ToolDef> = inventory::iter::<ToolDef>
+        .into_iter()
+        .filter(|d| {
+            filter(&ToolInfo {
+                name: d.name,
+                location: d.location,
+            })
+        })
+        .collect();
+    defs.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(&b.location)));
+    for pair in defs.windows(2) {
+        if pair[0].name == pair[1].name {
+            let name = pair[0].name;
+            let locations = defs
+                .iter()
+                .filter(|d| d.name == name)
+                .map(|d| loc(d.location))
+                .collect();
+            return Err(BuildError::DuplicateTool {
+                name: name.to_owned(),
+                locations,
+            });
+        }
+    }
+    if let Some(bad) = defs.iter().find(|d| !valid_tool_name(d.name)) {
+        return Err(BuildError::InvalidToolName {
+            name: bad.name.to_owned(),
+            location: loc(bad.location),
+        });
+    }
+    Ok(Paged::new(
+        defs.into_iter().map(describe_tool).collect(),
+        |t| t.def.name,
+    ))
+}
+
+fn describe_tool(def: &'static ToolDef) -> RegisteredTool {
     let output = (def.output)();
     let mut tool = Tool {
         name: def.name.to_owned(),
@@ -182,13 +340,8 @@ fn describe(def: &'static ToolDef) -> RegisteredTool {
         output_schema: output.schema,
         annotations: def.annotations.to_annotations(),
         icons: def.icons.iter().map(|i| i.to_icon()).collect(),
-        meta: def
-            .meta
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), v.to_value()))
-            .collect::<Map<_, _>>(),
+        meta: meta_map(def.meta),
     };
-    let raw = |t: &Tool| serde_json::value::to_raw_value(t).expect("a tool always serializes");
     let structured = raw(&tool);
     let schema = tool.output_schema.take();
     let plain = raw(&tool);
@@ -201,6 +354,113 @@ fn describe(def: &'static ToolDef) -> RegisteredTool {
     }
 }
 
+/// The `resources/list` entry of a static resource.
+fn resource_listing(def: &ResourceDef) -> Resource {
+    Resource {
+        uri: def.uri.to_owned(),
+        name: def.name.to_owned(),
+        title: def.title.map(str::to_owned),
+        description: def.description.map(str::to_owned),
+        mime_type: def.mime_type.map(str::to_owned),
+        size: def.size,
+        annotations: def.annotations.to_annotations(),
+        icons: def.icons.iter().map(|i| i.to_icon()).collect(),
+        meta: meta_map(def.meta),
+    }
+}
+
+fn parsed_defs() -> Result<Vec<(&'static ResourceDef, UriTemplate)>, BuildError> {
+    inventory::iter::<ResourceDef>
+        .into_iter()
+        .map(|def| {
+            UriTemplate::parse(def.uri)
+                .map(|t| (def, t))
+                .map_err(|e| BuildError::InvalidTemplate {
+                    template: def.uri.to_owned(),
+                    reason: e.to_string(),
+                    location: loc(def.location),
+                })
+        })
+        .collect()
+}
+
+fn collect_resources() -> Result<Paged<RegisteredResource>, BuildError> {
+    let mut defs: Vec<&'static ResourceDef> = parsed_defs()?
+        .into_iter()
+        .filter(|(_, t)| !t.has_variables())
+        .map(|(d, _)| d)
+        .collect();
+    defs.sort_by(|a, b| a.uri.cmp(b.uri).then(a.location.cmp(&b.location)));
+    no_duplicates(&defs, "resource", |d| d.uri, |d| d.location)?;
+    let items = defs
+        .into_iter()
+        .map(|def| RegisteredResource {
+            def,
+            listing: raw(&resource_listing(def)),
+        })
+        .collect();
+    Ok(Paged::new(items, |r: &RegisteredResource| r.def.uri))
+}
+
+fn collect_templates() -> Result<Paged<RegisteredTemplate>, BuildError> {
+    let mut defs: Vec<_> = parsed_defs()?
+        .into_iter()
+        .filter(|(_, t)| t.has_variables())
+        .collect();
+    defs.sort_by(|a, b| a.0.uri.cmp(b.0.uri).then(a.0.location.cmp(&b.0.location)));
+    no_duplicates(&defs, "resource template", |d| d.0.uri, |d| d.0.location)?;
+    let items = defs
+        .into_iter()
+        .map(|(def, template)| {
+            let listing = raw(&ResourceTemplate {
+                uri_template: def.uri.to_owned(),
+                name: def.name.to_owned(),
+                title: def.title.map(str::to_owned),
+                description: def.description.map(str::to_owned),
+                mime_type: def.mime_type.map(str::to_owned),
+                annotations: def.annotations.to_annotations(),
+                icons: def.icons.iter().map(|i| i.to_icon()).collect(),
+                meta: meta_map(def.meta),
+            });
+            RegisteredTemplate {
+                def,
+                template,
+                listing,
+            }
+        })
+        .collect();
+    Ok(Paged::new(items, |t: &RegisteredTemplate| t.def.uri))
+}
+
+fn collect_prompts() -> Result<Paged<RegisteredPrompt>, BuildError> {
+    let mut defs: Vec<&'static PromptDef> = inventory::iter::<PromptDef>.into_iter().collect();
+    defs.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(&b.location)));
+    no_duplicates(&defs, "prompt", |d| d.name, |d| d.location)?;
+    let items = defs
+        .into_iter()
+        .map(|def| {
+            let listing = raw(&Prompt {
+                name: def.name.to_owned(),
+                title: def.title.map(str::to_owned),
+                description: def.description.map(str::to_owned),
+                arguments: def
+                    .arguments
+                    .iter()
+                    .map(|a| PromptArgument {
+                        name: a.name.to_owned(),
+                        description: a.description.map(str::to_owned),
+                        required: (a.required)(),
+                    })
+                    .collect(),
+                icons: def.icons.iter().map(|i| i.to_icon()).collect(),
+                meta: meta_map(def.meta),
+            });
+            RegisteredPrompt { def, listing }
+        })
+        .collect();
+    Ok(Paged::new(items, |p: &RegisteredPrompt| p.def.name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +471,23 @@ mod tests {
         assert!(!valid_tool_name(""));
         assert!(!valid_tool_name("has space"));
         assert!(!valid_tool_name(&"x".repeat(129)));
+    }
+
+    #[test]
+    fn cursors_are_opaque_checked_and_bounded() {
+        let items: Vec<u32> = (0..5).collect();
+        let (page, next) = page_of(&items, 7, None, 2).unwrap();
+        assert_eq!(page, [0, 1]);
+        let next = next.unwrap();
+        assert_eq!(page_of(&items, 7, Some(&next), 2).unwrap().0, [2, 3]);
+        assert!(
+            page_of(&items, 8, Some(&next), 2).is_none(),
+            "another list's cursor"
+        );
+        assert!(page_of(&items, 7, Some("bogus"), 2).is_none());
+        assert_eq!(
+            page_of(&items, 7, Some(&next), usize::MAX).unwrap().0,
+            [2, 3, 4]
+        );
     }
 }

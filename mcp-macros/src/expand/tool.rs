@@ -24,7 +24,7 @@ pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<T
         }
         (Err(e), _) | (_, Err(e)) => return Err(e),
     };
-    if attr.name.is_none() {
+    if attr.common.name.is_none() {
         // The default name is the fn's; it must follow the same rules as an explicit one.
         let ident = model.ident();
         crate::attr::check_name(ident.to_string().trim_start_matches("r#"), ident.span())?;
@@ -54,6 +54,7 @@ fn opt<T: ToTokens>(v: &Option<T>) -> TokenStream {
 
 fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let krate = attr
+        .common
         .krate
         .as_ref()
         .map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
@@ -72,17 +73,18 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_mode"),
         local("__mcp_return"),
     );
-    let name = attr.name.as_ref().map_or_else(
+    let name = attr.common.name.as_ref().map_or_else(
         || fn_ident.to_string().trim_start_matches("r#").to_owned(),
         LitStr::value,
     );
     let description = opt_str(
-        attr.description
+        attr.common
+            .description
             .as_ref()
             .map(LitStr::value)
             .or_else(|| model.doc.clone()),
     );
-    let title = opt(&attr.title);
+    let title = opt(&attr.common.title);
     let ret = model.return_type();
 
     // The argument struct: one field per argument, carrying its docs and serde attributes.
@@ -169,7 +171,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         );
         quote!(#private::AnnotationsDef { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
     };
-    let icons = attr.icons.iter().map(
+    let icons = attr.common.icons.iter().map(
         |Icon {
              src,
              mime_type,
@@ -180,7 +182,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             quote!(#private::IconDef { src: #src, mime_type: #m, sizes: &[#(#sizes),*], theme: #t })
         },
     );
-    let meta = attr.meta.iter().map(|(k, v)| {
+    let meta = attr.common.meta.iter().map(|(k, v)| {
         let value = match v {
             syn::Lit::Str(s) => quote!(#private::MetaValue::Str(#s)),
             syn::Lit::Int(i) => quote!(#private::MetaValue::Int(#i)),

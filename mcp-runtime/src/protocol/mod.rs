@@ -10,5 +10,8 @@ pub mod version;
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use error::{ErrorCode, McpError};
 pub use jsonrpc::RequestId;
-pub use types::{CallToolResult, Icon, IconTheme, Implementation, Tool, ToolAnnotations};
+pub use types::{
+    CallToolResult, GetPromptResult, Icon, IconTheme, Implementation, Prompt, PromptArgument,
+    PromptMessage, Resource, ResourceTemplate, Tool, ToolAnnotations,
+};
 pub use version::{Era, ProtocolVersion};

@@ -150,3 +150,173 @@ impl CallToolResult {
         self.is_error == Some(true)
     }
 }
+
+/// A resource as `resources/list` describes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// The resource's URI.
+    pub uri: String,
+    /// A name for it.
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Its size in bytes, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Hints about its use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<crate::protocol::Annotations>,
+    /// Icons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    pub meta: Meta,
+}
+
+impl Resource {
+    /// A resource with a URI and a name; set the other fields directly.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        Resource {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            size: None,
+            annotations: None,
+            icons: Vec::new(),
+            meta: Meta::new(),
+        }
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+}
+
+/// A resource template as `resources/templates/list` describes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The RFC 6570 URI template.
+    pub uri_template: String,
+    /// A name for it.
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it describes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type of its resources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Hints about its use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<crate::protocol::Annotations>,
+    /// Icons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    pub meta: Meta,
+}
+
+/// One argument of a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PromptArgument {
+    /// The argument's name.
+    pub name: String,
+    /// What it is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether it must be given.
+    pub required: bool,
+}
+
+/// A prompt as `prompts/list` describes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prompt {
+    /// Unique name.
+    pub name: String,
+    /// Display name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its arguments.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgument>,
+    /// Icons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
+    /// Extra metadata.
+    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    pub meta: Meta,
+}
+
+/// One message of a prompt.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PromptMessage {
+    /// Who says it.
+    pub role: crate::protocol::Role,
+    /// What is said.
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A user message with text.
+    pub fn user(text: impl Into<String>) -> Self {
+        PromptMessage {
+            role: crate::protocol::Role::User,
+            content: Content::text(text),
+        }
+    }
+
+    /// An assistant message with text.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        PromptMessage {
+            role: crate::protocol::Role::Assistant,
+            content: Content::text(text),
+        }
+    }
+
+    /// A message with any content (image, audio, embedded resource, …).
+    pub fn new(role: crate::protocol::Role, content: Content) -> Self {
+        PromptMessage { role, content }
+    }
+}
+
+/// The result of `prompts/get`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GetPromptResult {
+    /// A description of this particular prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The messages.
+    pub messages: Vec<PromptMessage>,
+}

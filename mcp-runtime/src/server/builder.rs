@@ -129,9 +129,19 @@ impl ServerBuilder {
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = Registry::collect(&*self.filter)?;
+        // Capabilities follow what is registered.
         let mut capabilities = serde_json::Map::new();
-        if !registry.is_empty() {
+        if !registry.tools.items.is_empty() {
             capabilities.insert("tools".into(), json!({}));
+        }
+        if registry.has_resources() {
+            capabilities.insert("resources".into(), json!({}));
+        }
+        if !registry.prompts.items.is_empty() {
+            capabilities.insert("prompts".into(), json!({}));
+        }
+        if registry.has_completions() {
+            capabilities.insert("completions".into(), json!({}));
         }
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         Ok(Server {

@@ -10,8 +10,7 @@ use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, ClientInfo, Scope};
 use crate::context::{Cancellation, Context, RequestInfo};
 use crate::protocol::jsonrpc::{Request, encode_error};
-use crate::protocol::{Era, McpError, ProtocolVersion};
-use crate::tool::ToolCall;
+use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 
 impl Connection {
     pub(crate) fn on_request(self: &Arc<Self>, req: Request<'_>) -> Step {
@@ -35,16 +34,39 @@ impl Connection {
             Err(e) => return Step::Reply(encode_error(Some(&req.id), &e)),
         };
         let stateless = scope.version().era() == Era::Stateless;
-        let has_tools = !self.server.inner.registry.is_empty();
+        // Methods behind a capability the server did not advertise are "not found".
+        let registry = &self.server.inner.registry;
+        let has_tools = !registry.tools.items.is_empty();
+        let has_resources = registry.has_resources();
+        let has_prompts = !registry.prompts.items.is_empty();
+        let has_completions = registry.has_completions();
         match &*req.method {
             "server/discover" if stateless => self.discover(&scope, &req),
-            "tools/list" if has_tools => self.list_tools(&scope, &req),
+            "tools/list" if has_tools => {
+                self.list_page(&scope, &req, "tools", &registry.tools, |t| {
+                    &t.listing[usize::from(!scope.version().has_structured_output())]
+                })
+            }
             "tools/call" if has_tools => self.call_tool(scope, req),
+            "resources/list" if has_resources => self.list_resources(scope, req),
+            "resources/templates/list" if has_resources => self.list_page(
+                &scope,
+                &req,
+                "resourceTemplates",
+                &registry.templates,
+                |t| &t.listing,
+            ),
+            "resources/read" if has_resources => self.read_resource(scope, req),
+            "prompts/list" if has_prompts => {
+                self.list_page(&scope, &req, "prompts", &registry.prompts, |p| &p.listing)
+            }
+            "prompts/get" if has_prompts => self.get_prompt(scope, req),
+            "completion/complete" if has_completions => self.complete(&scope, &req),
             _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
         }
     }
 
-    fn reply<T: Serialize>(
+    pub(super) fn reply<T: Serialize>(
         &self,
         scope: &Scope,
         req: &Request<'_>,
@@ -125,69 +147,20 @@ impl Connection {
         self.reply(scope, req, &body, Cache::Yes)
     }
 
-    fn list_tools(&self, scope: &Scope, req: &Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params {
-            cursor: Option<String>,
-        }
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct ListToolsResult<'a> {
-            tools: Vec<&'a RawValue>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            next_cursor: Option<String>,
-        }
-        let cursor = match parse_optional_params::<Params>(req) {
-            Ok(p) => p.and_then(|p| p.cursor),
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let inner = &self.server.inner;
-        let Some((tools, next_cursor)) = inner
-            .registry
-            .page(cursor.as_deref(), inner.limits.page_size)
-        else {
-            return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
-        };
-        let variant = usize::from(!scope.version().has_structured_output());
-        let body = ListToolsResult {
-            tools: tools.iter().map(|t| &*t.listing[variant]).collect(),
-            next_cursor,
-        };
-        self.reply(scope, req, &body, Cache::Yes)
-    }
-
-    fn call_tool(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: std::borrow::Cow<'a, str>,
-            #[serde(borrow)]
-            arguments: Option<&'a RawValue>,
-        }
-        let params: Params<'_> = match parse_params(&req) {
-            Ok(p) => p,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
-        // that do not fit the tool's own schema are tool errors the model can fix (isError).
-        if params
-            .arguments
-            .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
-        {
-            let e = McpError::invalid_params(
-                "Invalid params for tools/call: `arguments` must be an object",
-            );
-            return Step::Reply(scope.err(&req.id, e));
-        }
-        let inner = &self.server.inner;
-        let Some(tool) = inner.registry.get(&params.name) else {
-            let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
-                .with_data(serde_json::json!({ "name": params.name }));
-            return Step::Reply(scope.err(&req.id, e));
-        };
-        let in_flight = match self.begin(&req.id, |slot| {
+    /// Runs a handler that may outlive this call (it awaits, or calls user code): registers it
+    /// for cancellation and the connection's limit, polls it first and cancellation second, and
+    /// shapes its outcome for the request's era.
+    pub(super) fn run<T: Outcome>(
+        self: &Arc<Self>,
+        scope: Scope,
+        id: &RequestId,
+        what: &'static str,
+        cache: Cache,
+        start: impl FnOnce(Context) -> HandlerFuture<T>,
+    ) -> Step {
+        let in_flight = match self.begin(id, |slot| {
             Context::new(RequestInfo {
-                id: req.id.clone(),
+                id: id.clone(),
                 client: scope.client.clone(),
                 progress_token: scope.progress_token.clone(),
                 transport: self.transport,
@@ -196,18 +169,13 @@ impl Connection {
             })
         }) {
             Ok(f) => f,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+            Err(e) => return Step::Reply(scope.err(id, e)),
         };
-        let name = tool.def.name;
-        let fut = (tool.def.call)(ToolCall {
-            context: in_flight.ctx.clone(),
-            arguments: params.arguments,
-            mode: tool.mode,
-        });
-        let id = req.id;
+        let fut = start(in_flight.ctx.clone());
+        let id = id.clone();
         let conn = self.clone();
         Step::Run(Box::pin(async move {
-            // The tool is polled first: most finish on their first poll, and then the
+            // The handler is polled first: most finish on their first poll, and then the
             // cancellation future is never registered (a cheap `is_cancelled` check covers it).
             let ctx = &in_flight.ctx;
             let outcome = tokio::select! {
@@ -222,24 +190,92 @@ impl Connection {
             let inner = &conn.server.inner;
             Some(match outcome {
                 Ok(Ok(mut result)) => {
-                    era::downgrade_result(&mut result, scope.version());
-                    scope.ok(inner, &id, &result, Some(&result.meta), Cache::No)
+                    result.shape_for(scope.version());
+                    scope.ok(inner, &id, &result, result.meta(), cache)
                 }
                 Ok(Err(e)) => scope.err(&id, e),
                 Err(panic) => {
-                    tracing::error!(tool = name, panic = %panic, "tool panicked");
+                    tracing::error!(handler = what, panic = %panic, "handler panicked");
                     scope.err(
                         &id,
-                        McpError::internal(format!("Internal error: tool `{name}` panicked")),
+                        McpError::internal(format!("Internal error: `{what}` panicked")),
                     )
                 }
             })
         }))
     }
+
+    /// A list method: `items` paged by the request's cursor, under `key` in the result.
+    pub(super) fn list_page<T>(
+        &self,
+        scope: &Scope,
+        req: &Request<'_>,
+        key: &'static str,
+        paged: &super::super::registry::Paged<T>,
+        listing: impl Fn(&T) -> &RawValue,
+    ) -> Step {
+        let cursor = match cursor_of(req) {
+            Ok(c) => c,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        let Some((items, next_cursor)) =
+            paged.page(cursor.as_deref(), self.server.inner.limits.page_size)
+        else {
+            return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
+        };
+        let body = ListPage {
+            key,
+            items: items.iter().map(listing).collect(),
+            next_cursor,
+        };
+        self.reply(scope, req, &body, Cache::Yes)
+    }
+}
+
+/// The future of a handler run through [`Connection::run`].
+pub(super) type HandlerFuture<T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, McpError>> + Send>>;
+
+/// A handler's result: serialized as the response body, after era-specific shaping.
+pub(super) trait Outcome: Serialize + Send + 'static {
+    /// Adjusts the result for what `version` understands.
+    fn shape_for(&mut self, _version: ProtocolVersion) {}
+    /// The handler's own `_meta` members.
+    fn meta(&self) -> Option<&serde_json::Map<String, Value>> {
+        None
+    }
+}
+
+/// One page of a list result: `{"<key>": [...], "nextCursor"?: "..."}`.
+pub(super) struct ListPage<I> {
+    pub(super) key: &'static str,
+    pub(super) items: Vec<I>,
+    pub(super) next_cursor: Option<String>,
+}
+
+impl<I: Serialize> Serialize for ListPage<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(self.key, &self.items)?;
+        if let Some(next) = &self.next_cursor {
+            map.serialize_entry("nextCursor", next)?;
+        }
+        map.end()
+    }
+}
+
+/// The `cursor` of a list request (absent params mean the first page).
+pub(super) fn cursor_of(req: &Request<'_>) -> Result<Option<String>, McpError> {
+    #[derive(Deserialize)]
+    struct Params {
+        cursor: Option<String>,
+    }
+    Ok(parse_optional_params::<Params>(req)?.and_then(|p| p.cursor))
 }
 
 /// Parses required params; errors are -32602 with serde's reason.
-fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
+pub(super) fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
     let text = req.params.map_or("{}", RawValue::get);
     serde_json::from_str(text).map_err(|e| {
         McpError::invalid_params(format!(
@@ -250,7 +286,7 @@ fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError
     })
 }
 
-fn parse_optional_params<T: for<'de> Deserialize<'de>>(
+pub(super) fn parse_optional_params<T: for<'de> Deserialize<'de>>(
     req: &Request<'_>,
 ) -> Result<Option<T>, McpError> {
     match req.params {

@@ -2,9 +2,13 @@
 //! protocol eras as thin adapters around it.
 
 mod builder;
+mod completion;
 pub(crate) mod connection;
 mod dispatch;
 pub(crate) mod era;
+mod prompts;
+mod resources;
+mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -84,12 +88,12 @@ impl Server {
 
     /// The tools this server serves, as `tools/list` describes them, in its order.
     pub fn tools(&self) -> impl Iterator<Item = &crate::protocol::Tool> + '_ {
-        self.inner.registry.tools().iter().map(|t| &t.tool)
+        self.inner.registry.tools.items.iter().map(|t| &t.tool)
     }
 
     /// The names of the tools this server serves, in `tools/list` order.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
-        self.inner.registry.tools().iter().map(|t| t.def.name)
+        self.inner.registry.tools.items.iter().map(|t| t.def.name)
     }
 }
 

@@ -1,0 +1,111 @@
+//! `completion/complete` for prompt arguments and resource-template variables.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::connection::{Connection, Step};
+use super::dispatch::parse_params;
+use super::era::{Cache, Scope};
+use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
+use crate::protocol::McpError;
+use crate::protocol::jsonrpc::Request;
+
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+enum Reference {
+    #[serde(rename = "ref/prompt")]
+    Prompt { name: String },
+    #[serde(rename = "ref/resource")]
+    Resource { uri: String },
+}
+
+#[derive(Deserialize)]
+struct Argument {
+    name: String,
+    value: String,
+}
+
+#[derive(Deserialize, Default)]
+struct CompletionContext {
+    #[serde(default)]
+    arguments: HashMap<String, String>,
+}
+
+#[derive(Deserialize)]
+struct Params {
+    #[serde(rename = "ref")]
+    reference: Reference,
+    argument: Argument,
+    #[serde(default)]
+    context: Option<CompletionContext>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Completion {
+    values: Vec<String>,
+    total: usize,
+    has_more: bool,
+}
+
+#[derive(Serialize)]
+struct CompleteResult {
+    completion: Completion,
+}
+
+impl Connection {
+    pub(super) fn complete(&self, scope: &Scope, req: &Request<'_>) -> Step {
+        let params: Params = match parse_params(req) {
+            Ok(p) => p,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        let registry = &self.server.inner.registry;
+        let table: &[(&str, CompleteFn)] = match &params.reference {
+            Reference::Prompt { name } => match registry.prompt(name) {
+                Some(p) => p.def.complete,
+                None => {
+                    return Step::Reply(scope.err(
+                        &req.id,
+                        McpError::invalid_params(format!("Unknown prompt: {name}")),
+                    ));
+                }
+            },
+            Reference::Resource { uri } => {
+                match registry
+                    .templates
+                    .items
+                    .iter()
+                    .find(|t| t.def.uri == uri.as_str())
+                {
+                    Some(t) => t.def.complete,
+                    None if registry.static_resource(uri).is_some() => &[],
+                    None => {
+                        let e =
+                            McpError::invalid_params(format!("Unknown resource template: {uri}"));
+                        return Step::Reply(scope.err(&req.id, e));
+                    }
+                }
+            }
+        };
+        // An argument without a completion fn simply has no suggestions.
+        let mut values = match table.iter().find(|(name, _)| *name == params.argument.name) {
+            Some((_, complete)) => complete(&CompletionRequest {
+                argument: params.argument.name,
+                value: params.argument.value,
+                arguments: params.context.unwrap_or_default().arguments,
+            }),
+            None => Vec::new(),
+        };
+        let total = values.len();
+        values.truncate(MAX_VALUES);
+        let body = CompleteResult {
+            completion: Completion {
+                has_more: total > values.len(),
+                values,
+                total,
+            },
+        };
+        self.reply(scope, req, &body, Cache::No)
+    }
+}

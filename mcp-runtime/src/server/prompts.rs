@@ -1,0 +1,58 @@
+//! `prompts/get`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::connection::{Connection, Step};
+use super::dispatch::{Outcome, parse_params};
+use super::era::{Cache, Scope};
+use crate::prompt::PromptCall;
+use crate::protocol::jsonrpc::Request;
+use crate::protocol::{GetPromptResult, McpError};
+
+impl Outcome for GetPromptResult {}
+
+impl Connection {
+    pub(super) fn get_prompt(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+        #[derive(Deserialize)]
+        struct Params {
+            name: String,
+            #[serde(default)]
+            arguments: Option<HashMap<String, Value>>,
+        }
+        let params: Params = match parse_params(&req) {
+            Ok(p) => p,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        let Some(prompt) = self.server.inner.registry.prompt(&params.name) else {
+            let e = McpError::invalid_params(format!("Unknown prompt: {}", params.name))
+                .with_data(serde_json::json!({ "name": params.name }));
+            return Step::Reply(scope.err(&req.id, e));
+        };
+        // Prompt arguments are strings; numbers and booleans are taken as their text.
+        let mut arguments = HashMap::new();
+        for (name, value) in params.arguments.unwrap_or_default() {
+            let text = match value {
+                Value::String(s) => s,
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                Value::Null => continue,
+                _ => {
+                    let e = McpError::invalid_params(format!("Argument `{name}` must be a string"));
+                    return Step::Reply(scope.err(&req.id, e));
+                }
+            };
+            arguments.insert(name, text);
+        }
+        let get = prompt.def.get;
+        self.run(scope, &req.id, prompt.def.name, Cache::No, move |context| {
+            get(PromptCall {
+                context,
+                arguments: &arguments,
+            })
+        })
+    }
+}

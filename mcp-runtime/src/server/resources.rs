@@ -1,0 +1,117 @@
+//! `resources/list`, `resources/read` (`resources/templates/list` is a plain list page).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::connection::{Connection, Step};
+use super::dispatch::{ListPage, Outcome, cursor_of, parse_params};
+use super::era::{Cache, Scope};
+use crate::protocol::jsonrpc::Request;
+use crate::protocol::{McpError, Resource, ResourceContents};
+use crate::registry::page_of;
+use crate::resource::{ResourceCall, not_found};
+
+/// The result of `resources/read`.
+#[derive(Serialize)]
+pub(super) struct ReadResourceResult {
+    contents: Vec<ResourceContents>,
+}
+
+impl Outcome for ReadResourceResult {}
+
+impl Connection {
+    pub(super) fn list_resources(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+        let registry = &self.server.inner.registry;
+        let listers: Vec<fn() -> Vec<Resource>> = registry
+            .templates
+            .items
+            .iter()
+            .filter_map(|t| t.def.list)
+            .collect();
+        if listers.is_empty() {
+            return self.list_page(&scope, &req, "resources", &registry.resources, |r| {
+                &r.listing
+            });
+        }
+        // Templates that list their instances make the list dynamic: the listers run on the
+        // blocking pool (they typically query a store), then the whole list is paged.
+        let cursor = match cursor_of(&req) {
+            Ok(c) => c,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        let page_size = self.server.inner.limits.page_size;
+        let conn = self.clone();
+        self.run(scope, &req.id, "resources/list", Cache::Yes, move |_ctx| {
+            Box::pin(async move {
+                let listed = tokio::task::spawn_blocking(move || {
+                    listers
+                        .iter()
+                        .flat_map(|list| list())
+                        .collect::<Vec<Resource>>()
+                })
+                .await
+                .map_err(|_| McpError::internal("listing resources failed"))?;
+                let registry = &conn.server.inner.registry;
+                let mut all: Vec<Box<RawValue>> = registry
+                    .resources
+                    .items
+                    .iter()
+                    .map(|r| r.listing.clone())
+                    .collect();
+                for resource in &listed {
+                    all.push(
+                        serde_json::value::to_raw_value(resource)
+                            .map_err(|e| McpError::internal(e.to_string()))?,
+                    );
+                }
+                let fingerprint = all.len() as u64;
+                let (items, next_cursor) = page_of(&all, fingerprint, cursor.as_deref(), page_size)
+                    .ok_or_else(|| McpError::invalid_params("Invalid cursor"))?;
+                Ok(ListPage {
+                    key: "resources",
+                    items: items.to_vec(),
+                    next_cursor,
+                })
+            })
+        })
+    }
+
+    pub(super) fn read_resource(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+        #[derive(Deserialize)]
+        struct Params {
+            uri: String,
+        }
+        let params: Params = match parse_params(&req) {
+            Ok(p) => p,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        let registry = &self.server.inner.registry;
+        let uri = params.uri;
+        let (def, variables) = match registry.static_resource(&uri) {
+            Some(r) => (r.def, HashMap::new()),
+            None => match registry
+                .templates
+                .items
+                .iter()
+                .find_map(|t| t.template.matches(&uri).map(|v| (t.def, v)))
+            {
+                Some(found) => found,
+                None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
+            },
+        };
+        let read = def.read;
+        self.run(scope, &req.id, def.name, Cache::Yes, move |context| {
+            let fut = read(ResourceCall {
+                context,
+                uri: &uri,
+                variables: &variables,
+            });
+            Box::pin(async move { fut.await.map(|contents| ReadResourceResult { contents }) })
+        })
+    }
+}
+
+impl Outcome for ListPage<Box<RawValue>> {}

@@ -1,0 +1,62 @@
+//! `tools/call`.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::connection::{Connection, Step};
+use super::dispatch::{Outcome, parse_params};
+use super::era::{self, Cache, Scope};
+use crate::protocol::jsonrpc::Request;
+use crate::protocol::{CallToolResult, McpError, ProtocolVersion};
+use crate::tool::ToolCall;
+
+impl Outcome for CallToolResult {
+    fn shape_for(&mut self, version: ProtocolVersion) {
+        era::downgrade_result(self, version);
+    }
+    fn meta(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        Some(&self.meta)
+    }
+}
+
+impl Connection {
+    pub(super) fn call_tool(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+        #[derive(Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+            #[serde(borrow)]
+            arguments: Option<&'a RawValue>,
+        }
+        let params: Params<'_> = match parse_params(&req) {
+            Ok(p) => p,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
+        // that do not fit the tool's own schema are tool errors the model can fix (isError).
+        if params
+            .arguments
+            .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
+        {
+            let e = McpError::invalid_params(
+                "Invalid params for tools/call: `arguments` must be an object",
+            );
+            return Step::Reply(scope.err(&req.id, e));
+        }
+        let Some(tool) = self.server.inner.registry.tool(&params.name) else {
+            let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
+                .with_data(serde_json::json!({ "name": params.name }));
+            return Step::Reply(scope.err(&req.id, e));
+        };
+        let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
+        self.run(scope, &req.id, tool.def.name, Cache::No, |context| {
+            call(ToolCall {
+                context,
+                arguments,
+                mode,
+            })
+        })
+    }
+}
