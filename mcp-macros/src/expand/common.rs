@@ -178,7 +178,9 @@ pub(crate) fn completions(
                 format!("no {what} named `{n}` to complete"),
             ));
         }
-        entries.push(quote!((#n, #path as #private::CompleteFn)));
+        // A typed binding (not `as`) so a wrong signature is a type error at the path.
+        let f = quote_spanned!(path.span()=> { let f: #private::CompleteFn = #path; f });
+        entries.push(quote!((#n, #f)));
     }
     Ok(quote!(&[#(#entries),*]))
 }

@@ -2,8 +2,9 @@
 //! `Option` ones optional); beside the fn, an adapter and the registration.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::ItemFn;
+use syn::spanned::Spanned;
 
 use super::common::{self, local, opt, opt_str};
 use crate::attr::PromptAttr;
@@ -49,7 +50,8 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
     let via = quote!(#[allow(unused_imports)] use #private::{ViaOptionalText as _, ViaText as _};);
     let parses = arguments.iter().map(|(param, _, name)| {
         let (ident, ty) = (param.ident, param.ty);
-        quote! {
+        // Spanned at the type: a type that does not parse from text is reported there.
+        quote_spanned! {ty.span()=>
             let #ident: #ty = {
                 #via
                 let raw = #args_in.get(#name).map(::std::string::String::as_str);
@@ -76,7 +78,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
                 .map(syn::LitStr::value)
                 .or_else(|| doc_text(&args.forwarded)),
         );
-        quote! {
+        quote_spanned! {ty.span()=>
             #private::PromptArgDef {
                 name: #name,
                 description: #description,

@@ -2,8 +2,9 @@
 //! parameters by name (parsed with `FromStr`); beside the fn, an adapter and the registration.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
 use syn::ItemFn;
+use syn::spanned::Spanned;
 
 use super::common::{self, local, opt};
 use crate::attr::ResourceAttr;
@@ -84,7 +85,8 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> syn::Result<TokenStream
     let fn_ident = model.ident();
     let parses = arguments.iter().map(|(param, name)| {
         let (ident, ty) = (param.ident, param.ty);
-        quote! {
+        // Spanned at the type: a type that does not parse from text is reported there.
+        quote_spanned! {ty.span()=>
             let #ident: #ty = {
                 #[allow(unused_imports)]
                 use #private::{ViaOptionalText as _, ViaText as _};

@@ -7,8 +7,9 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{ItemFn, LitStr};
 
-use crate::attr::{Icon, ToolAttr};
-use crate::model::{FnModel, ParamKind, strip_param_attrs};
+use super::common::{self, local, opt};
+use crate::attr::ToolAttr;
+use crate::model::{FnModel, strip_param_attrs};
 
 pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
     let item: ItemFn = syn::parse2(input.clone()).map_err(|e| {
@@ -38,34 +39,14 @@ pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<T
     })
 }
 
-fn opt_str(s: Option<String>) -> TokenStream {
-    match s {
-        Some(s) => quote!(::core::option::Option::Some(#s)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
-fn opt<T: ToTokens>(v: &Option<T>) -> TokenStream {
-    match v {
-        Some(v) => quote!(::core::option::Option::Some(#v)),
-        None => quote!(::core::option::Option::None),
-    }
-}
-
 fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
-    let krate = attr
-        .common
-        .krate
-        .as_ref()
-        .map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
-    let private = quote!(#krate::__private);
+    let private = common::private(&attr.common);
     let serde_path = LitStr::new(&format!("{}::serde", private), Span::call_site());
     let schemars_path = LitStr::new(&format!("{}::schemars", private), Span::call_site());
 
     let fn_ident = model.ident();
     // Locals of the generated adapter live in their own hygiene context, so no parameter name
     // can shadow them; the fn itself is bound first, so a parameter named like the fn works.
-    let local = |name: &str| syn::Ident::new(name, Span::mixed_site());
     let (f, ctx, args_in, mode, ret_val) = (
         local("__mcp_fn"),
         local("__mcp_context"),
@@ -73,17 +54,8 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_mode"),
         local("__mcp_return"),
     );
-    let name = attr.common.name.as_ref().map_or_else(
-        || fn_ident.to_string().trim_start_matches("r#").to_owned(),
-        LitStr::value,
-    );
-    let description = opt_str(
-        attr.common
-            .description
-            .as_ref()
-            .map(LitStr::value)
-            .or_else(|| model.doc.clone()),
-    );
+    let name = common::name(&attr.common, model);
+    let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
     let ret = model.return_type();
 
@@ -130,35 +102,9 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let arg_idents: Vec<_> = model.arguments().map(|(p, _)| p.ident).collect();
 
     // Injected parameters, then the call with every parameter in its original position.
-    let mut injections = Vec::new();
-    let mut call_args = Vec::new();
-    for param in &model.params {
-        let ident = param.ident;
-        match &param.kind {
-            ParamKind::Argument(_) => call_args.push(quote!(#ident)),
-            ParamKind::Injected { by_ref } => {
-                let ty = param.ty;
-                let owned = match ty {
-                    syn::Type::Reference(r) => (*r.elem).clone(),
-                    other => other.clone(),
-                };
-                checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_injected::<#owned>();));
-                injections.push(quote! {
-                    let #ident = <#owned as #private::FromContext>::from_context(&#ctx)?;
-                });
-                call_args.push(if *by_ref {
-                    quote!(&#ident)
-                } else {
-                    quote!(#ident)
-                });
-            }
-        }
-    }
-    let call = if model.is_async {
-        quote!(#f(#(#call_args),*).await)
-    } else {
-        quote!(#private::run_blocking(&#ctx, move || #f(#(#call_args),*)).await?)
-    };
+    let (injected_checks, injections, call_args) = common::injections(model, &private, &ctx);
+    checks.extend(injected_checks);
+    let call = common::call(model, &private, &f, &ctx, &call_args);
 
     let annotations = {
         let a = &attr.annotations;
@@ -171,31 +117,12 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         );
         quote!(#private::AnnotationsDef { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
     };
-    let icons = attr.common.icons.iter().map(
-        |Icon {
-             src,
-             mime_type,
-             sizes,
-             theme,
-         }| {
-            let (m, t) = (opt(mime_type), opt(theme));
-            quote!(#private::IconDef { src: #src, mime_type: #m, sizes: &[#(#sizes),*], theme: #t })
-        },
+    let (icons, meta, location, cfgs) = (
+        common::icons(&attr.common, &private),
+        common::meta(&attr.common, &private),
+        common::location(model),
+        common::cfgs(model),
     );
-    let meta = attr.common.meta.iter().map(|(k, v)| {
-        let value = match v {
-            syn::Lit::Str(s) => quote!(#private::MetaValue::Str(#s)),
-            syn::Lit::Int(i) => quote!(#private::MetaValue::Int(#i)),
-            syn::Lit::Float(f) => quote!(#private::MetaValue::Float(#f)),
-            syn::Lit::Bool(b) => quote!(#private::MetaValue::Bool(#b)),
-            other => quote!(#other),
-        };
-        quote!((#k, #value))
-    });
-    // A `#[cfg]` on the fn must also gate its registration.
-    let cfgs = model.item.attrs.iter().filter(|a| a.path().is_ident("cfg"));
-    // file!/line! spanned at the fn's name report where the fn is, not where the attribute is.
-    let location = quote_spanned!(fn_ident.span()=> (::core::file!(), ::core::line!()));
     let via = quote!(#[allow(unused_imports)] use #private::{ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
 
     quote! {
@@ -251,8 +178,8 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     input_schema: __mcp_input_schema,
                     output: __mcp_output,
                     annotations: #annotations,
-                    icons: &[#(#icons),*],
-                    meta: &[#(#meta),*],
+                    icons: #icons,
+                    meta: #meta,
                     call: __mcp_call,
                     location: #location,
                 }

@@ -103,3 +103,51 @@ mod naming {
         context.label
     }
 }
+
+mod resources_and_prompts {
+    use mcp::prelude::*;
+
+    fn ids(_: &CompletionRequest) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn all() -> Vec<Resource> {
+        Vec::new()
+    }
+
+    /// Every resource argument.
+    #[resource(
+        "docs://{section}/{+path}{?rev}",
+        name = "doc",
+        title = "A document",
+        description = "Overrides the doc comment.",
+        mime_type = "text/markdown",
+        annotations(audience = ["user", "assistant"], priority = 0.8, last_modified = "2026-11-30T00:00:00Z"),
+        icon = "https://example.com/doc.png",
+        meta(owner = "docs"),
+        list = all,
+        complete(section = ids, path = ids),
+        crate = mcp
+    )]
+    pub async fn doc(ctx: Context, section: String, path: String, rev: Option<u32>) -> Result<String, NotFound> {
+        let _ = (ctx, section, path, rev);
+        Err(NotFound)
+    }
+
+    #[resource("size://fixed", size = 4, crate = mcp)]
+    pub fn fixed() -> Vec<u8> {
+        vec![1, 2, 3, 4]
+    }
+
+    /// Every prompt argument.
+    #[prompt(name = "review", title = "Review", icon = "https://example.com/r.png", meta(kind = "review"), complete(code = ids), crate = mcp)]
+    pub fn review_code(
+        /// The code.
+        code: String,
+        #[arg(rename = "maxLines", description = "Limit.")] max_lines: Option<usize>,
+        ctx: &mcp::Context,
+    ) -> Vec<PromptMessage> {
+        let _ = (ctx, max_lines);
+        vec![PromptMessage::user(code)]
+    }
+}
