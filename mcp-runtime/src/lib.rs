@@ -34,9 +34,14 @@
 //! objects, numbers and lists, content blocks as they are, and `Err(e)` of a `Result` as an
 //! `isError` result the model can read.
 //!
+//! [`#[resource("scheme://path/{var}")]`](macro@resource) serves resources and RFC 6570
+//! templates (variables bind to parameters by name), [`#[prompt]`](macro@prompt) serves prompts
+//! (parameters are its arguments), and `complete(name = fn)` next to either answers
+//! `completion/complete`. The README has a guide to each.
+//!
 //! # Register
 //!
-//! Nothing to do: `#[tool]` registers the fn at link time. [`ServerBuilder::tool_filter`]
+//! Nothing to do: the macros register the fn at link time. [`ServerBuilder::tool_filter`]
 //! selects a subset.
 //!
 //! # Serve
