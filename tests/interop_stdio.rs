@@ -1,12 +1,15 @@
-//! Interop: the quickstart example over stdio against the official MCP clients, Python (`mcp`,
-//! in each of its connect modes) and TypeScript (`@modelcontextprotocol/sdk`).
+//! Interop: the quickstart and ticket desk examples over stdio against the official MCP clients,
+//! Python (`mcp`, in each of its connect modes) and TypeScript (`@modelcontextprotocol/sdk`).
 //!
 //! The clients are pinned in `tests/interop/` and installed into `.interop/` by
 //! `tests/interop/setup.sh` (once per test binary; a no-op when already installed). The checks
-//! themselves live in `tests/interop/py_client.py` and `tests/interop/ts_client.mjs`; this file
-//! only runs them and fails with their output. Nothing is skipped: without python3/node/npm or
-//! the registries, these tests fail.
+//! themselves live in `tests/interop/py_client.py` and `tests/interop/ts_client.mjs` (tools, on
+//! the quickstart) and `tests/interop/py_tickets.py` and `tests/interop/ts_tickets.mjs`
+//! (resources, templates, prompts and completion, on the ticket desk); this file only runs them
+//! and fails with their output. Nothing is skipped: without python3/node/npm or the registries,
+//! these tests fail.
 
+use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,16 +20,28 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The client scripts give up after 60 s themselves; this only catches a client that hangs anyway.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The example servers the clients run.
+const EXAMPLES: [&str; 2] = ["quickstart", "tickets"];
+
 /// Setup once per test binary; every test fails with the same message when it went wrong.
-fn quickstart() -> &'static Path {
-    static SETUP: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+/// Returns the executables of [`EXAMPLES`], in that order.
+fn examples() -> &'static [PathBuf] {
+    static SETUP: OnceLock<Result<Vec<PathBuf>, String>> = OnceLock::new();
     match SETUP.get_or_init(|| {
         install_clients()?;
-        build_quickstart()
+        build_examples()
     }) {
-        Ok(path) => path,
+        Ok(paths) => paths,
         Err(e) => panic!("interop setup failed:\n{e}"),
     }
+}
+
+fn quickstart() -> &'static Path {
+    &examples()[0]
+}
+
+fn tickets() -> &'static Path {
+    &examples()[1]
 }
 
 fn install_clients() -> Result<(), String> {
@@ -53,19 +68,18 @@ fn install_clients() -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo test --test interop_stdio` builds no examples, so build it here. The path comes from
-/// cargo's own artifact message rather than a guess at `target/debug/examples/`, which would be
+/// `cargo test --test interop_stdio` builds no examples, so build them here. The paths come from
+/// cargo's own artifact messages rather than a guess at `target/debug/examples/`, which would be
 /// wrong (or silently stale) under `CARGO_TARGET_DIR` or `--target-dir`.
-fn build_quickstart() -> Result<PathBuf, String> {
+fn build_examples() -> Result<Vec<PathBuf>, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(&cargo)
         .args([
             "build",
             "--quiet",
-            "--example",
-            "quickstart",
             "--message-format=json-render-diagnostics",
         ])
+        .args(EXAMPLES.iter().flat_map(|name| ["--example", name]))
         .arg("--manifest-path")
         .arg(Path::new(ROOT).join("Cargo.toml"))
         .current_dir(ROOT)
@@ -74,32 +88,55 @@ fn build_quickstart() -> Result<PathBuf, String> {
         .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
     if !out.status.success() {
         return Err(format!(
-            "cargo build --example quickstart exited with {}:\n{}",
+            "cargo build of the examples {EXAMPLES:?} exited with {}:\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    String::from_utf8_lossy(&out.stdout)
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let artifacts: Vec<serde_json::Value> = stdout
         .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|msg| msg["reason"] == "compiler-artifact" && msg["target"]["name"] == "quickstart")
-        .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| {
-            "cargo build --example quickstart reported no quickstart executable".to_owned()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter(|msg: &serde_json::Value| msg["reason"] == "compiler-artifact")
+        .collect();
+    EXAMPLES
+        .iter()
+        .map(|name| {
+            artifacts
+                .iter()
+                .filter(|msg| msg["target"]["name"] == *name)
+                .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+                .ok_or_else(|| {
+                    format!("cargo build --example {name} reported no {name} executable")
+                })
         })
+        .collect()
 }
 
 /// Runs a client script against the quickstart server and fails the test unless it exits 0.
 fn run_client(label: &str, program: &Path, client_args: &[&str]) {
-    let server = quickstart();
+    run_client_against(label, quickstart(), &[], program, client_args);
+}
+
+/// Runs a client script against `server` and fails the test unless it exits 0. `env` goes to
+/// the client process; the scripts pass on what the server needs of it themselves (the SDKs
+/// give a server only PATH, HOME and a few more).
+fn run_client_against(
+    label: &str,
+    server: &Path,
+    env: &[(&str, &OsStr)],
+    program: &Path,
+    client_args: &[&str],
+) {
     let interop = Path::new(ROOT).join(".interop");
     let mut child = Command::new(program)
         .args(client_args)
         .arg("--")
         .arg(server)
         .current_dir(ROOT)
-        // Where ts_client.mjs loads the SDK from (py_client.py gets it from the venv's python).
+        // Where the .mjs clients load the SDK from (the .py ones get it from the venv's python).
         .env("MCP_INTEROP_NODE_DIR", interop.join("node"))
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -172,6 +209,77 @@ fn typescript() {
     let script = Path::new(ROOT).join("tests/interop/ts_client.mjs");
     run_client(
         "typescript client",
+        Path::new("node"),
+        &[script.to_str().unwrap()],
+    );
+}
+
+/// A fresh ticket database path for one client run, removed (with any SQLite side files) on drop.
+struct TicketsDb(PathBuf);
+
+impl TicketsDb {
+    fn new(label: &str) -> TicketsDb {
+        let db = TicketsDb(std::env::temp_dir().join(format!(
+            "mcp-tickets-interop-{}-{label}.sqlite3",
+            std::process::id()
+        )));
+        db.remove();
+        db
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            let mut side = self.0.clone().into_os_string();
+            side.push(suffix);
+            let _ = std::fs::remove_file(side);
+        }
+    }
+}
+
+impl Drop for TicketsDb {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Runs a ticket desk client script on a fresh database (the checks expect the seeded tickets).
+fn run_tickets_client(label: &str, program: &Path, client_args: &[&str]) {
+    let server = tickets();
+    let db = TicketsDb::new(&label.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+    run_client_against(
+        label,
+        server,
+        &[("TICKETS_DB", db.0.as_os_str())],
+        program,
+        client_args,
+    );
+}
+
+fn python_tickets(mode: &str) {
+    let python = Path::new(ROOT).join(".interop/venv/bin/python");
+    let script = Path::new(ROOT).join("tests/interop/py_tickets.py");
+    run_tickets_client(
+        &format!("python tickets client ({mode})"),
+        &python,
+        &[script.to_str().unwrap(), mode],
+    );
+}
+
+#[test]
+fn tickets_python_legacy() {
+    python_tickets("legacy");
+}
+
+#[test]
+fn tickets_python_2026_07_28() {
+    python_tickets("2026-07-28");
+}
+
+#[test]
+fn tickets_typescript() {
+    let script = Path::new(ROOT).join("tests/interop/ts_tickets.mjs");
+    run_tickets_client(
+        "typescript tickets client",
         Path::new("node"),
         &[script.to_str().unwrap()],
     );

@@ -208,6 +208,7 @@ async fn static_resources_and_listed_instances_are_listed() {
         [
             "files://{+path}",
             "items://{id}",
+            "lookups://{id}",
             "search://items{?q,limit}"
         ]
     );
@@ -289,8 +290,14 @@ async fn stateless_reads_and_lists_carry_cache_hints() {
         .unwrap();
     assert_eq!(
         (read["resultType"].clone(), read["ttlMs"].clone()),
-        (json!("complete"), json!(60000))
+        (json!("complete"), json!(0)),
+        "resource data is not cached by default"
     );
+    let templates = client
+        .request("resources/templates/list", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(templates["ttlMs"], 60000, "listings are");
     for method in ["resources/list", "resources/templates/list", "prompts/list"] {
         let list = client.request(method, json!({})).await.unwrap();
         assert_eq!(list["cacheScope"], "private", "{method}");
@@ -313,7 +320,7 @@ async fn lists_page_with_opaque_cursors() {
         .unwrap();
     for (method, key, total) in [
         ("resources/list", "resources", 7),
-        ("resources/templates/list", "resourceTemplates", 3),
+        ("resources/templates/list", "resourceTemplates", 4),
         ("prompts/list", "prompts", 3),
     ] {
         let mut seen = 0;
@@ -499,6 +506,58 @@ async fn completion_for_prompts_and_templates() {
     .await
     .unwrap_err();
     assert_eq!(code(&e), -32602);
+}
+
+#[tokio::test]
+async fn resource_data_may_be_cached_when_the_server_says_so() {
+    let server = Server::builder()
+        .resource_cache_ttl(std::time::Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
+    let read = client
+        .request("resources/read", json!({"uri": "notes://today"}))
+        .await
+        .unwrap();
+    assert_eq!(read["ttlMs"], 5000);
+}
+
+/// A lookup that can fail: `Ok(None)` is not found, `Err` an internal error.
+#[resource("lookups://{id}")]
+fn lookup(id: u64) -> Result<Option<String>, String> {
+    match id {
+        0 => Err("store offline".into()),
+        1 => Ok(Some("one".into())),
+        _ => Ok(None),
+    }
+}
+
+#[tokio::test]
+async fn result_of_option_resources() {
+    let client = session().await;
+    assert_eq!(
+        client
+            .request("resources/read", json!({"uri": "lookups://1"}))
+            .await
+            .unwrap()["contents"][0]["text"],
+        "one"
+    );
+    assert_eq!(
+        code(
+            &client
+                .request("resources/read", json!({"uri": "lookups://2"}))
+                .await
+                .unwrap_err()
+        ),
+        -32002
+    );
+    let e = client
+        .request("resources/read", json!({"uri": "lookups://0"}))
+        .await
+        .unwrap_err();
+    assert_eq!((code(&e), e.message.as_ref()), (-32603, "store offline"));
 }
 
 #[tokio::test]

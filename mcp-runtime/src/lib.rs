@@ -92,7 +92,7 @@ pub mod prelude {
     };
     pub use crate::resource::NotFound;
     pub use crate::tool::Json;
-    pub use crate::{Context, prompt, resource, tool};
+    pub use crate::{Context, McpError, prompt, resource, tool};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -146,7 +146,7 @@ pub mod __private {
     pub use crate::resource::{
         RTag, ResourceAnnotationsDef, ResourceCall, ResourceDef, ResourceFuture, ViaOptionOutput,
         ViaOptionSerde, ViaResOutput, ViaResResultOutput, ViaResResultSerde, ViaResSerde,
-        not_found,
+        ViaResultOptionOutput, ViaResultOptionSerde, not_found,
     };
     pub use crate::runner::run_main;
     pub use crate::schema::{Profile, schema_for};

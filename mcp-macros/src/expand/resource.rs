@@ -148,8 +148,11 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> syn::Result<TokenStream
                     let _ = &#ctx;
                     let #ret_val: #ret = #call;
                     #[allow(unused_imports)]
-                    use #private::{ViaResResultOutput as _, ViaResResultSerde as _, ViaOptionOutput as _, ViaOptionSerde as _, ViaResOutput as _, ViaResSerde as _};
-                    (&&&&&&#private::RTag::<#ret>::new()).convert(#ret_val, &#uri_owned, #mime)
+                    use #private::{
+                        ViaResultOptionOutput as _, ViaResultOptionSerde as _, ViaResResultOutput as _,
+                        ViaResResultSerde as _, ViaOptionOutput as _, ViaOptionSerde as _, ViaResOutput as _, ViaResSerde as _,
+                    };
+                    (&&&&&&&&#private::RTag::<#ret>::new()).convert(#ret_val, &#uri_owned, #mime)
                 })
             }
 

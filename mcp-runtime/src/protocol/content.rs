@@ -65,6 +65,16 @@ impl ResourceContents {
         }
     }
 
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, value: impl Into<String>) -> Self {
+        match &mut self {
+            ResourceContents::Text { mime_type, .. } | ResourceContents::Blob { mime_type, .. } => {
+                *mime_type = Some(value.into());
+            }
+        }
+        self
+    }
+
     /// Binary contents for `uri`, base64-encoded here.
     pub fn blob(uri: impl Into<String>, bytes: &[u8], mime_type: impl Into<String>) -> Self {
         ResourceContents::Blob {

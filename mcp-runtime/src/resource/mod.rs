@@ -13,7 +13,7 @@ pub use output::{NotFound, ResourceOutput, not_found};
 #[doc(hidden)]
 pub use output::{
     RTag, ViaOptionOutput, ViaOptionSerde, ViaResOutput, ViaResResultOutput, ViaResResultSerde,
-    ViaResSerde,
+    ViaResSerde, ViaResultOptionOutput, ViaResultOptionSerde,
 };
 pub use path::{PathError, safe_join};
 pub use template::{TemplateError, UriTemplate, percent_decode};

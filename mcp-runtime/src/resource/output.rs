@@ -1,7 +1,7 @@
 //! How a resource fn's return value becomes `contents`.
 //!
 //! In order of precedence (generated code picks through autoref specialization):
-//! `Result<T, E>` and `Option<T>` of what follows (`Err` becomes a JSON-RPC error, `None` and
+//! `Result<Option<T>, E>`, `Result<T, E>` and `Option<T>` of what follows (`Err` becomes a JSON-RPC error, `None` and
 //! [`NotFound`] "resource not found"), then [`ResourceOutput`] types (`String`/`&str` as text,
 //! `Vec<u8>` as a base64 blob, [`ResourceContents`] and lists of them), then any `Serialize`
 //! value as JSON text (`application/json`).
@@ -118,7 +118,7 @@ fn nonempty(contents: Vec<ResourceContents>, uri: &str) -> Result<Vec<ResourceCo
     }
 }
 
-/// The autoref-specialization probe generated code calls `(&&&&&&RTag::<R>::new())` on.
+/// The autoref-specialization probe generated code calls `(&&&&&&&&RTag::<R>::new())` on.
 pub struct RTag<T>(PhantomData<fn() -> T>);
 
 impl<T> RTag<T> {
@@ -144,6 +144,10 @@ macro_rules! via {
     };
 }
 
+via!(ViaResultOptionOutput, &&&&&&&RTag<Result<Option<T>, E>>, [T: ResourceOutput, E: Display + 'static], Result<Option<T>, E>,
+    |v, uri, mime| nonempty(v.map_err(|e| error_of(e, uri))?.ok_or_else(|| not_found(uri, None))?.into_contents(uri, mime), uri));
+via!(ViaResultOptionSerde, &&&&&&RTag<Result<Option<T>, E>>, [T: Serialize, E: Display + 'static], Result<Option<T>, E>,
+    |v, uri, _mime| serde_contents(&v.map_err(|e| error_of(e, uri))?.ok_or_else(|| not_found(uri, None))?, uri));
 via!(ViaResResultOutput, &&&&&RTag<Result<T, E>>, [T: ResourceOutput, E: Display + 'static], Result<T, E>,
     |v, uri, mime| nonempty(v.map_err(|e| error_of(e, uri))?.into_contents(uri, mime), uri));
 via!(ViaResResultSerde, &&&&RTag<Result<T, E>>, [T: Serialize, E: Display + 'static], Result<T, E>,

@@ -95,9 +95,18 @@ impl ServerBuilder {
         self
     }
 
-    /// How long clients may cache list and discovery results (2026-07-28 `ttlMs`; default 60 s).
+    /// How long 2026-07-28 clients may cache discovery and the lists of tools, resource
+    /// templates and prompts (`ttlMs`; default 60 s). These change only with the program.
     pub fn cache_ttl(mut self, ttl: Duration) -> Self {
         self.limits.cache_ttl = ttl;
+        self
+    }
+
+    /// How long 2026-07-28 clients may cache resource data: `resources/read` and
+    /// `resources/list` (`ttlMs`; default 0, so a client always sees current data). Raise it
+    /// when your resources change rarely.
+    pub fn resource_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.limits.resource_cache_ttl = ttl;
         self
     }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::connection::{Connection, Step};
-use super::dispatch::parse_params;
+use super::dispatch::{Outcome, parse_params};
 use super::era::{Cache, Scope};
 use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
 use crate::protocol::McpError;
@@ -54,8 +54,10 @@ struct CompleteResult {
     completion: Completion,
 }
 
+impl Outcome for CompleteResult {}
+
 impl Connection {
-    pub(super) fn complete(&self, scope: &Scope, req: &Request<'_>) -> Step {
+    pub(super) fn complete(self: &std::sync::Arc<Self>, scope: Scope, req: &Request<'_>) -> Step {
         let params: Params = match parse_params(req) {
             Ok(p) => p,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
@@ -88,24 +90,41 @@ impl Connection {
                 }
             }
         };
-        // An argument without a completion fn simply has no suggestions.
-        let mut values = match table.iter().find(|(name, _)| *name == params.argument.name) {
-            Some((_, complete)) => complete(&CompletionRequest {
-                argument: params.argument.name,
-                value: params.argument.value,
-                arguments: params.context.unwrap_or_default().arguments,
-            }),
-            None => Vec::new(),
+        // An argument without a completion fn simply has no suggestions. Completion fns may
+        // query a store, so they run on the blocking pool like sync tools.
+        let complete = table
+            .iter()
+            .find(|(name, _)| *name == params.argument.name)
+            .map(|(_, f)| *f);
+        let request = CompletionRequest {
+            argument: params.argument.name,
+            value: params.argument.value,
+            arguments: params.context.unwrap_or_default().arguments,
         };
-        let total = values.len();
-        values.truncate(MAX_VALUES);
-        let body = CompleteResult {
-            completion: Completion {
-                has_more: total > values.len(),
-                values,
-                total,
+        self.run(
+            scope,
+            &req.id,
+            "completion/complete",
+            Cache::No,
+            move |_ctx| {
+                Box::pin(async move {
+                    let mut values = match complete {
+                        Some(complete) => tokio::task::spawn_blocking(move || complete(&request))
+                            .await
+                            .map_err(|_| McpError::internal("the completion fn panicked"))?,
+                        None => Vec::new(),
+                    };
+                    let total = values.len();
+                    values.truncate(MAX_VALUES);
+                    Ok(CompleteResult {
+                        completion: Completion {
+                            has_more: total > values.len(),
+                            values,
+                            total,
+                        },
+                    })
+                })
             },
-        };
-        self.reply(scope, req, &body, Cache::No)
+        )
     }
 }

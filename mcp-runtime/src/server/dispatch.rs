@@ -61,7 +61,7 @@ impl Connection {
                 self.list_page(&scope, &req, "prompts", &registry.prompts, |p| &p.listing)
             }
             "prompts/get" if has_prompts => self.get_prompt(scope, req),
-            "completion/complete" if has_completions => self.complete(&scope, &req),
+            "completion/complete" if has_completions => self.complete(scope, &req),
             _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
         }
     }
@@ -144,7 +144,7 @@ impl Connection {
             capabilities: &inner.capabilities,
             instructions: inner.instructions.as_deref(),
         };
-        self.reply(scope, req, &body, Cache::Yes)
+        self.reply(scope, req, &body, Cache::Listing)
     }
 
     /// Runs a handler that may outlive this call (it awaits, or calls user code): registers it
@@ -228,7 +228,7 @@ impl Connection {
             items: items.iter().map(listing).collect(),
             next_cursor,
         };
-        self.reply(scope, req, &body, Cache::Yes)
+        self.reply(scope, req, &body, Cache::Listing)
     }
 }
 

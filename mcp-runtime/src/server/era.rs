@@ -37,8 +37,12 @@ pub(crate) struct Scope {
 /// Whether a result may be cached by the client (2026-07-28 caching rules).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cache {
+    /// Not cacheable (tool calls, prompts, errors).
     No,
-    Yes,
+    /// Describes the server (discovery, the lists of tools, templates and prompts).
+    Listing,
+    /// Resource data, which can change under the client (reads, listed resources).
+    Data,
 }
 
 #[derive(Deserialize)]
@@ -216,14 +220,21 @@ pub(crate) fn encode_ok<T: Serialize>(
         // Nothing to add: the body is the result (the common session-era case, kept direct).
         return encode_result(id, body);
     }
-    let cached = stateless && cache == Cache::Yes;
     let limits = &server.limits;
+    let ttl = match cache {
+        Cache::No => None,
+        Cache::Listing => Some(limits.cache_ttl),
+        Cache::Data => Some(limits.resource_cache_ttl),
+    };
+    let cached = stateless && ttl.is_some();
     encode_result(
         id,
         Envelope {
             body,
             result_type: stateless.then_some("complete"),
-            ttl_ms: cached.then(|| u64::try_from(limits.cache_ttl.as_millis()).unwrap_or(u64::MAX)),
+            ttl_ms: ttl
+                .filter(|_| stateless)
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
             cache_scope: cached.then_some(limits.cache_scope),
             meta: ResultMeta {
                 extra: meta,

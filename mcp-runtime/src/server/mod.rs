@@ -56,6 +56,7 @@ pub(crate) struct ServerInner {
 pub(crate) struct Limits {
     pub(crate) page_size: usize,
     pub(crate) cache_ttl: Duration,
+    pub(crate) resource_cache_ttl: Duration,
     pub(crate) cache_scope: CacheScope,
     pub(crate) max_in_flight: usize,
     pub(crate) max_message_bytes: usize,
@@ -67,6 +68,7 @@ impl Default for Limits {
         Limits {
             page_size: 100,
             cache_ttl: Duration::from_secs(60),
+            resource_cache_ttl: Duration::ZERO,
             cache_scope: CacheScope::Private,
             max_in_flight: 1024,
             max_message_bytes: 4 * 1024 * 1024,

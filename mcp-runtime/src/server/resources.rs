@@ -44,7 +44,7 @@ impl Connection {
         };
         let page_size = self.server.inner.limits.page_size;
         let conn = self.clone();
-        self.run(scope, &req.id, "resources/list", Cache::Yes, move |_ctx| {
+        self.run(scope, &req.id, "resources/list", Cache::Data, move |_ctx| {
             Box::pin(async move {
                 let listed = tokio::task::spawn_blocking(move || {
                     listers
@@ -103,7 +103,7 @@ impl Connection {
             },
         };
         let read = def.read;
-        self.run(scope, &req.id, def.name, Cache::Yes, move |context| {
+        self.run(scope, &req.id, def.name, Cache::Data, move |context| {
             let fut = read(ResourceCall {
                 context,
                 uri: &uri,
