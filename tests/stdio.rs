@@ -198,11 +198,22 @@ fn sigterm_and_sigint_exit_cleanly() {
 }
 
 #[test]
-fn http_is_refused_clearly_until_it_lands() {
-    let mut p = Proc::spawn("quickstart", &["--http", "127.0.0.1:0"], &[]);
-    assert_eq!(p.wait_exit(Duration::from_secs(5)), Some(2));
-    assert!(p.stderr_text().contains("not supported yet"));
-    let mut p = Proc::spawn("quickstart", &[], &[("MCP_TRANSPORT", "127.0.0.1:0")]);
+fn the_transport_is_chosen_by_flag_or_environment() {
+    for (args, env) in [
+        (&["--http", "127.0.0.1:0"][..], &[][..]),
+        (&[][..], &[("MCP_TRANSPORT", "127.0.0.1:0")][..]),
+    ] {
+        let mut p = Proc::spawn("quickstart", args, env);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut log = String::new();
+        while !log.contains("serving MCP on http://127.0.0.1:") && Instant::now() < deadline {
+            log.push_str(&p.stderr_text());
+        }
+        assert!(log.contains("serving MCP on http://127.0.0.1:"), "{log}");
+        p.signal(15);
+        assert_eq!(p.wait_exit(Duration::from_secs(8)), Some(0));
+    }
+    let mut p = Proc::spawn("quickstart", &["--http", "not an address"], &[]);
     assert_eq!(p.wait_exit(Duration::from_secs(5)), Some(2));
     let mut p = Proc::spawn("quickstart", &["--bogus"], &[]);
     assert_eq!(p.wait_exit(Duration::from_secs(5)), Some(2));

@@ -105,10 +105,9 @@ impl Server {
                 tracing::info!(name = %self.info().name, version = %self.info().version, "serving MCP on stdio");
                 crate::transport::serve_stdio(self).await
             }
-            Transport::Http(addr) => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!("the HTTP transport ({addr}) is not supported yet; serve on stdio for now"),
-            )),
+            Transport::Http(addr) => {
+                crate::transport::serve_http(self, crate::transport::HttpConfig::new(addr)).await
+            }
         }
     }
 }

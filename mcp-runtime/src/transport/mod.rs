@@ -1,9 +1,11 @@
 //! Transports: how a [`Server`](crate::Server) meets its clients.
 
+pub mod http;
 pub(crate) mod stdio;
 
 use std::fmt;
 
+pub use http::{HttpConfig, serve_http, serve_http_on};
 pub use stdio::{serve_lines, serve_stdio};
 
 /// Which transport to serve on.
@@ -46,5 +48,28 @@ impl fmt::Display for Transport {
             Transport::Stdio => f.write_str("stdio"),
             Transport::Http(addr) => write!(f, "http://{addr}/mcp"),
         }
+    }
+}
+
+/// Completes on SIGINT or SIGTERM (Ctrl-C elsewhere).
+#[cfg(unix)]
+pub(crate) async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[cfg(not(unix))]
+pub(crate) async fn shutdown_signal() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await
     }
 }

@@ -118,7 +118,7 @@ where
     let mut signalled = false;
     let read_result = tokio::select! {
         r = eof => r.unwrap_or_else(|_| Err(io::Error::other("the stdin reader thread failed"))),
-        _ = shutdown_signal() => {
+        _ = super::shutdown_signal() => {
             tracing::info!("signal received, shutting down");
             conn.cancel_all();
             signalled = true;
@@ -288,28 +288,6 @@ fn read_line<R: Read>(
                 Line::Complete
             });
         }
-    }
-}
-
-#[cfg(unix)]
-async fn shutdown_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
-}
-
-#[cfg(not(unix))]
-async fn shutdown_signal() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await
     }
 }
 

@@ -1,0 +1,107 @@
+//! Response bodies: a whole JSON document, nothing, or an SSE stream fed by a channel.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode, header};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use tokio::sync::mpsc;
+
+use crate::protocol::McpError;
+use crate::protocol::jsonrpc::encode_error;
+
+/// The body of every response this transport sends.
+pub(crate) enum Body {
+    Full(Option<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl HttpBody for Body {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self, Body::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Body::Full(None) => SizeHint::with_exact(0),
+            Body::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+pub(crate) type HttpResponse = Response<Body>;
+
+/// A JSON response.
+pub(crate) fn json(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
+    let mut r = Response::new(Body::Full(Some(Bytes::from(bytes))));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// A JSON-RPC error with no id, as every 4xx/5xx of this transport carries.
+pub(crate) fn error(status: StatusCode, error: McpError) -> HttpResponse {
+    json(status, encode_error(None, &error))
+}
+
+/// An empty response (202 for notifications, 200 for DELETE).
+pub(crate) fn empty(status: StatusCode) -> HttpResponse {
+    let mut r = Response::new(Body::Full(None));
+    *r.status_mut() = status;
+    r
+}
+
+/// An SSE response fed by `rx`.
+pub(crate) fn sse(rx: mpsc::Receiver<Bytes>) -> HttpResponse {
+    let mut r = Response::new(Body::Stream(rx));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// One SSE event.
+pub(crate) fn event(id: Option<&str>, name: Option<&str>, data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 48);
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    if let Some(name) = name {
+        out.extend_from_slice(b"event: ");
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'\n');
+    }
+    // Our JSON never contains newlines; split anyway, as SSE requires.
+    for line in data.split(|&b| b == b'\n') {
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    Bytes::from(out)
+}

@@ -1,0 +1,132 @@
+//! [`HttpConfig`]: every HTTP default in one place, safe for a local server out of the box.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Settings of the Streamable HTTP transport.
+///
+/// The defaults suit a local server: bound to loopback, only loopback `Host`s and `Origin`s
+/// accepted (DNS-rebinding protection), bounded bodies, sessions and idle time. A public
+/// deployment lists its host names and browser origins explicitly.
+#[derive(Clone, Debug)]
+pub struct HttpConfig {
+    pub(crate) addr: String,
+    pub(crate) path: String,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) max_sessions: usize,
+    pub(crate) sse_keep_alive: Duration,
+    pub(crate) sse_retry: Duration,
+    pub(crate) legacy_sse: bool,
+    pub(crate) shutdown_grace: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            addr: "127.0.0.1:8000".into(),
+            path: "/mcp".into(),
+            allowed_hosts: None,
+            allowed_origins: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            sse_keep_alive: Duration::from_secs(15),
+            sse_retry: Duration::from_secs(3),
+            legacy_sse: true,
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl HttpConfig {
+    /// Defaults, listening on `addr` (e.g. `127.0.0.1:8000`).
+    pub fn new(addr: impl Into<String>) -> Self {
+        HttpConfig {
+            addr: addr.into(),
+            ..HttpConfig::default()
+        }
+    }
+
+    /// The MCP endpoint's path (default `/mcp`; `/mcp/` is served too).
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        let path = path.into();
+        self.path = if path.starts_with('/') {
+            path
+        } else {
+            format!("/{path}")
+        };
+        self
+    }
+
+    /// `Host` header values to accept (`name` or `name:port`). By default only loopback names
+    /// are accepted when bound to loopback, and any host otherwise.
+    pub fn with_allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        hosts: I,
+    ) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Browser origins to accept besides loopback ones (`https://app.example.com`). A request
+    /// with any other `Origin` gets 403.
+    pub fn with_allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        origins: I,
+    ) -> Self {
+        self.allowed_origins = origins.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The largest request body (default 4 MiB); larger ones get 413.
+    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.max_body_bytes = n;
+        self
+    }
+
+    /// How long a client may take to send its request headers (default 10 s).
+    pub fn with_header_read_timeout(mut self, t: Duration) -> Self {
+        self.header_read_timeout = t;
+        self
+    }
+
+    /// How long an unused session lives (default 30 min).
+    pub fn with_session_idle_timeout(mut self, t: Duration) -> Self {
+        self.session_idle_timeout = t;
+        self
+    }
+
+    /// The most sessions at once (default 10,000); `initialize` beyond that gets 503.
+    pub fn with_max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+
+    /// Interval of keep-alive comments on idle SSE streams (default 15 s).
+    pub fn with_sse_keep_alive(mut self, t: Duration) -> Self {
+        self.sse_keep_alive = t;
+        self
+    }
+
+    /// Serve the deprecated HTTP+SSE transport (`GET /sse`, `POST /messages`) for 2024-11-05
+    /// clients (default on).
+    pub fn with_legacy_sse(mut self, on: bool) -> Self {
+        self.legacy_sse = on;
+        self
+    }
+
+    /// How long running requests may finish after a shutdown signal (default 5 s).
+    pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
+        self.shutdown_grace = t;
+        self
+    }
+
+    pub(crate) fn is_loopback_bind(&self, local: SocketAddr) -> bool {
+        local.ip().is_loopback()
+    }
+}

@@ -1,0 +1,120 @@
+//! DNS-rebinding protection: the `Host` and `Origin` checks every request passes first.
+
+use http::HeaderMap;
+use http::header::{HOST, ORIGIN};
+
+use super::config::HttpConfig;
+
+fn is_loopback_name(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]") || host.starts_with("127.")
+}
+
+/// `host` without its port (`[::1]:80` → `[::1]`).
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.rsplit_once(':').map_or(host, |(name, port)| {
+        if port.bytes().all(|b| b.is_ascii_digit()) {
+            name
+        } else {
+            host
+        }
+    })
+}
+
+/// Why a request is refused before anything else is read.
+pub(crate) enum Refusal {
+    Host(String),
+    Origin(String),
+}
+
+pub(crate) fn check(
+    headers: &HeaderMap,
+    config: &HttpConfig,
+    loopback_bind: bool,
+) -> Result<(), Refusal> {
+    let host = headers
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let host_ok = match &config.allowed_hosts {
+        Some(allowed) => allowed
+            .iter()
+            .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host))),
+        None => !loopback_bind || is_loopback_name(host_name(host)),
+    };
+    if !host_ok {
+        return Err(Refusal::Host(host.to_owned()));
+    }
+    if let Some(origin) = headers.get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let name = origin
+            .split_once("://")
+            .map_or("", |(_, rest)| host_name(rest.trim_end_matches('/')));
+        let ok = is_loopback_name(name)
+            || config
+                .allowed_origins
+                .iter()
+                .any(|o| o.eq_ignore_ascii_case(origin));
+        if !ok {
+            return Err(Refusal::Origin(origin.to_owned()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(HOST, HeaderValue::from_str(host).unwrap());
+        if let Some(o) = origin {
+            h.insert(ORIGIN, HeaderValue::from_str(o).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn loopback_binds_accept_only_loopback_hosts_and_origins() {
+        let c = HttpConfig::default();
+        assert!(check(&headers("127.0.0.1:8000", None), &c, true).is_ok());
+        assert!(
+            check(
+                &headers("localhost:8000", Some("http://localhost:3000")),
+                &c,
+                true
+            )
+            .is_ok()
+        );
+        assert!(check(&headers("[::1]:8000", Some("http://[::1]:8000")), &c, true).is_ok());
+        assert!(check(&headers("evil.example.com", None), &c, true).is_err());
+        assert!(
+            check(
+                &headers("127.0.0.1:8000", Some("http://evil.example.com")),
+                &c,
+                true
+            )
+            .is_err()
+        );
+        assert!(
+            check(&headers("evil.example.com", None), &c, false).is_ok(),
+            "public binds list hosts themselves"
+        );
+        let c = HttpConfig::default()
+            .with_allowed_hosts(["mcp.example.com"])
+            .with_allowed_origins(["https://app.example.com"]);
+        assert!(
+            check(
+                &headers("mcp.example.com:443", Some("https://app.example.com")),
+                &c,
+                false
+            )
+            .is_ok()
+        );
+        assert!(check(&headers("other.example.com", None), &c, false).is_err());
+    }
+}

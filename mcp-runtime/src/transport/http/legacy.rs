@@ -1,0 +1,90 @@
+//! The deprecated HTTP+SSE transport (protocol 2024-11-05): `GET /sse` opens a session and its
+//! one stream, announced by an `endpoint` event; `POST /messages?sessionId=…` answers 202 and
+//! the response goes on that stream.
+
+use std::sync::Arc;
+
+use http::{HeaderMap, Request, StatusCode};
+use hyper::body::Incoming;
+use tokio::sync::mpsc;
+
+use super::body::{self, HttpResponse};
+use super::service::{State, read_body, spawn_stream};
+use super::session::Full;
+use crate::protocol::McpError;
+use crate::server::connection::Step;
+
+pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
+    let (tx, rx) = mpsc::channel(256);
+    let session = match state.sessions.create(&state.server, Some(tx.clone())) {
+        Ok(s) => s,
+        Err(Full(max)) => {
+            return body::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                McpError::internal(format!("Too many sessions (limit {max})")),
+            );
+        }
+    };
+    let endpoint = format!("/messages?sessionId={}", session.id);
+    let id = session.id.clone();
+    state.sessions.insert(session);
+    // The session lives as long as its stream: when the client goes away, it ends.
+    let sessions = state.sessions.clone();
+    let watch = tx.clone();
+    tokio::spawn(async move {
+        watch.closed().await;
+        sessions.remove(&id);
+        tracing::debug!(session = %id, "legacy SSE session closed");
+    });
+    spawn_stream(
+        state,
+        tx,
+        None,
+        Some(body::event(None, Some("endpoint"), endpoint.as_bytes())),
+    );
+    body::sse(rx)
+}
+
+pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+    let id = req
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("sessionId=")))
+        .map(str::to_owned);
+    let Some(session) = id.as_deref().and_then(|id| state.sessions.get(id)) else {
+        return body::error(
+            StatusCode::NOT_FOUND,
+            McpError::invalid_request("Unknown sessionId: open GET /sse first"),
+        );
+    };
+    let Some(stream) = session.legacy.clone() else {
+        return body::error(
+            StatusCode::NOT_FOUND,
+            McpError::invalid_request("Not an HTTP+SSE session"),
+        );
+    };
+    let (parts, incoming) = req.into_parts();
+    let bytes = match read_body(incoming, &parts.headers, state.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let send = |out: Vec<u8>| {
+        let stream = stream.clone();
+        async move {
+            let _ = stream.send(body::event(None, Some("message"), &out)).await;
+        }
+    };
+    match session.conn.on_message(&text) {
+        Step::Reply(out) => send(out).await,
+        Step::Nothing => {}
+        Step::Run(fut) => {
+            tokio::spawn(async move {
+                if let Some(out) = fut.await {
+                    let _ = stream.send(body::event(None, Some("message"), &out)).await;
+                }
+            });
+        }
+    }
+    body::empty(StatusCode::ACCEPTED)
+}

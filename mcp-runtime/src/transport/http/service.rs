@@ -1,0 +1,458 @@
+//! Request routing and the Streamable HTTP endpoint: POST, GET and DELETE on the MCP path, for
+//! both protocol eras.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, ALLOW, CONTENT_LENGTH};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::body::{self, HttpResponse};
+use super::config::HttpConfig;
+use super::guard::{self, Refusal};
+use super::legacy;
+use super::session::{Full, Session, Sessions};
+use crate::Server;
+use crate::protocol::jsonrpc::{self, Incoming as Message};
+use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
+use crate::server::connection::{Connection, Step};
+use crate::server::era;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Everything a request handler needs.
+pub(crate) struct State {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: Arc<Sessions>,
+    /// Stateless (2026-07-28) requests share one connection: it never opens a session.
+    pub(crate) stateless: Arc<Connection>,
+    pub(crate) loopback: bool,
+    /// Flips to `true` at shutdown, ending SSE streams.
+    pub(crate) shutdown: watch::Receiver<bool>,
+}
+
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, Infallible> {
+    let start = Instant::now();
+    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+    let response = route(&state, req).await;
+    tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
+    Ok(response)
+}
+
+async fn route(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+    // Nothing is read before the Host/Origin guard has passed.
+    if let Err(refusal) = guard::check(req.headers(), &state.config, state.loopback) {
+        let why = match refusal {
+            Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
+            Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
+        };
+        return body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why));
+    }
+    let path = req.uri().path();
+    let endpoint = &state.config.path;
+    let is_mcp = path == endpoint || path.strip_suffix('/') == Some(endpoint.as_str());
+    if is_mcp {
+        return match *req.method() {
+            Method::POST => post(state, req).await,
+            Method::GET => get(state, req.headers()),
+            Method::DELETE => delete(state, req.headers()),
+            _ => not_allowed("GET, POST, DELETE"),
+        };
+    }
+    if state.config.legacy_sse {
+        match (req.method(), path) {
+            (&Method::GET, "/sse") => return legacy::open(state, req.headers()),
+            (&Method::POST, "/messages") => return legacy::post(state, req).await,
+            (_, "/sse") => return not_allowed("GET"),
+            (_, "/messages") => return not_allowed("POST"),
+            _ => {}
+        }
+    }
+    body::error(
+        StatusCode::NOT_FOUND,
+        McpError::invalid_request(format!("No MCP endpoint at {path}; use {endpoint}")),
+    )
+}
+
+fn not_allowed(allow: &'static str) -> HttpResponse {
+    let mut r = body::error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        McpError::invalid_request("Method not allowed"),
+    );
+    r.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Reads the body, refusing more than the limit with 413.
+pub(crate) async fn read_body(
+    body: Incoming,
+    headers: &HeaderMap,
+    limit: usize,
+) -> Result<Bytes, HttpResponse> {
+    let too_large = || {
+        body::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            McpError::invalid_request(format!("Request body larger than {limit} bytes")),
+        )
+    };
+    if header(headers, CONTENT_LENGTH.as_str())
+        .and_then(|l| l.parse::<usize>().ok())
+        .is_some_and(|l| l > limit)
+    {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(_) => Err(body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::invalid_request("Could not read the request body"),
+        )),
+    }
+}
+
+async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+    let (parts, incoming) = req.into_parts();
+    let bytes = match read_body(incoming, &parts.headers, state.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::new(ErrorCode::PARSE_ERROR, "Parse error: invalid UTF-8"),
+        );
+    };
+    let headers = &parts.headers;
+    let decoded = jsonrpc::decode(text);
+    // A request with 2026-07-28 `_meta` is served statelessly, whatever else it carries.
+    if let Ok(Message::Request(req)) = &decoded
+        && era::has_stateless_meta(req)
+    {
+        if let Err(e) = check_stateless_headers(headers, req) {
+            return body::error(StatusCode::BAD_REQUEST, e);
+        }
+        return stateless(state, text).await;
+    }
+    if let Some(id) = header(headers, SESSION_HEADER) {
+        let Some(session) = state.sessions.get(id) else {
+            return body::error(
+                StatusCode::NOT_FOUND,
+                McpError::invalid_request("Unknown or expired session: initialize again"),
+            );
+        };
+        if let Some(v) = header(headers, VERSION_HEADER)
+            && ProtocolVersion::parse(v).is_none()
+        {
+            return body::error(
+                StatusCode::BAD_REQUEST,
+                McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
+            );
+        }
+        return in_session(&session, text).await;
+    }
+    match decoded {
+        Ok(Message::Request(req)) if req.method == "initialize" => initialize(state, text).await,
+        Err(e) if !e.notification => body::json(
+            StatusCode::BAD_REQUEST,
+            jsonrpc::encode_error(e.id.as_ref(), &e.error),
+        ),
+        _ => body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::invalid_request(
+                "Missing Mcp-Session-Id header: send `initialize` first (protocol 2025-11-25 and earlier), \
+                 or 2026-07-28 `_meta` on every request",
+            ),
+        ),
+    }
+}
+
+async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
+    let session = match state.sessions.create(&state.server, None) {
+        Ok(s) => s,
+        Err(Full(max)) => {
+            return body::error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                McpError::internal(format!("Too many sessions (limit {max}); try again later")),
+            );
+        }
+    };
+    let mut response = in_session(&session, text).await;
+    // Only a successful handshake opens a session.
+    if session.conn.session().is_some() {
+        let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
+        response.headers_mut().insert(SESSION_HEADER, id);
+        tracing::debug!(session = %session.id, "session opened");
+        state.sessions.insert(session);
+    }
+    response
+}
+
+/// Runs one message of a session. A handler that must wait runs as a task of its own: in the
+/// session era a dropped connection is not a cancellation (the client sends
+/// `notifications/cancelled`).
+async fn in_session(session: &Arc<Session>, text: &str) -> HttpResponse {
+    match session.conn.on_message(text) {
+        Step::Reply(out) => body::json(StatusCode::OK, out),
+        Step::Nothing => body::empty(StatusCode::ACCEPTED),
+        Step::Run(fut) => match tokio::spawn(fut).await {
+            Ok(Some(out)) => body::json(StatusCode::OK, out),
+            // Cancelled by the client: it expects no response.
+            Ok(None) => body::empty(StatusCode::ACCEPTED),
+            Err(_) => body::error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                McpError::internal("Internal error"),
+            ),
+        },
+    }
+}
+
+/// A 2026-07-28 request. Dropping this future (the client closed the connection) drops the
+/// handler: closing the stream is the cancellation in this era.
+async fn stateless(state: &Arc<State>, text: &str) -> HttpResponse {
+    let out = match state.stateless.on_message(text) {
+        Step::Reply(out) => out,
+        Step::Nothing => return body::empty(StatusCode::ACCEPTED),
+        Step::Run(fut) => match fut.await {
+            Some(out) => out,
+            None => return body::empty(StatusCode::ACCEPTED),
+        },
+    };
+    body::json(stateless_status(&out), out)
+}
+
+/// The HTTP status of a 2026-07-28 response, from its JSON-RPC error (the spec's mapping).
+fn stateless_status(out: &[u8]) -> StatusCode {
+    #[derive(Deserialize)]
+    struct Shape {
+        error: Option<ErrorShape>,
+    }
+    #[derive(Deserialize)]
+    struct ErrorShape {
+        code: i32,
+        data: Option<Value>,
+    }
+    let Ok(Shape { error: Some(e) }) = serde_json::from_slice::<Shape>(out) else {
+        return StatusCode::OK;
+    };
+    match ErrorCode(e.code) {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+        // A missing `_meta` field is 400; other invalid params are ordinary errors.
+        ErrorCode::INVALID_PARAMS
+            if e.data.as_ref().is_some_and(|d| d.get("missing").is_some()) =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+/// Decodes a header value that may be `=?base64?…?=` (for values that are not plain ASCII).
+fn header_value(raw: &str) -> Option<String> {
+    use base64::Engine as _;
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(raw.to_owned()),
+    }
+}
+
+/// 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must be present and agree
+/// with the body (-32020 otherwise).
+fn check_stateless_headers(
+    headers: &HeaderMap,
+    req: &jsonrpc::Request<'_>,
+) -> Result<(), McpError> {
+    let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow)]
+        uri: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<std::borrow::Cow<'a, str>>,
+    }
+    let params: Params<'_> = req
+        .params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Params {
+            meta: None,
+            name: None,
+            uri: None,
+        });
+    let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
+        let got = header(headers, name).and_then(header_value);
+        match (got.as_deref(), expected) {
+            (Some(g), Some(e)) if g == e => Ok(()),
+            (None, Some(_)) => Err(mismatch(format!("Missing required header {name}"))),
+            (Some(g), Some(e)) => Err(mismatch(format!(
+                "Header {name} is {g:?} but the body says {e:?}"
+            ))),
+            (_, None) => Ok(()),
+        }
+    };
+    let version = params.meta.as_ref().and_then(|m| m.version.as_deref());
+    check("mcp-protocol-version", version)?;
+    check("mcp-method", Some(&req.method))?;
+    let name = match &*req.method {
+        "tools/call" | "prompts/get" => params.name.as_deref(),
+        "resources/read" => params.uri.as_deref(),
+        _ => None,
+    };
+    check("mcp-name", name)
+}
+
+fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
+    let Some(id) = header(headers, SESSION_HEADER) else {
+        if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
+            return not_allowed("POST");
+        }
+        return body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::invalid_request("Missing Mcp-Session-Id header"),
+        );
+    };
+    let Some(session) = state.sessions.get(id) else {
+        return body::error(
+            StatusCode::NOT_FOUND,
+            McpError::invalid_request("Unknown or expired session: initialize again"),
+        );
+    };
+    if !header(headers, ACCEPT.as_str())
+        .is_some_and(|a| a.contains("text/event-stream") || a.contains("*/*"))
+    {
+        return body::error(
+            StatusCode::NOT_ACCEPTABLE,
+            McpError::invalid_request("GET opens an SSE stream: accept text/event-stream"),
+        );
+    }
+    // Resuming names the stream in `Last-Event-ID` (`<stream>-<seq>`); otherwise a new stream.
+    let stream = header(headers, "last-event-id")
+        .and_then(|last| last.split_once('-'))
+        .and_then(|(s, _)| s.parse::<u64>().ok())
+        .unwrap_or_else(|| session.new_stream());
+    let (tx, rx) = mpsc::channel(64);
+    spawn_stream(state, tx, Some(format!("{stream}-0")), None);
+    body::sse(rx)
+}
+
+/// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
+/// comments until the client goes away or the server shuts down. `first` is sent after the
+/// priming event.
+pub(crate) fn spawn_stream(
+    state: &Arc<State>,
+    tx: mpsc::Sender<Bytes>,
+    priming_id: Option<String>,
+    first: Option<Bytes>,
+) {
+    let keep_alive = state.config.sse_keep_alive;
+    let retry = state.config.sse_retry.as_millis();
+    let mut shutdown = state.shutdown.clone();
+    tokio::spawn(async move {
+        if let Some(id) = priming_id {
+            let priming = Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n"));
+            if tx.send(priming).await.is_err() {
+                return;
+            }
+        }
+        if let Some(first) = first
+            && tx.send(first).await.is_err()
+        {
+            return;
+        }
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(keep_alive) => {
+                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                        return;
+                    }
+                }
+                _ = shutdown.changed() => return,
+                _ = tx.closed() => return,
+            }
+        }
+    });
+}
+
+fn delete(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
+    let Some(id) = header(headers, SESSION_HEADER) else {
+        return body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::invalid_request("Missing Mcp-Session-Id header"),
+        );
+    };
+    match state.sessions.remove(id) {
+        Some(_) => {
+            tracing::debug!(session = %id, "session ended by the client");
+            body::empty(StatusCode::OK)
+        }
+        None => body::error(
+            StatusCode::NOT_FOUND,
+            McpError::invalid_request("Unknown or expired session"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_may_be_base64() {
+        assert_eq!(header_value("tools/call").as_deref(), Some("tools/call"));
+        assert_eq!(header_value("=?base64?w6l0w6k=?=").as_deref(), Some("été"));
+        assert_eq!(header_value("=?base64?!!?="), None);
+    }
+
+    #[test]
+    fn stateless_errors_map_to_statuses() {
+        let err = |code: i32, data: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"{data}}}}}"#)
+                .into_bytes()
+        };
+        assert_eq!(stateless_status(&err(-32601, "")), StatusCode::NOT_FOUND);
+        assert_eq!(stateless_status(&err(-32022, "")), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            stateless_status(&err(-32602, r#","data":{"missing":["x"]}"#)),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(stateless_status(&err(-32602, "")), StatusCode::OK);
+        assert_eq!(
+            stateless_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            StatusCode::OK
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Session-era state over HTTP: one [`Connection`] per `Mcp-Session-Id`, bounded in number and
+//! idle time. Sessions live in this process; a shared store (Redis, …) for scale-out would
+//! replace [`Sessions`] behind the same calls.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::Server;
+use crate::server::connection::Connection;
+
+/// One session: its connection, when it was last used, and its SSE streams.
+pub(crate) struct Session {
+    pub(crate) id: String,
+    pub(crate) conn: Arc<Connection>,
+    last_seen: Mutex<Instant>,
+    next_stream: AtomicU64,
+    /// For HTTP+SSE (2024-11-05) sessions: the one stream every response goes on.
+    pub(crate) legacy: Option<mpsc::Sender<Bytes>>,
+}
+
+impl Session {
+    pub(crate) fn touch(&self) {
+        *self.last_seen.lock().expect("session lock") = Instant::now();
+    }
+
+    /// A new stream id, unique within the session; SSE event ids are `<stream>-<seq>`.
+    pub(crate) fn new_stream(&self) -> u64 {
+        self.next_stream.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Why a session could not be created.
+pub(crate) struct Full(pub(crate) usize);
+
+/// The sessions of one HTTP server.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    max: usize,
+    idle: Duration,
+}
+
+/// A new session id: 128 bits from the operating system's CSPRNG, as hex (visible ASCII).
+fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the OS random source works");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
+        Arc::new(Sessions {
+            map: Mutex::new(HashMap::new()),
+            max,
+            idle,
+        })
+    }
+
+    /// Creates a session (not yet visible until [`Sessions::insert`]).
+    pub(crate) fn create(
+        &self,
+        server: &Server,
+        legacy: Option<mpsc::Sender<Bytes>>,
+    ) -> Result<Arc<Session>, Full> {
+        if self.len() >= self.max {
+            return Err(Full(self.max));
+        }
+        Ok(Arc::new(Session {
+            id: new_id(),
+            conn: Connection::new(server.clone(), "http"),
+            last_seen: Mutex::new(Instant::now()),
+            next_stream: AtomicU64::new(0),
+            legacy,
+        }))
+    }
+
+    pub(crate) fn insert(&self, session: Arc<Session>) {
+        self.map
+            .lock()
+            .expect("sessions lock")
+            .insert(session.id.clone(), session);
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self.map.lock().expect("sessions lock").get(id).cloned()?;
+        session.touch();
+        Some(session)
+    }
+
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        let session = self.map.lock().expect("sessions lock").remove(id)?;
+        session.conn.cancel_all();
+        Some(session)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.lock().expect("sessions lock").len()
+    }
+
+    /// Ends sessions idle for longer than the limit.
+    pub(crate) fn reap(&self) {
+        let now = Instant::now();
+        let mut map = self.map.lock().expect("sessions lock");
+        map.retain(|id, s| {
+            let keep = now.duration_since(*s.last_seen.lock().expect("session lock")) < self.idle;
+            if !keep {
+                tracing::debug!(session = %id, "session expired");
+                s.conn.cancel_all();
+            }
+            keep
+        });
+    }
+}
