@@ -1,6 +1,8 @@
 //! Helpers for integration tests that run real server processes.
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -5,8 +5,20 @@ use http::header::{HOST, ORIGIN};
 
 use super::config::HttpConfig;
 
+/// `localhost`, or an IP address literal that is loopback (`127.x.y.z`, `[::1]`). A name that
+/// merely starts like one (`127.0.0.1.attacker.example`) is not: such names can resolve to
+/// loopback, which is exactly the rebinding attack.
 fn is_loopback_name(host: &str) -> bool {
-    matches!(host, "localhost" | "127.0.0.1" | "[::1]") || host.starts_with("127.")
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let literal = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    literal
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// `host` without its port (`[::1]:80` → `[::1]`).
@@ -92,6 +104,17 @@ mod tests {
         );
         assert!(check(&headers("[::1]:8000", Some("http://[::1]:8000")), &c, true).is_ok());
         assert!(check(&headers("evil.example.com", None), &c, true).is_err());
+        assert!(check(&headers("127.0.0.1.evil.example.com", None), &c, true).is_err());
+        assert!(check(&headers("127.1.2.3.nip.io:80", None), &c, true).is_err());
+        assert!(
+            check(
+                &headers("127.0.0.1:80", Some("http://127.0.0.1.evil.example")),
+                &c,
+                true
+            )
+            .is_err()
+        );
+        assert!(check(&headers("127.0.0.2:80", None), &c, true).is_ok());
         assert!(
             check(
                 &headers("127.0.0.1:8000", Some("http://evil.example.com")),

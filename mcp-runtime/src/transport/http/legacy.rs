@@ -41,6 +41,7 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
         tx,
         None,
         Some(body::event(None, Some("endpoint"), endpoint.as_bytes())),
+        None,
     );
     body::sse(rx)
 }

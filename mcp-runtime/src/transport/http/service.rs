@@ -359,29 +359,40 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
             McpError::invalid_request("GET opens an SSE stream: accept text/event-stream"),
         );
     }
-    // Resuming names the stream in `Last-Event-ID` (`<stream>-<seq>`); otherwise a new stream.
+    // Resuming names one of the session's streams in `Last-Event-ID`; otherwise a new stream.
+    // (Nothing is replayed yet: no server-initiated messages are sent on streams so far.)
     let stream = header(headers, "last-event-id")
-        .and_then(|last| last.split_once('-'))
-        .and_then(|(s, _)| s.parse::<u64>().ok())
+        .and_then(|last| session.known_stream(last))
         .unwrap_or_else(|| session.new_stream());
     let (tx, rx) = mpsc::channel(64);
-    spawn_stream(state, tx, Some(format!("{stream}-0")), None);
+    spawn_stream(
+        state,
+        tx,
+        Some(session.event_id(stream)),
+        None,
+        Some(session.ended()),
+    );
     body::sse(rx)
 }
 
 /// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
-/// comments until the client goes away or the server shuts down. `first` is sent after the
-/// priming event.
+/// comments until the client goes away, its session ends, or the server shuts down. `first` is
+/// sent after the priming event.
 pub(crate) fn spawn_stream(
     state: &Arc<State>,
     tx: mpsc::Sender<Bytes>,
     priming_id: Option<String>,
     first: Option<Bytes>,
+    ended: Option<watch::Receiver<bool>>,
 ) {
     let keep_alive = state.config.sse_keep_alive;
     let retry = state.config.sse_retry.as_millis();
     let mut shutdown = state.shutdown.clone();
+    // A stream outside a session never ends this way: its sender lives as long as the task.
+    let (keep, unended) = watch::channel(false);
+    let mut ended = ended.unwrap_or(unended);
     tokio::spawn(async move {
+        let _keep = keep;
         if let Some(id) = priming_id {
             let priming = Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n"));
             if tx.send(priming).await.is_err() {
@@ -401,6 +412,8 @@ pub(crate) fn spawn_stream(
                     }
                 }
                 _ = shutdown.changed() => return,
+                // The session ended (or was dropped with its sender).
+                _ = ended.changed() => return,
                 _ = tx.closed() => return,
             }
         }

@@ -19,6 +19,10 @@ pub(crate) struct Session {
     pub(crate) conn: Arc<Connection>,
     last_seen: Mutex<Instant>,
     next_stream: AtomicU64,
+    /// Event sequence numbers, unique across the session's streams.
+    next_event: AtomicU64,
+    /// Flips to `true` when the session ends, closing its streams.
+    ended: tokio::sync::watch::Sender<bool>,
     /// For HTTP+SSE (2024-11-05) sessions: the one stream every response goes on.
     pub(crate) legacy: Option<mpsc::Sender<Bytes>>,
 }
@@ -28,9 +32,29 @@ impl Session {
         *self.last_seen.lock().expect("session lock") = Instant::now();
     }
 
-    /// A new stream id, unique within the session; SSE event ids are `<stream>-<seq>`.
+    /// A new stream id, unique within the session.
     pub(crate) fn new_stream(&self) -> u64 {
         self.next_stream.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The stream a `Last-Event-ID` names, if it is one of this session's.
+    pub(crate) fn known_stream(&self, last_event_id: &str) -> Option<u64> {
+        let stream = last_event_id.split_once('-')?.0.parse::<u64>().ok()?;
+        (stream < self.next_stream.load(Ordering::Relaxed)).then_some(stream)
+    }
+
+    /// An SSE event id `<stream>-<seq>`: it names its stream (the resumption cursor) and is
+    /// unique across all of the session's streams.
+    pub(crate) fn event_id(&self, stream: u64) -> String {
+        format!(
+            "{stream}-{}",
+            self.next_event.fetch_add(1, Ordering::Relaxed)
+        )
+    }
+
+    /// Completes when the session ends (DELETE, expiry, shutdown of its legacy stream).
+    pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.ended.subscribe()
     }
 }
 
@@ -74,6 +98,8 @@ impl Sessions {
             conn: Connection::new(server.clone(), "http"),
             last_seen: Mutex::new(Instant::now()),
             next_stream: AtomicU64::new(0),
+            next_event: AtomicU64::new(0),
+            ended: tokio::sync::watch::channel(false).0,
             legacy,
         }))
     }
@@ -94,6 +120,7 @@ impl Sessions {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.map.lock().expect("sessions lock").remove(id)?;
         session.conn.cancel_all();
+        session.ended.send_replace(true);
         Some(session)
     }
 
@@ -110,6 +137,7 @@ impl Sessions {
             if !keep {
                 tracing::debug!(session = %id, "session expired");
                 s.conn.cancel_all();
+                s.ended.send_replace(true);
             }
             keep
         });

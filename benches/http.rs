@@ -1,0 +1,354 @@
+//! Throughput and latency of the Streamable HTTP transport: `cargo bench --bench http`.
+//!
+//! A measurement, not a test: it prints numbers and asserts nothing about them. The binary plays
+//! three roles, picked by its first argument:
+//!
+//! - `--serve-mcp`: the framework serving one tool (`add`) over HTTP on a free loopback port,
+//!   with default settings (sessions on);
+//! - `--serve-raw`: the ceiling — a bare hyper server that answers every POST with the same bytes
+//!   the MCP server sends (the request's id echoed, found by a byte scan), no MCP work;
+//! - no argument (or cargo's `--bench`): the driver.
+//!
+//! For 1 and 32 concurrent sessions (one keep-alive connection each, one request in flight per
+//! session), the driver opens the sessions (`initialize` + `notifications/initialized`), warms
+//! up, then for `BENCH_SECS` (default 3) sends `tools/call add {a:2,b:3}` back to back and checks
+//! each answer. It reports calls/s and p50/p99 latency for both servers, and the MCP server's
+//! memory per idle session (resident memory before and after opening 1,000 sessions).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mcp_runtime::prelude::*;
+
+/// Add two numbers.
+#[tool]
+async fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+const EXPECTED: &[u8] = br#""structuredContent":{"result":5}"#;
+const RAW_HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+const RAW_TAIL: &[u8] =
+    br#","result":{"content":[{"type":"text","text":"5"}],"structuredContent":{"result":5}}}"#;
+
+fn main() {
+    match std::env::args().nth(1).as_deref() {
+        Some("--serve-mcp") => serve_mcp(),
+        Some("--serve-raw") => serve_raw(),
+        _ => drive(),
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn serve_mcp() {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        println!("PORT {}", listener.local_addr().unwrap().port());
+        let server = mcp_runtime::Server::builder()
+            .name("bench")
+            .version("0")
+            .build()
+            .unwrap();
+        let config = mcp_runtime::transport::HttpConfig::default();
+        mcp_runtime::transport::serve_http_on(server, listener, config)
+            .await
+            .expect("serve");
+    });
+}
+
+fn serve_raw() {
+    use http_body_util::{BodyExt, Full};
+    use hyper::service::service_fn;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        println!("PORT {}", listener.local_addr().unwrap().port());
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(async move {
+                let service = service_fn(|req: hyper::Request<hyper::body::Incoming>| async move {
+                    let body = req
+                        .into_body()
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let id = raw_id(&body).unwrap_or(b"null");
+                    let mut out = Vec::with_capacity(RAW_HEAD.len() + id.len() + RAW_TAIL.len());
+                    out.extend_from_slice(RAW_HEAD);
+                    out.extend_from_slice(id);
+                    out.extend_from_slice(RAW_TAIL);
+                    let mut response = hyper::Response::new(Full::new(bytes::Bytes::from(out)));
+                    response
+                        .headers_mut()
+                        .insert("content-type", "application/json".parse().unwrap());
+                    Ok::<_, std::convert::Infallible>(response)
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+}
+
+fn raw_id(body: &[u8]) -> Option<&[u8]> {
+    let start = body.windows(5).position(|w| w == b"\"id\":")? + 5;
+    let rest = &body[start..];
+    let end = rest.iter().position(|&b| b == b',' || b == b'}')?;
+    Some(rest[..end].trim_ascii())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The driver.
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(flag: &str) -> Server {
+        let exe = std::env::current_exe().expect("current_exe");
+        let mut child = Command::new(exe)
+            .arg(flag)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("server starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .expect("port line");
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .expect("PORT n");
+        Server { child, port }
+    }
+
+    fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection.
+struct Conn {
+    stream: BufReader<TcpStream>,
+    port: u16,
+    session: Option<String>,
+    buf: Vec<u8>,
+}
+
+impl Conn {
+    fn open(port: u16) -> Conn {
+        let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        Conn {
+            stream: BufReader::new(stream),
+            port,
+            session: None,
+            buf: Vec::new(),
+        }
+    }
+
+    /// POSTs `body`; returns the response body (and keeps any session id it was given).
+    fn post(&mut self, body: &str) -> Vec<u8> {
+        let mut req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.port,
+            body.len()
+        );
+        if let Some(s) = &self.session {
+            req.push_str("Mcp-Session-Id: ");
+            req.push_str(s);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        self.stream
+            .get_mut()
+            .write_all(req.as_bytes())
+            .expect("write");
+        let mut length = 0;
+        let mut line = String::new();
+        loop {
+            line.clear();
+            self.stream.read_line(&mut line).expect("read");
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let lower = l.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            } else if lower.starts_with("mcp-session-id:") {
+                self.session = Some(l["mcp-session-id:".len()..].trim().to_owned());
+            }
+        }
+        self.buf.resize(length, 0);
+        self.stream.read_exact(&mut self.buf).expect("body");
+        self.buf.clone()
+    }
+
+    fn initialize(&mut self) {
+        self.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
+        self.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+}
+
+struct Stats {
+    calls: usize,
+    per_sec: f64,
+    p50_us: f64,
+    p99_us: f64,
+    mismatches: usize,
+}
+
+fn load(port: u16, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
+    let stop = Arc::new(AtomicBool::new(false));
+    let measuring = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..sessions)
+        .map(|_| {
+            let (stop, measuring) = (stop.clone(), measuring.clone());
+            thread::spawn(move || {
+                let mut conn = Conn::open(port);
+                conn.initialize();
+                let mut latencies = Vec::new();
+                let mut mismatches = 0;
+                let mut id = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}}}}}}"#);
+                    id += 1;
+                    let start = Instant::now();
+                    let response = conn.post(&body);
+                    let took = start.elapsed();
+                    if measuring.load(Ordering::Relaxed) {
+                        latencies.push(took);
+                        if !response.windows(EXPECTED.len()).any(|w| w == EXPECTED) {
+                            mismatches += 1;
+                        }
+                    }
+                }
+                (latencies, mismatches)
+            })
+        })
+        .collect();
+    thread::sleep(warmup);
+    measuring.store(true, Ordering::Relaxed);
+    let start = Instant::now();
+    thread::sleep(secs);
+    measuring.store(false, Ordering::Relaxed);
+    let elapsed = start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let mut all = Vec::new();
+    let mut mismatches = 0;
+    for w in workers {
+        let (l, m) = w.join().expect("worker");
+        all.extend(l);
+        mismatches += m;
+    }
+    all.sort();
+    let pct = |p: f64| {
+        all.get(((all.len() as f64 * p) as usize).min(all.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    };
+    Stats {
+        calls: all.len(),
+        per_sec: all.len() as f64 / elapsed.as_secs_f64(),
+        p50_us: pct(0.5),
+        p99_us: pct(0.99),
+        mismatches,
+    }
+}
+
+fn idle_session_kib(server: &Server, count: usize) -> Option<f64> {
+    let before = server.rss_kib()?;
+    let mut conn = Conn::open(server.port);
+    for _ in 0..count {
+        conn.session = None;
+        conn.initialize();
+    }
+    thread::sleep(Duration::from_millis(200));
+    let after = server.rss_kib()?;
+    Some((after.saturating_sub(before)) as f64 / count as f64)
+}
+
+fn secs(name: &str, default: f64) -> Duration {
+    Duration::from_secs_f64(
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|s: &f64| *s > 0.0)
+            .unwrap_or(default),
+    )
+}
+
+fn drive() {
+    let (warmup, measure) = (secs("BENCH_WARMUP_SECS", 0.5), secs("BENCH_SECS", 3.0));
+    println!("http transport benchmark: {measure:?} per configuration after {warmup:?} of warm-up");
+    println!(
+        "{:<7} {:>8} {:>10} {:>8} {:>8} {:>9}",
+        "server", "sessions", "calls/s", "p50_us", "p99_us", "mismatch"
+    );
+    let mut rates = Vec::new();
+    for sessions in [1, 32] {
+        for (name, flag) in [("mcp", "--serve-mcp"), ("raw", "--serve-raw")] {
+            let server = Server::start(flag);
+            let s = load(server.port, sessions, warmup, measure);
+            println!(
+                "{name:<7} {sessions:>8} {:>10.0} {:>8.1} {:>8.1} {:>9}",
+                s.per_sec, s.p50_us, s.p99_us, s.mismatches
+            );
+            rates.push((name, sessions, s.per_sec, s.calls));
+        }
+    }
+    for sessions in [1, 32] {
+        let rate = |n: &str| {
+            rates
+                .iter()
+                .find(|r| r.0 == n && r.1 == sessions)
+                .map_or(0.0, |r| r.2)
+        };
+        println!(
+            "mcp/raw at {sessions:>2} sessions: {:.2}",
+            rate("mcp") / rate("raw")
+        );
+    }
+    let server = Server::start("--serve-mcp");
+    match idle_session_kib(&server, 1000) {
+        Some(kib) => println!("mcp memory per idle session (1,000 sessions): {kib:.2} KiB"),
+        None => println!("mcp memory per idle session: unavailable (no /proc)"),
+    }
+}
