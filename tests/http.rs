@@ -805,3 +805,82 @@ fn delete_closes_the_sessions_open_streams() {
         "the stream should end with its session, got {next:?}"
     );
 }
+
+#[test]
+fn errors_before_dispatch_echo_the_request_id() {
+    let server = quickstart();
+    let r = server.post(
+        &stateless_add(),
+        &[("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Name", "add")],
+    );
+    assert_eq!((r.status(), r.json()["id"].clone()), (400, json!(1)), "{r}");
+    let r = server.post(&add_call(7), &[]);
+    assert_eq!(
+        (r.status(), r.json()["id"].clone()),
+        (400, json!(7)),
+        "no session: {r}"
+    );
+}
+
+#[test]
+fn a_2026_request_without_meta_is_400_invalid_params() {
+    let server = quickstart();
+    for params in [
+        json!({"name": "add"}),
+        json!({"name": "add", "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+    ] {
+        let r = server.post(&rpc(3, "tools/call", params), &STATELESS_HEADERS);
+        assert_eq!((r.status(), r.error_code()), (400, -32602), "{r}");
+        assert_eq!(r.json()["id"], 3, "{r}");
+    }
+}
+
+#[test]
+fn initialize_does_not_exist_in_2026_and_changes_nothing() {
+    let server = quickstart();
+    let init = rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}, "_meta": stateless_meta()}),
+    );
+    for _ in 0..2 {
+        let r = server.post(
+            &init,
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "initialize"),
+            ],
+        );
+        assert_eq!((r.status(), r.error_code()), (404, -32601), "{r}");
+        assert_eq!(r.header("mcp-session-id"), None, "{r}");
+    }
+    // Ordinary clients are unaffected.
+    server.open_session();
+    assert_add_result(&server.post(&stateless_add(), &STATELESS_HEADERS));
+}
+
+#[test]
+fn the_era_comes_from_meta_not_from_argument_text() {
+    let server = quickstart();
+    let id = server.open_session();
+    let call = rpc(
+        2,
+        "tools/call",
+        json!({"name": "greet", "arguments": {"name": "io.modelcontextprotocol/protocolVersion"}}),
+    );
+    let r = server.post(
+        &call,
+        &[
+            ("Mcp-Session-Id", &id),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+    );
+    assert_eq!(r.status(), 200, "{r}");
+    assert!(
+        r.json()["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("io.modelcontextprotocol"),
+        "{r}"
+    );
+}

@@ -35,6 +35,8 @@ pub(crate) enum Step {
 pub(crate) struct Connection {
     pub(crate) server: Server,
     pub(crate) transport: &'static str,
+    /// Serves only the stateless era (the shared connection of the HTTP transport).
+    pub(crate) stateless_only: bool,
     session: OnceLock<Arc<ClientInfo>>,
     /// Requests that can still be cancelled, by id.
     in_flight: Mutex<HashMap<RequestId, Context>>,
@@ -45,9 +47,19 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(server: Server, transport: &'static str) -> Arc<Self> {
+        Self::with_mode(server, transport, false)
+    }
+
+    /// A connection that serves only 2026-07-28 requests: `initialize` is unknown on it.
+    pub(crate) fn stateless_only(server: Server, transport: &'static str) -> Arc<Self> {
+        Self::with_mode(server, transport, true)
+    }
+
+    fn with_mode(server: Server, transport: &'static str, stateless_only: bool) -> Arc<Self> {
         Arc::new(Connection {
             server,
             transport,
+            stateless_only,
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),

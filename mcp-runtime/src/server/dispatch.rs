@@ -15,6 +15,12 @@ use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 impl Connection {
     pub(crate) fn on_request(self: &Arc<Self>, req: Request<'_>) -> Step {
         if req.method == "initialize" {
+            // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
+            // serves only that era) it is an unknown method, and it never opens a session.
+            if self.stateless_only || era::has_stateless_meta(&req) {
+                let e = McpError::method_not_found(&req.method);
+                return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
+            }
             return Step::Reply(self.initialize(&req));
         }
         // A ping is answered even before `initialize` (the lifecycle allows pings then); a

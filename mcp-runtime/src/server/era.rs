@@ -111,11 +111,17 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
     }
 }
 
-/// Whether a request names a protocol version in `_meta` (a stateless-era request). A cheap
-/// look; [`resolve`] does the real parse.
+/// Whether a request names a protocol version in its `_meta` (a stateless-era request).
 pub(crate) fn has_stateless_meta(req: &Request<'_>) -> bool {
-    req.params
-        .is_some_and(|p| p.get().contains(STATELESS_KEY_VERSION))
+    // The substring test is a cheap filter; the parse decides (the key could be inside an
+    // argument's text rather than in `_meta`).
+    req.params.is_some_and(|p| {
+        p.get().contains(STATELESS_KEY_VERSION)
+            && serde_json::from_str::<ParamsMeta>(p.get())
+                .ok()
+                .and_then(|p| p.meta)
+                .is_some_and(|m| m.protocol_version.is_some())
+    })
 }
 
 /// Shapes a tool result for what `version` knows: no `structuredContent` before 2025-06-18,

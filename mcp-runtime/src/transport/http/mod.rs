@@ -65,7 +65,7 @@ pub(crate) async fn serve_until(
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let sessions = Sessions::new(config.max_sessions, config.session_idle_timeout);
     let state = Arc::new(State {
-        stateless: Connection::new(server.clone(), "http"),
+        stateless: Connection::stateless_only(server.clone(), "http"),
         server,
         loopback: config.is_loopback_bind(local),
         sessions: sessions.clone(),

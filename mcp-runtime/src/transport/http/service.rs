@@ -142,18 +142,31 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     };
     let headers = &parts.headers;
     let decoded = jsonrpc::decode(text);
-    // A request with 2026-07-28 `_meta` is served statelessly, whatever else it carries.
-    if let Ok(Message::Request(req)) = &decoded
-        && era::has_stateless_meta(req)
-    {
-        if let Err(e) = check_stateless_headers(headers, req) {
-            return body::error(StatusCode::BAD_REQUEST, e);
+    // Errors found here still name the request they answer.
+    let request_id = match &decoded {
+        Ok(Message::Request(req)) => Some(req.id.clone()),
+        Err(e) => e.id.clone(),
+        _ => None,
+    };
+    let fail = |status: StatusCode, e: McpError| {
+        body::json(status, jsonrpc::encode_error(request_id.as_ref(), &e))
+    };
+    // The stateless era: a request with 2026-07-28 `_meta`, or, without a session, one that says
+    // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
+    let stateless_header =
+        header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
+    if let Ok(Message::Request(req)) = &decoded {
+        let with_meta = era::has_stateless_meta(req);
+        if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
+            if with_meta && let Err(e) = check_stateless_headers(headers, req) {
+                return fail(StatusCode::BAD_REQUEST, e);
+            }
+            return stateless(state, text).await;
         }
-        return stateless(state, text).await;
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
         let Some(session) = state.sessions.get(id) else {
-            return body::error(
+            return fail(
                 StatusCode::NOT_FOUND,
                 McpError::invalid_request("Unknown or expired session: initialize again"),
             );
@@ -161,7 +174,7 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
         if let Some(v) = header(headers, VERSION_HEADER)
             && ProtocolVersion::parse(v).is_none()
         {
-            return body::error(
+            return fail(
                 StatusCode::BAD_REQUEST,
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
@@ -170,11 +183,8 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     }
     match decoded {
         Ok(Message::Request(req)) if req.method == "initialize" => initialize(state, text).await,
-        Err(e) if !e.notification => body::json(
-            StatusCode::BAD_REQUEST,
-            jsonrpc::encode_error(e.id.as_ref(), &e.error),
-        ),
-        _ => body::error(
+        Err(e) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
+        _ => fail(
             StatusCode::BAD_REQUEST,
             McpError::invalid_request(
                 "Missing Mcp-Session-Id header: send `initialize` first (protocol 2025-11-25 and earlier), \
