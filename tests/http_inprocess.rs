@@ -1,0 +1,191 @@
+//! HTTP behaviour that needs the server in this process: cancellation when a stateless client
+//! hangs up (and no cancellation in the session era), and the session limits.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use mcp_runtime::prelude::*;
+use mcp_runtime::transport::{HttpConfig, serve_http_on};
+
+static STATELESS_STARTED: AtomicBool = AtomicBool::new(false);
+static STATELESS_DROPPED: AtomicBool = AtomicBool::new(false);
+static SESSION_FINISHED: AtomicBool = AtomicBool::new(false);
+
+struct OnDrop(&'static AtomicBool);
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Waits forever, noting when it starts and when it is dropped.
+#[tool]
+async fn wait_forever() -> String {
+    let _guard = OnDrop(&STATELESS_DROPPED);
+    STATELESS_STARTED.store(true, Ordering::SeqCst);
+    std::future::pending::<()>().await;
+    unreachable!()
+}
+
+/// Finishes after 300 ms, noting that it did.
+#[tool]
+async fn finish_later() -> String {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    SESSION_FINISHED.store(true, Ordering::SeqCst);
+    "done".into()
+}
+
+/// Starts a server with `config` on a free port, on a runtime of its own; returns the port.
+fn start(config: HttpConfig) -> u16 {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let server = mcp_runtime::Server::builder()
+                .name("inprocess")
+                .version("1")
+                .build()
+                .unwrap();
+            let _ = serve_http_on(server, listener, config).await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+fn send(port: u16, body: &str, headers: &[(&str, &str)]) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    stream.write_all(req.as_bytes()).unwrap();
+    stream
+}
+
+/// The status code and the whole response text (headers and body) of a short exchange.
+fn exchange(port: u16, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let mut stream = send(port, body, headers);
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut text = String::new();
+    while !text.contains("\r\n\r\n") || !body_complete(&text) {
+        let n = stream.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let status = text.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, text)
+}
+
+fn body_complete(text: &str) -> bool {
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    let length = head.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("content-length:")
+            .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+    });
+    length.is_none_or(|l| body.len() >= l)
+}
+
+fn session_id(text: &str) -> String {
+    text.lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|v| v.trim().to_owned())
+        })
+        .expect("a session id")
+}
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn wait_for(flag: &AtomicBool, limit: Duration) -> bool {
+    let start = Instant::now();
+    while !flag.load(Ordering::SeqCst) {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
+#[test]
+fn a_stateless_client_hanging_up_cancels_its_request() {
+    let port = start(HttpConfig::default());
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait_forever","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let stream = send(
+        port,
+        body,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "wait_forever"),
+        ],
+    );
+    assert!(
+        wait_for(&STATELESS_STARTED, Duration::from_secs(5)),
+        "the tool never started"
+    );
+    drop(stream);
+    assert!(
+        wait_for(&STATELESS_DROPPED, Duration::from_secs(5)),
+        "closing the connection did not cancel the handler"
+    );
+}
+
+#[test]
+fn a_session_client_hanging_up_does_not_cancel_its_request() {
+    let port = start(HttpConfig::default());
+    let (status, text) = exchange(port, INIT, &[]);
+    assert_eq!(status, 200, "{text}");
+    let id = session_id(&text);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"finish_later"}}"#;
+    let stream = send(port, call, &[("Mcp-Session-Id", &id)]);
+    std::thread::sleep(Duration::from_millis(50));
+    drop(stream);
+    assert!(
+        wait_for(&SESSION_FINISHED, Duration::from_secs(3)),
+        "in the session era a disconnect is not a cancellation (the client sends notifications/cancelled)"
+    );
+}
+
+#[test]
+fn sessions_are_capped_and_expire_when_idle() {
+    let port = start(
+        HttpConfig::default()
+            .with_max_sessions(2)
+            .with_session_idle_timeout(Duration::from_secs(1)),
+    );
+    let ids: Vec<String> = (0..2)
+        .map(|_| session_id(&exchange(port, INIT, &[]).1))
+        .collect();
+    let (status, text) = exchange(port, INIT, &[]);
+    assert_eq!(status, 503, "a third session is refused clearly: {text}");
+    assert!(text.contains("Too many sessions"), "{text}");
+    // The reaper runs every second; an idle session is gone within about two.
+    std::thread::sleep(Duration::from_millis(2600));
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &ids[0])]);
+    assert_eq!(status, 404, "an expired session is unknown: {text}");
+    let (status, _) = exchange(port, INIT, &[]);
+    assert_eq!(status, 200, "room for new sessions again");
+}
