@@ -99,14 +99,26 @@ async fn test_multiple_content_types() -> Vec<Content> {
 
 /// Tests tool that emits log messages during execution
 #[tool]
-async fn test_tool_with_logging() -> CallToolResult {
-    not_supported("logging (notifications/message during a tool call)")
+async fn test_tool_with_logging(ctx: Context) -> String {
+    for message in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        ctx.info(message);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    "Logging test completed".into()
 }
 
 /// Tests tool that reports progress notifications
 #[tool]
-async fn test_tool_with_progress() -> CallToolResult {
-    not_supported("progress notifications")
+async fn test_tool_with_progress(ctx: Context) -> String {
+    for done in [0.0, 50.0, 100.0] {
+        ctx.progress(done, Some(100.0), None);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    "Progress test completed".into()
 }
 
 /// Tests error response handling

@@ -189,3 +189,136 @@ fn sessions_are_capped_and_expire_when_idle() {
     let (status, _) = exchange(port, INIT, &[]);
     assert_eq!(status, 200, "room for new sessions again");
 }
+
+/// Reports progress three times, then answers.
+#[tool]
+async fn three_steps(ctx: Context) -> &'static str {
+    for step in [1.0, 2.0, 3.0] {
+        ctx.progress(step, Some(3.0), None);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    "stepped"
+}
+
+/// Reads until the chunked body ends (`0\r\n\r\n`), or `limit` passes.
+fn read_stream(mut stream: TcpStream, limit: Duration) -> String {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut text = String::new();
+    let mut buf = vec![0u8; 16 * 1024];
+    while !text.ends_with("0\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    text
+}
+
+/// `(id, data)` of each SSE event in a (de-chunked enough) response text.
+fn events(text: &str) -> Vec<(Option<String>, String)> {
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    body.split("\n\n")
+        .filter(|e| e.contains("data:"))
+        .map(|e| {
+            let id = e
+                .lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .map(str::to_owned);
+            let data = e
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: ").or_else(|| l.strip_prefix("data:")))
+                .collect::<String>();
+            (id, data)
+        })
+        .collect()
+}
+
+#[test]
+fn progress_turns_the_answer_into_an_sse_stream_that_can_be_resumed() {
+    let port = start(HttpConfig::default());
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"three_steps","_meta":{"progressToken":"p"}}}"#;
+    let text = read_stream(
+        send(port, call, &[("Mcp-Session-Id", &id)]),
+        Duration::from_secs(5),
+    );
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    let evs = events(&text);
+    assert_eq!(evs.len(), 5, "priming, three progress, the result: {evs:?}");
+    assert!(
+        evs[0].1.trim().is_empty() && text.contains("retry: "),
+        "a priming event first: {text}"
+    );
+    assert!(
+        evs.iter().all(|(id, _)| id.is_some()),
+        "every event has an id: {evs:?}"
+    );
+    let mut ids: Vec<&String> = evs.iter().map(|(id, _)| id.as_ref().unwrap()).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 5, "ids are unique");
+    for (i, step) in [1, 2, 3].iter().enumerate() {
+        let note: serde_json::Value = serde_json::from_str(&evs[i + 1].1).unwrap();
+        assert_eq!(
+            (note["method"].clone(), note["params"]["progress"].clone()),
+            (
+                serde_json::json!("notifications/progress"),
+                serde_json::json!(*step as f64)
+            )
+        );
+    }
+    let result: serde_json::Value = serde_json::from_str(&evs[4].1).unwrap();
+    assert_eq!(
+        (
+            result["id"].clone(),
+            result["result"]["content"][0]["text"].clone()
+        ),
+        (serde_json::json!(5), serde_json::json!("stepped"))
+    );
+
+    // A client that lost the stream after the second progress event gets the rest again.
+    let after = evs[2].0.clone().unwrap();
+    let mut get = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(get, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nLast-Event-ID: {after}\r\n\r\n").unwrap();
+    let replay = events(&read_stream(get, Duration::from_secs(3)));
+    let data: Vec<&str> = replay
+        .iter()
+        .map(|(_, d)| d.as_str())
+        .filter(|d| !d.trim().is_empty())
+        .collect();
+    assert_eq!(
+        data.len(),
+        2,
+        "the third progress event and the result: {replay:?}"
+    );
+    assert!(data[1].contains("\"stepped\""), "{replay:?}");
+}
+
+#[test]
+fn stateless_streams_carry_no_event_ids() {
+    let port = start(HttpConfig::default());
+    let call = r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"three_steps","_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let stream = send(
+        port,
+        call,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "three_steps"),
+        ],
+    );
+    let evs = events(&read_stream(stream, Duration::from_secs(5)));
+    assert_eq!(
+        evs.len(),
+        4,
+        "three progress events and the result: {evs:?}"
+    );
+    assert!(
+        evs.iter().all(|(id, _)| id.is_none()),
+        "2026-07-28 has no resumption: {evs:?}"
+    );
+    assert!(evs[3].1.contains("\"resultType\":\"complete\""), "{evs:?}");
+}

@@ -238,3 +238,30 @@ fn child_processes_of_tools_do_not_hold_the_protocol_pipes() {
         "stdout stays open while a tool's child process lives"
     );
 }
+
+#[test]
+fn notifications_precede_their_result_on_stdio() {
+    let mut p = fixture();
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "progressive", "_meta": {"progressToken": "t"}}),
+    );
+    let methods: Vec<String> = (0..4)
+        .map(|_| {
+            let m = p.recv();
+            m["method"]
+                .as_str()
+                .map_or_else(|| format!("result {}", m["id"]), str::to_owned)
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "notifications/progress",
+            "notifications/message",
+            "notifications/progress",
+            "result 1"
+        ]
+    );
+}

@@ -1,11 +1,15 @@
 //! [`Context`]: what a tool can learn about the request it serves, and the injection trait.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::outbound::{LogLevel, Sink};
+use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 use crate::server::era::ClientInfo;
 
@@ -28,7 +32,24 @@ pub(crate) struct RequestInfo {
     pub(crate) cancel: Cancellation,
     /// Held while any clone of the context lives (see `Slot`); `None` outside a connection.
     pub(crate) _slot: Option<crate::server::connection::Slot>,
+    /// Where notifications for this request go, if anywhere.
+    pub(crate) sink: Option<Sink>,
+    /// The least severe level the client wants logged (`None`: no log notifications).
+    pub(crate) log_level: Option<LogLevel>,
+    /// Set when the result is on its way: nothing more may be sent for the request.
+    pub(crate) finished: AtomicBool,
+    pub(crate) progress: Mutex<ProgressState>,
 }
+
+/// The last progress sent, to keep it increasing and rate-limited.
+#[derive(Debug, Default)]
+pub(crate) struct ProgressState {
+    last: Option<f64>,
+    at: Option<Instant>,
+}
+
+/// At most one progress notification per this interval (the last one, at 100%, always goes).
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(10);
 
 /// One request's cancellation flag. It lives inside the request's shared state, so creating,
 /// sharing and dropping it costs nothing beyond the `Arc` the `Context` already is (a
@@ -73,6 +94,111 @@ impl Context {
     /// Whether two contexts belong to the same request.
     pub(crate) fn same_request(&self, other: &Context) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Whether a notification may still be sent: the request is neither finished nor cancelled.
+    fn live_sink(&self) -> Option<&Sink> {
+        let inner = &self.inner;
+        if inner.finished.load(Ordering::Acquire) || inner.cancel.is_cancelled() {
+            return None;
+        }
+        inner.sink.as_ref()
+    }
+
+    pub(crate) fn finish(&self) {
+        self.inner.finished.store(true, Ordering::Release);
+    }
+
+    /// Reports progress to the client: `progress` so far, out of `total` if known, with an
+    /// optional message. A no-op when the client sent no progress token, after the request
+    /// finished, when `progress` does not increase, or when called faster than the client needs
+    /// (at most one every 10 ms; reaching `total` always goes).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.progress_token else {
+            return;
+        };
+        let Some(sink) = self.live_sink() else { return };
+        {
+            let mut state = self.inner.progress.lock().expect("progress lock");
+            if state.last.is_some_and(|last| progress <= last) {
+                return;
+            }
+            let done = total.is_some_and(|t| progress >= t);
+            if !done && state.at.is_some_and(|at| at.elapsed() < PROGRESS_INTERVAL) {
+                return;
+            }
+            state.last = Some(progress);
+            state.at = Some(Instant::now());
+        }
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Params<'a> {
+            progress_token: &'a Value,
+            progress: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            total: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            message: Option<&'a str>,
+        }
+        sink.send(encode_notification(
+            "notifications/progress",
+            Params {
+                progress_token: token,
+                progress,
+                total,
+                message,
+            },
+        ));
+    }
+
+    /// Sends a log message to the client (`notifications/message`) if it asked for this level:
+    /// in the session era through `logging/setLevel` (everything until it does), in 2026-07-28
+    /// through the request's `_meta` log level (nothing without it).
+    pub fn log(&self, level: LogLevel, data: impl Serialize) {
+        self.log_as(level, None, data);
+    }
+
+    /// Like [`log`](Self::log), naming the logger.
+    pub fn log_as(&self, level: LogLevel, logger: Option<&str>, data: impl Serialize) {
+        if self.inner.log_level.is_none_or(|min| level < min) {
+            return;
+        }
+        let Some(sink) = self.live_sink() else { return };
+        #[derive(Serialize)]
+        struct Params<'a, T> {
+            level: LogLevel,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            logger: Option<&'a str>,
+            data: T,
+        }
+        sink.send(encode_notification(
+            "notifications/message",
+            Params {
+                level,
+                logger,
+                data,
+            },
+        ));
+    }
+
+    /// Logs at `debug`.
+    pub fn debug(&self, data: impl Serialize) {
+        self.log(LogLevel::Debug, data);
+    }
+
+    /// Logs at `info`.
+    pub fn info(&self, data: impl Serialize) {
+        self.log(LogLevel::Info, data);
+    }
+
+    /// Logs at `warning`.
+    pub fn warning(&self, data: impl Serialize) {
+        self.log(LogLevel::Warning, data);
+    }
+
+    /// Logs at `error`.
+    pub fn error(&self, data: impl Serialize) {
+        self.log(LogLevel::Error, data);
     }
 
     /// Marks the request cancelled and wakes whoever waits on [`Context::cancelled`].

@@ -58,6 +58,7 @@
 
 pub mod completion;
 pub mod context;
+pub mod outbound;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
@@ -73,6 +74,7 @@ pub mod transport;
 pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
 pub use mcp_macros::{prompt, resource, tool};
+pub use outbound::LogLevel;
 pub use protocol::{
     CallToolResult, Content, Era, GetPromptResult, McpError, PromptMessage, ProtocolVersion,
     Resource, ResourceContents, Role,

@@ -36,6 +36,7 @@ use crate::server::connection::{Connection, Step};
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
     conn: Arc<Connection>,
+    notifications: Arc<std::sync::Mutex<Vec<Value>>>,
     version: ProtocolVersion,
     next_id: AtomicI64,
 }
@@ -101,8 +102,16 @@ impl TestClient {
         server: Server,
         version: ProtocolVersion,
     ) -> Result<TestClient, McpError> {
+        let notifications = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let collected = notifications.clone();
+        let sink = crate::outbound::Sink::new(move |message| {
+            let value: Value =
+                serde_json::from_slice(&message).expect("the server sends valid JSON");
+            collected.lock().expect("notifications lock").push(value);
+        });
         let client = TestClient {
-            conn: Connection::new(server, "in-process"),
+            conn: Connection::with_sink(server, "in-process", sink),
+            notifications,
             version,
             next_id: AtomicI64::new(1),
         };
@@ -128,6 +137,11 @@ impl TestClient {
             client.notify("notifications/initialized", json!({}));
         }
         Ok(client)
+    }
+
+    /// The notifications the server sent so far (progress, logs), oldest first; clears them.
+    pub fn take_notifications(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.notifications.lock().expect("notifications lock"))
     }
 
     /// The protocol version this client speaks.

@@ -138,8 +138,9 @@ impl ServerBuilder {
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         let registry = Registry::collect(&*self.filter)?;
-        // Capabilities follow what is registered.
+        // Capabilities follow what is registered; any handler may log.
         let mut capabilities = serde_json::Map::new();
+        capabilities.insert("logging".into(), json!({}));
         if !registry.tools.items.is_empty() {
             capabilities.insert("tools".into(), json!({}));
         }

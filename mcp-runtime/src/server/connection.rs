@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use super::Server;
 use super::era::ClientInfo;
 use crate::context::Context;
+use crate::outbound::{LogLevel, Sink};
 use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification, encode_error};
 use crate::protocol::{McpError, ProtocolVersion, RequestId};
 
@@ -37,6 +38,10 @@ pub(crate) struct Connection {
     pub(crate) transport: &'static str,
     /// Serves only the stateless era (the shared connection of the HTTP transport).
     pub(crate) stateless_only: bool,
+    /// Where notifications go unless the transport gives a request its own sink.
+    sink: Option<Sink>,
+    /// The session's `logging/setLevel` (debug, i.e. everything, until the client sets one).
+    log_level: Mutex<LogLevel>,
     session: OnceLock<Arc<ClientInfo>>,
     /// Requests that can still be cancelled, by id.
     in_flight: Mutex<HashMap<RequestId, Context>>,
@@ -47,19 +52,31 @@ pub(crate) struct Connection {
 
 impl Connection {
     pub(crate) fn new(server: Server, transport: &'static str) -> Arc<Self> {
-        Self::with_mode(server, transport, false)
+        Self::with_mode(server, transport, false, None)
+    }
+
+    /// A connection whose requests' notifications go to `sink` (stdio's writer, a test client).
+    pub(crate) fn with_sink(server: Server, transport: &'static str, sink: Sink) -> Arc<Self> {
+        Self::with_mode(server, transport, false, Some(sink))
     }
 
     /// A connection that serves only 2026-07-28 requests: `initialize` is unknown on it.
     pub(crate) fn stateless_only(server: Server, transport: &'static str) -> Arc<Self> {
-        Self::with_mode(server, transport, true)
+        Self::with_mode(server, transport, true, None)
     }
 
-    fn with_mode(server: Server, transport: &'static str, stateless_only: bool) -> Arc<Self> {
+    fn with_mode(
+        server: Server,
+        transport: &'static str,
+        stateless_only: bool,
+        sink: Option<Sink>,
+    ) -> Arc<Self> {
         Arc::new(Connection {
             server,
             transport,
             stateless_only,
+            sink,
+            log_level: Mutex::new(LogLevel::Debug),
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),
@@ -76,8 +93,28 @@ impl Connection {
         self.session.set(Arc::new(client)).is_ok()
     }
 
+    /// The session's log level.
+    pub(crate) fn log_level(&self) -> LogLevel {
+        *self.log_level.lock().expect("log level lock")
+    }
+
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        *self.log_level.lock().expect("log level lock") = level;
+    }
+
+    /// The sink for a request: the transport's own for it, else the connection's.
+    pub(crate) fn sink_for(&self, given: Option<Sink>) -> Option<Sink> {
+        given.or_else(|| self.sink.clone())
+    }
+
     /// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
     pub(crate) fn on_message(self: &Arc<Self>, text: &str) -> Step {
+        self.on_message_with(text, None)
+    }
+
+    /// Like [`on_message`](Self::on_message), sending the request's notifications to `sink`
+    /// (the SSE stream of its HTTP response).
+    pub(crate) fn on_message_with(self: &Arc<Self>, text: &str, sink: Option<Sink>) -> Step {
         if text.trim_start().starts_with('[') {
             return self.on_batch(text);
         }
@@ -93,7 +130,7 @@ impl Connection {
                 let id = req.id.clone();
                 // Handlers run user code (argument parsing, defaults) before any task exists;
                 // a panic there fails this request only.
-                catch_unwind(AssertUnwindSafe(|| self.on_request(req))).unwrap_or_else(|payload| {
+                catch_unwind(AssertUnwindSafe(|| self.on_request(req, sink))).unwrap_or_else(|payload| {
                     tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
                     Step::Reply(encode_error(Some(&id), &McpError::internal("Internal error")))
                 })

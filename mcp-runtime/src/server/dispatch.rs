@@ -13,7 +13,11 @@ use crate::protocol::jsonrpc::{Request, encode_error};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 
 impl Connection {
-    pub(crate) fn on_request(self: &Arc<Self>, req: Request<'_>) -> Step {
+    pub(crate) fn on_request(
+        self: &Arc<Self>,
+        req: Request<'_>,
+        sink: Option<crate::outbound::Sink>,
+    ) -> Step {
         if req.method == "initialize" {
             // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
             // serves only that era) it is an unknown method, and it never opens a session.
@@ -35,10 +39,11 @@ impl Connection {
                 Cache::No,
             ));
         }
-        let scope = match era::resolve(self, &req) {
+        let mut scope = match era::resolve(self, &req) {
             Ok(scope) => scope,
             Err(e) => return Step::Reply(encode_error(Some(&req.id), &e)),
         };
+        scope.sink = self.sink_for(sink);
         let stateless = scope.version().era() == Era::Stateless;
         // Methods behind a capability the server did not advertise are "not found".
         let registry = &self.server.inner.registry;
@@ -48,6 +53,7 @@ impl Connection {
         let has_completions = registry.has_completions();
         match &*req.method {
             "server/discover" if stateless => self.discover(&scope, &req),
+            "logging/setLevel" if !stateless => self.set_level(&scope, &req),
             "tools/list" if has_tools => {
                 self.list_page(&scope, &req, "tools", &registry.tools, |t| {
                     &t.listing[usize::from(!scope.version().has_structured_output())]
@@ -69,6 +75,22 @@ impl Connection {
             "prompts/get" if has_prompts => self.get_prompt(scope, req),
             "completion/complete" if has_completions => self.complete(scope, &req),
             _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
+        }
+    }
+
+    fn set_level(&self, scope: &Scope, req: &Request<'_>) -> Step {
+        #[derive(Deserialize)]
+        struct Params {
+            level: String,
+        }
+        let level =
+            parse_params::<Params>(req).and_then(|p| crate::outbound::LogLevel::parse(&p.level));
+        match level {
+            Ok(level) => {
+                self.set_log_level(level);
+                self.reply(scope, req, &serde_json::Map::new(), Cache::No)
+            }
+            Err(e) => Step::Reply(scope.err(&req.id, e)),
         }
     }
 
@@ -172,6 +194,10 @@ impl Connection {
                 transport: self.transport,
                 cancel: Cancellation::default(),
                 _slot: Some(slot),
+                sink: scope.sink.clone(),
+                log_level: scope.log_level,
+                finished: Default::default(),
+                progress: Default::default(),
             })
         }) {
             Ok(f) => f,
@@ -192,6 +218,8 @@ impl Connection {
             if ctx.is_cancelled() {
                 return None;
             }
+            // Nothing more goes out for this request once its result does.
+            ctx.finish();
             drop(in_flight);
             let inner = &conn.server.inner;
             Some(match outcome {

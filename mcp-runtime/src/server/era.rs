@@ -32,6 +32,10 @@ pub(crate) struct ClientInfo {
 pub(crate) struct Scope {
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) progress_token: Option<Value>,
+    /// The least severe log level the client wants for this request.
+    pub(crate) log_level: Option<crate::outbound::LogLevel>,
+    /// Where the request's notifications go (set by the connection after `resolve`).
+    pub(crate) sink: Option<crate::outbound::Sink>,
 }
 
 /// Whether a result may be cached by the client (2026-07-28 caching rules).
@@ -61,6 +65,8 @@ struct RequestMeta {
     client_info: Option<Value>,
     #[serde(rename = "progressToken")]
     progress_token: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel")]
+    log_level: Option<String>,
 }
 
 pub(crate) const STATELESS_KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -75,6 +81,11 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
         .and_then(|p| serde_json::from_str::<ParamsMeta>(p.get()).ok())
         .and_then(|p| p.meta);
     let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
+    let requested_level = meta
+        .as_ref()
+        .and_then(|m| m.log_level.as_deref())
+        .map(crate::outbound::LogLevel::parse)
+        .transpose()?;
     match meta {
         Some(RequestMeta { protocol_version: Some(version), client_capabilities, client_info, .. }) => {
             let requested = version.as_str().ok_or_else(|| {
@@ -98,10 +109,12 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
                 }
             };
             let client = Arc::new(ClientInfo { version, info: client_info, capabilities });
-            Ok(Scope { client, progress_token })
+            // 2026-07-28: log notifications only when this request asks for them.
+            Ok(Scope { client, progress_token, log_level: requested_level, sink: None })
         }
         _ => match conn.session() {
-            Some(client) => Ok(Scope { client, progress_token }),
+            // Session era: the level `logging/setLevel` chose (everything until then).
+            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None }),
             None => Err(McpError::invalid_params(format!(
                 "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
                  `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"

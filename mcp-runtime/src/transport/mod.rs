@@ -5,7 +5,7 @@ pub(crate) mod stdio;
 
 use std::fmt;
 
-pub use http::{HttpConfig, serve_http, serve_http_on};
+pub use http::{EventStore, HttpConfig, MemoryEventStore, serve_http, serve_http_on};
 pub use stdio::{serve_lines, serve_stdio};
 
 /// Which transport to serve on.

@@ -20,6 +20,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::Server;
+use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
 use crate::server::connection::{Connection, Step};
 
@@ -84,9 +85,19 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let conn = Connection::new(server, "stdio");
-    let limits = conn.server.inner.limits.clone();
     let output: Output<W> = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, output)));
+    // Notifications (progress, logs) are written and flushed at once, under the output lock:
+    // they precede their request's result, whichever path the result takes.
+    let notify = output.clone();
+    let sink = Sink::new(move |message| {
+        let mut w = notify.lock().expect("output lock");
+        let _ = w
+            .write_all(&message)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush());
+    });
+    let conn = Connection::with_sink(server, "stdio", sink);
+    let limits = conn.server.inner.limits.clone();
     let (tx, rx) = mpsc::channel::<Encoded>();
     let (writer_done_tx, writer_done) = oneshot::channel();
     let writer_output = output.clone();

@@ -1,14 +1,17 @@
 //! [`HttpConfig`]: every HTTP default in one place, safe for a local server out of the box.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::events::{EventStore, MemoryEventStore};
 
 /// Settings of the Streamable HTTP transport.
 ///
 /// The defaults suit a local server: bound to loopback, only loopback `Host`s and `Origin`s
 /// accepted (DNS-rebinding protection), bounded bodies, sessions and idle time. A public
 /// deployment lists its host names and browser origins explicitly.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HttpConfig {
     pub(crate) addr: String,
     pub(crate) path: String,
@@ -22,6 +25,20 @@ pub struct HttpConfig {
     pub(crate) sse_retry: Duration,
     pub(crate) legacy_sse: bool,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) events: Arc<dyn EventStore>,
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("addr", &self.addr)
+            .field("path", &self.path)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_sessions", &self.max_sessions)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for HttpConfig {
@@ -39,6 +56,7 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(3),
             legacy_sse: true,
             shutdown_grace: Duration::from_secs(5),
+            events: Arc::new(MemoryEventStore::new(256)),
         }
     }
 }
@@ -117,6 +135,12 @@ impl HttpConfig {
     /// clients (default on).
     pub fn with_legacy_sse(mut self, on: bool) -> Self {
         self.legacy_sse = on;
+        self
+    }
+
+    /// Where SSE events are kept for resumption (default: in memory, 256 per stream).
+    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+        self.events = store;
         self
     }
 

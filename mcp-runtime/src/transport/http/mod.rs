@@ -15,6 +15,7 @@
 
 mod body;
 mod config;
+mod events;
 mod guard;
 mod legacy;
 mod service;
@@ -32,6 +33,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::HttpConfig;
+pub use events::{EventStore, MemoryEventStore};
 
 use crate::Server;
 use crate::server::connection::Connection;

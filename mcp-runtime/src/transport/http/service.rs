@@ -16,13 +16,16 @@ use tokio::sync::{mpsc, watch};
 
 use super::body::{self, HttpResponse};
 use super::config::HttpConfig;
+use super::events::EventStore;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session, Sessions};
 use crate::Server;
+use crate::outbound::Sink;
+use crate::protocol::jsonrpc::Encoded;
 use crate::protocol::jsonrpc::{self, Incoming as Message};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::server::connection::{Connection, Step};
+use crate::server::connection::{Connection, Pending, Step};
 use crate::server::era;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -179,7 +182,7 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        return in_session(&session, text).await;
+        return in_session(state, &session, text).await;
     }
     match decoded {
         Ok(Message::Request(req)) if req.method == "initialize" => initialize(state, text).await,
@@ -204,7 +207,7 @@ async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
             );
         }
     };
-    let mut response = in_session(&session, text).await;
+    let mut response = in_session(state, &session, text).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
@@ -218,34 +221,139 @@ async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
 /// Runs one message of a session. A handler that must wait runs as a task of its own: in the
 /// session era a dropped connection is not a cancellation (the client sends
 /// `notifications/cancelled`).
-async fn in_session(session: &Arc<Session>, text: &str) -> HttpResponse {
-    match session.conn.on_message(text) {
-        Step::Reply(out) => body::json(StatusCode::OK, out),
-        Step::Nothing => body::empty(StatusCode::ACCEPTED),
-        Step::Run(fut) => match tokio::spawn(fut).await {
-            Ok(Some(out)) => body::json(StatusCode::OK, out),
-            // Cancelled by the client: it expects no response.
-            Ok(None) => body::empty(StatusCode::ACCEPTED),
-            Err(_) => body::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                McpError::internal("Internal error"),
-            ),
-        },
-    }
+async fn in_session(state: &Arc<State>, session: &Arc<Session>, text: &str) -> HttpResponse {
+    respond(state, &session.conn, text, Some(session), |_| {
+        StatusCode::OK
+    })
+    .await
 }
 
 /// A 2026-07-28 request. Dropping this future (the client closed the connection) drops the
 /// handler: closing the stream is the cancellation in this era.
 async fn stateless(state: &Arc<State>, text: &str) -> HttpResponse {
-    let out = match state.stateless.on_message(text) {
-        Step::Reply(out) => out,
+    respond(state, &state.stateless, text, None, stateless_status).await
+}
+
+/// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
+/// stream (its notifications, then the result) when it does. In a session the handler runs as a
+/// task of its own and the stream's events are kept for resumption.
+async fn respond(
+    state: &Arc<State>,
+    conn: &Arc<Connection>,
+    text: &str,
+    session: Option<&Arc<Session>>,
+    status_of: fn(&[u8]) -> StatusCode,
+) -> HttpResponse {
+    let (ntx, mut notes) = mpsc::unbounded_channel::<Encoded>();
+    let sink = Sink::new(move |message| {
+        let _ = ntx.send(message);
+    });
+    let fut = match conn.on_message_with(text, Some(sink)) {
+        Step::Reply(out) => return body::json(status_of(&out), out),
         Step::Nothing => return body::empty(StatusCode::ACCEPTED),
-        Step::Run(fut) => match fut.await {
-            Some(out) => out,
-            None => return body::empty(StatusCode::ACCEPTED),
+        Step::Run(fut) => fut,
+    };
+    let mut result: Pending = match session {
+        Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
+        None => fut,
+    };
+    let early = tokio::select! {
+        biased;
+        Some(note) = notes.recv() => Ok(note),
+        out = &mut result => Err(out),
+    };
+    let (first, done) = match early {
+        Ok(note) => (note, None),
+        // The result came first; a notification that raced it still goes first, on a stream.
+        Err(out) => match notes.try_recv() {
+            Ok(note) => (note, Some(out)),
+            Err(_) => {
+                return match out {
+                    Some(out) => body::json(status_of(&out), out),
+                    None => body::empty(StatusCode::ACCEPTED),
+                };
+            }
         },
     };
-    body::json(stateless_status(&out), out)
+    let (tx, rx) = mpsc::channel(64);
+    let mut events = stream_events(state, session);
+    tokio::spawn(async move {
+        if let Some(priming) = events.priming()
+            && tx.send(priming).await.is_err()
+        {
+            return;
+        }
+        if tx.send(events.event(&first)).await.is_err() {
+            return;
+        }
+        let out = match done {
+            Some(out) => out,
+            None => loop {
+                tokio::select! {
+                    biased;
+                    Some(note) = notes.recv() => {
+                        if tx.send(events.event(&note)).await.is_err() {
+                            return; // stateless: dropping `result` here cancels the handler
+                        }
+                    }
+                    out = &mut result => break out,
+                }
+            },
+        };
+        for note in std::iter::from_fn(|| notes.try_recv().ok()) {
+            if tx.send(events.event(&note)).await.is_err() {
+                return;
+            }
+        }
+        if let Some(out) = out {
+            let _ = tx.send(events.event(&out)).await;
+        }
+        events.finish();
+    });
+    body::sse(rx)
+}
+
+/// Numbers and records the events of one SSE response (in a session), or just frames them.
+struct StreamEvents {
+    target: Option<(Arc<Session>, u64, Arc<dyn EventStore>)>,
+    retry: u128,
+}
+
+fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEvents {
+    StreamEvents {
+        target: session.map(|s| (s.clone(), s.new_stream(), state.config.events.clone())),
+        retry: state.config.sse_retry.as_millis(),
+    }
+}
+
+impl StreamEvents {
+    /// The priming event (an id and a retry hint, no data), for resumable streams.
+    fn priming(&mut self) -> Option<Bytes> {
+        let (session, stream, _) = self.target.as_ref()?;
+        let (id, _) = session.event_id(*stream);
+        Some(Bytes::from(format!(
+            "id: {id}\nretry: {}\ndata: \n\n",
+            self.retry
+        )))
+    }
+
+    fn event(&mut self, message: &[u8]) -> Bytes {
+        match &self.target {
+            Some((session, stream, store)) => {
+                let (id, seq) = session.event_id(*stream);
+                let event = body::event(Some(&id), None, message);
+                store.append(&session.id, *stream, seq, event.clone());
+                event
+            }
+            None => body::event(None, None, message),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some((session, stream, store)) = &self.target {
+            store.finish(&session.id, *stream);
+        }
+    }
 }
 
 /// The HTTP status of a 2026-07-28 response, from its JSON-RPC error (the spec's mapping).
@@ -369,16 +477,39 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
             McpError::invalid_request("GET opens an SSE stream: accept text/event-stream"),
         );
     }
-    // Resuming names one of the session's streams in `Last-Event-ID`; otherwise a new stream.
-    // (Nothing is replayed yet: no server-initiated messages are sent on streams so far.)
-    let stream = header(headers, "last-event-id")
-        .and_then(|last| session.known_stream(last))
-        .unwrap_or_else(|| session.new_stream());
     let (tx, rx) = mpsc::channel(64);
+    // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
+    // that event is sent again, and a finished stream (a POST's) then ends.
+    if let Some(last) = header(headers, "last-event-id")
+        && let Some(stream) = session.known_stream(last)
+    {
+        let after = last
+            .split_once('-')
+            .and_then(|(_, seq)| seq.parse::<u64>().ok())
+            .unwrap_or(0);
+        let (events, finished) = state.config.events.replay(&session.id, stream, after);
+        let (id, _) = session.event_id(stream);
+        let replay: Vec<Bytes> = events;
+        if finished {
+            tokio::spawn(async move {
+                let priming = Bytes::from(format!("id: {id}\ndata: \n\n"));
+                for event in std::iter::once(priming).chain(replay) {
+                    if tx.send(event).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            return body::sse(rx);
+        }
+        let first = (!replay.is_empty()).then(|| replay.concat().into());
+        spawn_stream(state, tx, Some(id), first, Some(session.ended()));
+        return body::sse(rx);
+    }
+    let stream = session.new_stream();
     spawn_stream(
         state,
         tx,
-        Some(session.event_id(stream)),
+        Some(session.event_id(stream).0),
         None,
         Some(session.ended()),
     );
@@ -439,6 +570,7 @@ fn delete(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
     };
     match state.sessions.remove(id) {
         Some(_) => {
+            state.config.events.remove_session(id);
             tracing::debug!(session = %id, "session ended by the client");
             body::empty(StatusCode::OK)
         }

@@ -44,12 +44,10 @@ impl Session {
     }
 
     /// An SSE event id `<stream>-<seq>`: it names its stream (the resumption cursor) and is
-    /// unique across all of the session's streams.
-    pub(crate) fn event_id(&self, stream: u64) -> String {
-        format!(
-            "{stream}-{}",
-            self.next_event.fetch_add(1, Ordering::Relaxed)
-        )
+    /// unique across all of the session's streams. Returns the id and its `seq`.
+    pub(crate) fn event_id(&self, stream: u64) -> (String, u64) {
+        let seq = self.next_event.fetch_add(1, Ordering::Relaxed);
+        (format!("{stream}-{seq}"), seq)
     }
 
     /// Completes when the session ends (DELETE, expiry, shutdown of its legacy stream).
