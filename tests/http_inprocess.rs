@@ -322,3 +322,45 @@ fn stateless_streams_carry_no_event_ids() {
     );
     assert!(evs[3].1.contains("\"resultType\":\"complete\""), "{evs:?}");
 }
+
+#[test]
+fn json_only_mode_answers_with_json_even_when_a_tool_reports_progress() {
+    let port = start(HttpConfig::default().json_only(true));
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"three_steps","_meta":{"progressToken":"p"}}}"#;
+    let (status, text) = exchange(port, call, &[("Mcp-Session-Id", &id)]);
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"stepped\"") && !text.contains("notifications/progress"),
+        "{text}"
+    );
+}
+
+#[test]
+fn slow_request_headers_are_cut_off() {
+    let port = start(HttpConfig::default().with_header_read_timeout(Duration::from_millis(500)));
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let start = Instant::now();
+    let mut buf = [0u8; 1024];
+    let n = stream.read(&mut buf).unwrap_or(0);
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "the connection was not cut"
+    );
+    assert!(
+        n == 0 || text.starts_with("HTTP/1.1 408"),
+        "closed or 408: {text:?}"
+    );
+}

@@ -40,8 +40,9 @@ pub(crate) struct Connection {
     pub(crate) stateless_only: bool,
     /// Where notifications go unless the transport gives a request its own sink.
     sink: Option<Sink>,
-    /// The session's `logging/setLevel` (debug, i.e. everything, until the client sets one).
-    log_level: Mutex<LogLevel>,
+    /// The session's `logging/setLevel` as an index into `LogLevel::ALL` (debug, i.e.
+    /// everything, until the client sets one). An atomic: it is read on every request.
+    log_level: std::sync::atomic::AtomicU8,
     session: OnceLock<Arc<ClientInfo>>,
     /// Requests that can still be cancelled, by id.
     in_flight: Mutex<HashMap<RequestId, Context>>,
@@ -76,7 +77,7 @@ impl Connection {
             transport,
             stateless_only,
             sink,
-            log_level: Mutex::new(LogLevel::Debug),
+            log_level: std::sync::atomic::AtomicU8::new(0),
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),
@@ -95,11 +96,13 @@ impl Connection {
 
     /// The session's log level.
     pub(crate) fn log_level(&self) -> LogLevel {
-        *self.log_level.lock().expect("log level lock")
+        LogLevel::ALL
+            [usize::from(self.log_level.load(Ordering::Relaxed)).min(LogLevel::ALL.len() - 1)]
     }
 
     pub(crate) fn set_log_level(&self, level: LogLevel) {
-        *self.log_level.lock().expect("log level lock") = level;
+        let index = LogLevel::ALL.iter().position(|l| *l == level).unwrap_or(0);
+        self.log_level.store(index as u8, Ordering::Relaxed);
     }
 
     /// The sink for a request: the transport's own for it, else the connection's.

@@ -24,6 +24,7 @@ pub struct HttpConfig {
     pub(crate) sse_keep_alive: Duration,
     pub(crate) sse_retry: Duration,
     pub(crate) legacy_sse: bool,
+    pub(crate) json_only: bool,
     pub(crate) shutdown_grace: Duration,
     pub(crate) events: Arc<dyn EventStore>,
 }
@@ -55,6 +56,7 @@ impl Default for HttpConfig {
             sse_keep_alive: Duration::from_secs(15),
             sse_retry: Duration::from_secs(3),
             legacy_sse: true,
+            json_only: false,
             shutdown_grace: Duration::from_secs(5),
             events: Arc::new(MemoryEventStore::new(256)),
         }
@@ -128,6 +130,14 @@ impl HttpConfig {
     /// Interval of keep-alive comments on idle SSE streams (default 15 s).
     pub fn with_sse_keep_alive(mut self, t: Duration) -> Self {
         self.sse_keep_alive = t;
+        self
+    }
+
+    /// Always answer with one JSON document, never an SSE stream: progress and log
+    /// notifications of HTTP requests are then dropped (default off). For clients or proxies
+    /// that cannot read SSE.
+    pub fn json_only(mut self, on: bool) -> Self {
+        self.json_only = on;
         self
     }
 

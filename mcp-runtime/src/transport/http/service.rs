@@ -248,7 +248,9 @@ async fn respond(
     let sink = Sink::new(move |message| {
         let _ = ntx.send(message);
     });
-    let fut = match conn.on_message_with(text, Some(sink)) {
+    // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
+    let sink = (!state.config.json_only).then_some(sink);
+    let fut = match conn.on_message_with(text, sink) {
         Step::Reply(out) => return body::json(status_of(&out), out),
         Step::Nothing => return body::empty(StatusCode::ACCEPTED),
         Step::Run(fut) => fut,
