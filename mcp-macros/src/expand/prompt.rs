@@ -3,34 +3,14 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use super::common::{self, local, opt, opt_str};
 use crate::attr::PromptAttr;
-use crate::model::{FnModel, doc_text, strip_param_attrs};
+use crate::model::{FnModel, doc_text};
 
 pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let item: ItemFn = syn::parse2(input).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "#[prompt] goes on a function (`async fn` or `fn`)",
-        )
-    })?;
-    let attr = syn::parse::Parser::parse2(PromptAttr::parse, args);
-    let model = FnModel::parse(&item);
-    let (attr, model) = match (attr, model) {
-        (Ok(a), Ok(m)) => (a, m),
-        (Err(mut a), Err(m)) => {
-            a.combine(m);
-            return Err(a);
-        }
-        (Err(e), _) | (_, Err(e)) => return Err(e),
-    };
-    let generated = generate(&attr, &model)?;
-    let mut item = item.clone();
-    strip_param_attrs(&mut item);
-    Ok(quote!(#item #generated))
+    super::expand_fn("prompt", args, input, PromptAttr::parse, generate)
 }
 
 fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> {

@@ -3,35 +3,15 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::ItemFn;
 use syn::spanned::Spanned;
 
 use super::common::{self, local, opt};
 use crate::attr::ResourceAttr;
-use crate::model::{FnModel, strip_param_attrs};
+use crate::model::FnModel;
 use crate::uri_template;
 
 pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let item: ItemFn = syn::parse2(input).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "#[resource] goes on a function (`async fn` or `fn`)",
-        )
-    })?;
-    let attr = syn::parse::Parser::parse2(ResourceAttr::parse, args);
-    let model = FnModel::parse(&item);
-    let (attr, model) = match (attr, model) {
-        (Ok(a), Ok(m)) => (a, m),
-        (Err(mut a), Err(m)) => {
-            a.combine(m);
-            return Err(a);
-        }
-        (Err(e), _) | (_, Err(e)) => return Err(e),
-    };
-    let generated = generate(&attr, &model)?;
-    let mut item = item.clone();
-    strip_param_attrs(&mut item);
-    Ok(quote!(#item #generated))
+    super::expand_fn("resource", args, input, ResourceAttr::parse, generate)
 }
 
 fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> {

@@ -4,38 +4,21 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::LitStr;
 use syn::spanned::Spanned;
-use syn::{ItemFn, LitStr};
 
 use super::common::{self, local, opt};
 use crate::attr::ToolAttr;
-use crate::model::{FnModel, strip_param_attrs};
+use crate::model::FnModel;
 
 pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let item: ItemFn = syn::parse2(input.clone()).map_err(|e| {
-        syn::Error::new(e.span(), "#[tool] goes on a function (`async fn` or `fn`)")
-    })?;
-    let attr = syn::parse::Parser::parse2(ToolAttr::parse, args);
-    let model = FnModel::parse(&item);
-    let (attr, model) = match (attr, model) {
-        (Ok(a), Ok(m)) => (a, m),
-        (Err(mut a), Err(m)) => {
-            a.combine(m);
-            return Err(a);
+    super::expand_fn("tool", args, input, ToolAttr::parse, |attr, model| {
+        if attr.common.name.is_none() {
+            // The default name is the fn's; it must follow the same rules as an explicit one.
+            let ident = model.ident();
+            crate::attr::check_name(ident.to_string().trim_start_matches("r#"), ident.span())?;
         }
-        (Err(e), _) | (_, Err(e)) => return Err(e),
-    };
-    if attr.common.name.is_none() {
-        // The default name is the fn's; it must follow the same rules as an explicit one.
-        let ident = model.ident();
-        crate::attr::check_name(ident.to_string().trim_start_matches("r#"), ident.span())?;
-    }
-    let generated = generate(&attr, &model);
-    let mut item = item.clone();
-    strip_param_attrs(&mut item);
-    Ok(quote! {
-        #item
-        #generated
+        Ok(generate(attr, model))
     })
 }
 
