@@ -96,7 +96,7 @@ pub(crate) fn doc_text(attrs: &[Attribute]) -> Option<String> {
 }
 
 /// Whether a type is injected by the framework rather than deserialized: decided by the last
-/// path segment (`Context`, `mcp_runtime::Context`, `&Context`). The choice is then checked
+/// path segment (`Context`, `mcp_runtime::Context`, `&Context`, `State<T>`). The choice is then checked
 /// through the `FromContext` / `ToolArgument` traits at the type's span.
 fn injected(ty: &Type) -> Option<bool> {
     let (ty, by_ref) = match ty {
@@ -105,7 +105,10 @@ fn injected(ty: &Type) -> Option<bool> {
     };
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    (last.ident == "Context" && last.arguments.is_none()).then_some(by_ref)
+    let injected = (last.ident == "Context" && last.arguments.is_none())
+        || (last.ident == "State"
+            && matches!(last.arguments, syn::PathArguments::AngleBracketed(_)));
+    injected.then_some(by_ref)
 }
 
 fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttrs {

@@ -39,6 +39,7 @@ pub(crate) struct RequestInfo {
     /// Set when the result is on its way: nothing more may be sent for the request.
     pub(crate) finished: AtomicBool,
     pub(crate) progress: Mutex<ProgressState>,
+    pub(crate) states: Arc<crate::state::StateMap>,
 }
 
 /// The last progress sent, to keep it increasing and rate-limited.
@@ -201,6 +202,10 @@ impl Context {
         self.log(LogLevel::Error, data);
     }
 
+    pub(crate) fn states(&self) -> &crate::state::StateMap {
+        &self.inner.states
+    }
+
     /// Marks the request cancelled and wakes whoever waits on [`Context::cancelled`].
     pub(crate) fn cancel(&self) {
         self.inner.cancel.cancel();
@@ -258,7 +263,7 @@ impl Context {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a type the framework can inject",
     label = "not injectable",
-    note = "parameters named by type `Context` are injected; others must be `Deserialize + JsonSchema` arguments"
+    note = "parameters of type `Context` and `State<T>` are injected; others must be `Deserialize + JsonSchema` arguments"
 )]
 pub trait FromContext: Sized {
     /// Builds the value for one request.

@@ -66,6 +66,7 @@ pub mod resource;
 mod runner;
 pub mod schema;
 mod server;
+mod state;
 pub mod testing;
 mod text_arg;
 pub mod tool;
@@ -83,6 +84,7 @@ pub use registry::{BuildError, ToolInfo};
 pub use resource::NotFound;
 pub use runner::init_logging;
 pub use server::{CacheScope, Server, ServerBuilder};
+pub use state::State;
 pub use tool::Json;
 pub use transport::Transport;
 
@@ -94,7 +96,7 @@ pub mod prelude {
     };
     pub use crate::resource::NotFound;
     pub use crate::tool::Json;
-    pub use crate::{Context, McpError, prompt, resource, tool};
+    pub use crate::{Context, McpError, State, prompt, resource, tool};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }
@@ -105,11 +107,33 @@ pub mod prelude {
 /// - `run!()` serves stdio.
 /// - `run!(transport)` serves `transport` (anything `Into<Transport>`: `"stdio"` or an HTTP
 ///   address such as `"127.0.0.1:8000"`).
+/// - `run!(state = value, …)` and `run!(transport, state = value, …)` also register shared
+///   [`State`] values.
 ///
 /// At run time `MCP_TRANSPORT=stdio|ADDR` overrides the code, and `--stdio` / `--http ADDR` on
 /// the command line override both. On a startup error it prints why and exits with status 2.
 #[macro_export]
 macro_rules! run {
+    ($(state = $state:expr),+ $(,)?) => {
+        $crate::__private::run_main(
+            $crate::__private::package_builder(
+                ::core::env!("CARGO_PKG_NAME"),
+                ::core::env!("CARGO_PKG_VERSION"),
+                ::core::env!("CARGO_PKG_DESCRIPTION"),
+            )$(.state($state))+,
+            ::core::option::Option::None,
+        )
+    };
+    ($transport:expr, $(state = $state:expr),+ $(,)?) => {
+        $crate::__private::run_main(
+            $crate::__private::package_builder(
+                ::core::env!("CARGO_PKG_NAME"),
+                ::core::env!("CARGO_PKG_VERSION"),
+                ::core::env!("CARGO_PKG_DESCRIPTION"),
+            )$(.state($state))+,
+            ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into($transport)),
+        )
+    };
     () => {
         $crate::__private::run_main(
             $crate::__private::package_builder(

@@ -28,6 +28,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     filter: ToolFilter,
     limits: Limits,
+    states: crate::state::StateMap,
 }
 
 impl ServerBuilder {
@@ -44,6 +45,7 @@ impl ServerBuilder {
             instructions: None,
             filter: Box::new(|_| true),
             limits: Limits::default(),
+            states: Default::default(),
         }
     }
 
@@ -80,6 +82,21 @@ impl ServerBuilder {
     /// Instructions for the model on how to use this server.
     pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Registers shared state, injected into handlers that take a [`State<T>`](crate::State)
+    /// parameter. One value per type.
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.states.insert(value);
+        self
+    }
+
+    /// How long a request may run before it is cancelled and answered with an error (default:
+    /// no limit). A tool that must run longer can still finish what it started only if it
+    /// ignores `ctx.cancelled()`: its result is not sent.
+    pub fn request_timeout(mut self, limit: Duration) -> Self {
+        self.limits.request_timeout = Some(limit);
         self
     }
 
@@ -162,6 +179,7 @@ impl ServerBuilder {
                 registry,
                 capabilities: capabilities.into(),
                 limits: self.limits,
+                states: Arc::new(self.states),
             }),
         })
     }

@@ -198,6 +198,7 @@ impl Connection {
                 log_level: scope.log_level,
                 finished: Default::default(),
                 progress: Default::default(),
+                states: self.server.inner.states.clone(),
             })
         }) {
             Ok(f) => f,
@@ -210,10 +211,23 @@ impl Connection {
             // The handler is polled first: most finish on their first poll, and then the
             // cancellation future is never registered (a cheap `is_cancelled` check covers it).
             let ctx = &in_flight.ctx;
+            let limit = conn.server.inner.limits.request_timeout;
+            let timed_out = async {
+                match limit {
+                    Some(limit) => tokio::time::sleep(limit).await,
+                    None => std::future::pending().await,
+                }
+            };
             let outcome = tokio::select! {
                 biased;
                 outcome = CatchUnwind(fut) => outcome,
                 _ = ctx.cancelled() => return None,
+                _ = timed_out => {
+                    ctx.cancel();
+                    let limit = limit.unwrap_or_default();
+                    tracing::warn!(handler = what, ?limit, "request timed out");
+                    return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
+                }
             };
             if ctx.is_cancelled() {
                 return None;

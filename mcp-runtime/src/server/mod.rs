@@ -49,6 +49,7 @@ pub(crate) struct ServerInner {
     pub(crate) registry: Registry,
     pub(crate) capabilities: Value,
     pub(crate) limits: Limits,
+    pub(crate) states: Arc<crate::state::StateMap>,
 }
 
 /// Limits and tunables; the defaults live in one place, [`Limits::default`].
@@ -61,6 +62,7 @@ pub(crate) struct Limits {
     pub(crate) max_in_flight: usize,
     pub(crate) max_message_bytes: usize,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) request_timeout: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -73,6 +75,7 @@ impl Default for Limits {
             max_in_flight: 1024,
             max_message_bytes: 4 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(5),
+            request_timeout: None,
         }
     }
 }

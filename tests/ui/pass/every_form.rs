@@ -51,10 +51,26 @@ async fn returns_raw() -> CallToolResult {
     CallToolResult::success(vec![])
 }
 
-/// `run!` works through a renamed dependency and takes a transport in code.
+/// `run!` works through a renamed dependency and takes a transport and states in code.
 #[allow(dead_code)]
 fn serve_in_code() {
     mcp::run!("127.0.0.1:8000");
+}
+
+#[allow(dead_code)]
+fn serve_with_state() {
+    mcp::run!(state = 5u32, state = String::from("x"));
+}
+
+#[allow(dead_code)]
+fn serve_with_transport_and_state() {
+    mcp::run!("stdio", state = 5u32);
+}
+
+/// A tool taking shared state.
+#[tool(crate = mcp)]
+async fn stateful(n: mcp::State<u32>) -> u32 {
+    *n
 }
 
 fn main() {
@@ -62,7 +78,7 @@ fn main() {
     let names: Vec<_> = server.tool_names().collect();
     assert_eq!(
         names,
-        ["ctx", "echo", "every_form", "labelled", "old_tool", "returns_raw", "sync_with_ref_context", "unit"]
+        ["ctx", "echo", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
     );
     let _ = every_form;
     let _ = sync_with_ref_context;
