@@ -364,3 +364,75 @@ fn slow_request_headers_are_cut_off() {
         "closed or 408: {text:?}"
     );
 }
+
+#[test]
+fn stateless_clients_may_use_the_same_request_ids_at_once() {
+    let port = start(HttpConfig::default());
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"finish_later","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "finish_later"),
+    ];
+    let first = std::thread::spawn(move || exchange(port, call, &headers));
+    let second = exchange(port, call, &headers);
+    let first = first.join().unwrap();
+    for (status, text) in [first, second] {
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains("\"done\""), "{text}");
+    }
+}
+
+#[test]
+fn a_session_stream_lost_mid_call_is_resumed_to_its_result() {
+    let port = start(HttpConfig::default());
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"three_steps","_meta":{"progressToken":"r"}}}"#;
+    let mut stream = send(port, call, &[("Mcp-Session-Id", &id)]);
+    // Read just the priming event, then hang up.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut text = String::new();
+    let mut buf = [0u8; 4096];
+    while !text.contains("retry:") {
+        let n = stream.read(&mut buf).unwrap();
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let priming = text
+        .lines()
+        .find_map(|l| l.strip_prefix("id: "))
+        .unwrap()
+        .to_owned();
+    drop(stream);
+    let mut get = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(get, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nLast-Event-ID: {priming}\r\n\r\n").unwrap();
+    let replay = read_stream(get, Duration::from_secs(5));
+    assert!(replay.contains("notifications/progress"), "{replay}");
+    assert!(
+        replay.contains("\"stepped\""),
+        "the result arrives on the resumed stream: {replay}"
+    );
+}
+
+#[test]
+fn clients_before_2025_11_25_get_no_priming_event() {
+    let port = start(HttpConfig::default());
+    let init = INIT.replace("2025-11-25", "2025-06-18");
+    let id = session_id(&exchange(port, &init, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"three_steps","_meta":{"progressToken":"q"}}}"#;
+    let text = read_stream(
+        send(port, call, &[("Mcp-Session-Id", &id)]),
+        Duration::from_secs(5),
+    );
+    let evs = events(&text);
+    assert_eq!(
+        evs.len(),
+        4,
+        "three progress events and the result, no empty priming event: {evs:?}"
+    );
+    assert!(
+        evs.iter().all(|(_, data)| !data.trim().is_empty()),
+        "{evs:?}"
+    );
+}

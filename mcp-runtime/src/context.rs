@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::outbound::{LogLevel, Sink};
-use crate::protocol::jsonrpc::encode_notification;
+use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 use crate::server::era::ClientInfo;
 
@@ -106,6 +106,10 @@ impl Context {
         inner.sink.as_ref()
     }
 
+    pub(crate) fn is_finished(&self) -> bool {
+        self.inner.finished.load(Ordering::Acquire)
+    }
+
     pub(crate) fn finish(&self) {
         self.inner.finished.store(true, Ordering::Release);
     }
@@ -118,6 +122,9 @@ impl Context {
         let Some(token) = &self.inner.progress_token else {
             return;
         };
+        if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+            return;
+        }
         let Some(sink) = self.live_sink() else { return };
         {
             let mut state = self.inner.progress.lock().expect("progress lock");
@@ -172,14 +179,18 @@ impl Context {
             logger: Option<&'a str>,
             data: T,
         }
-        sink.send(encode_notification(
+        // Log data is the user's: one that cannot be serialized is dropped, not a failure.
+        match try_encode_notification(
             "notifications/message",
             Params {
                 level,
                 logger,
                 data,
             },
-        ));
+        ) {
+            Some(message) => sink.send(message),
+            None => tracing::warn!("a log message could not be serialized; dropped"),
+        }
     }
 
     /// Logs at `debug`.

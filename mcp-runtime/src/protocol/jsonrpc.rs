@@ -281,6 +281,17 @@ pub fn encode_error(id: Option<&RequestId>, error: &McpError) -> Encoded {
 }
 
 /// Encodes a notification.
+/// Encodes a notification whose params may fail to serialize (user data): `None` then.
+pub fn try_encode_notification<T: Serialize>(method: &str, params: T) -> Option<Encoded> {
+    serde_json::to_vec(&NotificationEnvelope {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .ok()
+}
+
+/// Encodes a notification.
 pub fn encode_notification<T: Serialize>(method: &str, params: T) -> Encoded {
     serde_json::to_vec(&NotificationEnvelope {
         jsonrpc: "2.0",

@@ -291,6 +291,24 @@ impl Connection {
         id: &RequestId,
         make: impl FnOnce(Slot) -> Context,
     ) -> Result<InFlight, McpError> {
+        let limit = self.server.inner.limits.max_in_flight;
+        // The shared stateless connection serves every 2026-07-28 client at once: ids are only
+        // unique per client, and cancellation there is closing the stream, so no id table.
+        if self.stateless_only {
+            if self.active.load(Ordering::Relaxed) >= limit {
+                return Err(McpError::internal(format!(
+                    "Server busy: {limit} stateless requests in flight"
+                )));
+            }
+            self.active.fetch_add(1, Ordering::Relaxed);
+            let ctx = make(Slot(self.active.clone()));
+            return Ok(InFlight {
+                conn: self.clone(),
+                id: id.clone(),
+                ctx,
+                tracked: false,
+            });
+        }
         let mut map = self.in_flight.lock().expect("in-flight lock");
         if map.contains_key(id) {
             tracing::warn!(id = %id, "client reused the id of a request in flight");
@@ -298,7 +316,6 @@ impl Connection {
                 "Request id {id} is already in flight"
             )));
         }
-        let limit = self.server.inner.limits.max_in_flight;
         if self.active.load(Ordering::Relaxed) >= limit {
             return Err(McpError::internal(format!(
                 "Server busy: {limit} requests already in flight on this connection"
@@ -311,6 +328,7 @@ impl Connection {
             conn: self.clone(),
             id: id.clone(),
             ctx,
+            tracked: true,
         })
     }
 
@@ -345,10 +363,20 @@ pub(crate) struct InFlight {
     conn: Arc<Connection>,
     id: RequestId,
     pub(crate) ctx: Context,
+    /// Whether it is in the connection's id table.
+    tracked: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        // Dropped before its result (the client hung up, the task was abandoned): whatever still
+        // holds the context (a sync tool's blocking work, a task it spawned) sees a cancellation.
+        if !self.ctx.is_finished() {
+            self.ctx.cancel();
+        }
+        if !self.tracked {
+            return;
+        }
         let mut map = self.conn.in_flight.lock().expect("in-flight lock");
         // Only our own entry: after a cancellation the client may have reused the id.
         if let Some(entry) = map.remove(&self.id)

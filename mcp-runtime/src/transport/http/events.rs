@@ -1,7 +1,7 @@
 //! The event store behind SSE resumption: events sent on a session's streams, kept (bounded) so
 //! a client that lost its connection can ask for what it missed with `Last-Event-ID`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -13,8 +13,9 @@ pub trait EventStore: Send + Sync + 'static {
     fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes);
     /// Marks a stream finished: a replay ends after its last event.
     fn finish(&self, session: &str, stream: u64);
-    /// The stored events of `stream` after `seq`, and whether the stream is finished.
-    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<Bytes>, bool);
+    /// The stored events of `stream` after `seq` (with their `seq`), and whether the stream is
+    /// finished.
+    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<(u64, Bytes)>, bool);
     /// Forgets a session.
     fn remove_session(&self, session: &str);
 }
@@ -25,10 +26,14 @@ struct StreamLog {
     finished: bool,
 }
 
-/// Events in this process, at most `per_stream` per stream (the oldest go first).
+/// Streams kept per session: a client resumes a recent stream, not its thousandth-last.
+const STREAMS_PER_SESSION: usize = 32;
+
+/// Events in this process: at most `per_stream` per stream and the last 32 streams of each
+/// session (the oldest go first).
 pub struct MemoryEventStore {
     per_stream: usize,
-    streams: Mutex<HashMap<(String, u64), StreamLog>>,
+    streams: Mutex<HashMap<String, BTreeMap<u64, StreamLog>>>,
 }
 
 impl MemoryEventStore {
@@ -39,12 +44,24 @@ impl MemoryEventStore {
             streams: Mutex::new(HashMap::new()),
         }
     }
+
+    fn log<'a>(
+        streams: &'a mut HashMap<String, BTreeMap<u64, StreamLog>>,
+        session: &str,
+        stream: u64,
+    ) -> &'a mut StreamLog {
+        let logs = streams.entry(session.to_owned()).or_default();
+        if !logs.contains_key(&stream) && logs.len() >= STREAMS_PER_SESSION {
+            logs.pop_first();
+        }
+        logs.entry(stream).or_default()
+    }
 }
 
 impl EventStore for MemoryEventStore {
     fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
         let mut streams = self.streams.lock().expect("event store lock");
-        let log = streams.entry((session.to_owned(), stream)).or_default();
+        let log = Self::log(&mut streams, session, stream);
         if log.events.len() == self.per_stream {
             log.events.pop_front();
         }
@@ -53,20 +70,17 @@ impl EventStore for MemoryEventStore {
 
     fn finish(&self, session: &str, stream: u64) {
         let mut streams = self.streams.lock().expect("event store lock");
-        streams
-            .entry((session.to_owned(), stream))
-            .or_default()
-            .finished = true;
+        Self::log(&mut streams, session, stream).finished = true;
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<Bytes>, bool) {
+    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<(u64, Bytes)>, bool) {
         let streams = self.streams.lock().expect("event store lock");
-        match streams.get(&(session.to_owned(), stream)) {
+        match streams.get(session).and_then(|s| s.get(&stream)) {
             Some(log) => (
                 log.events
                     .iter()
                     .filter(|(s, _)| *s > after)
-                    .map(|(_, e)| e.clone())
+                    .cloned()
                     .collect(),
                 log.finished,
             ),
@@ -78,7 +92,7 @@ impl EventStore for MemoryEventStore {
         self.streams
             .lock()
             .expect("event store lock")
-            .retain(|(s, _), _| s != session);
+            .remove(session);
     }
 }
 
@@ -95,13 +109,27 @@ mod tests {
         store.append("s", 1, 4, Bytes::from_static(b"other stream"));
         assert_eq!(
             store.replay("s", 0, 0).0,
-            vec![Bytes::from_static(b"e2"), Bytes::from_static(b"e3")]
+            vec![
+                (2, Bytes::from_static(b"e2")),
+                (3, Bytes::from_static(b"e3"))
+            ]
         );
-        assert_eq!(store.replay("s", 0, 2).0, vec![Bytes::from_static(b"e3")]);
+        assert_eq!(
+            store.replay("s", 0, 2).0,
+            vec![(3, Bytes::from_static(b"e3"))]
+        );
         assert!(!store.replay("s", 0, 0).1);
         store.finish("s", 0);
         assert!(store.replay("s", 0, 3).1);
         store.remove_session("s");
         assert!(store.replay("s", 1, 0).0.is_empty());
+        for stream in 0..40 {
+            store.append("t", stream, stream, Bytes::from_static(b"x"));
+        }
+        assert!(
+            store.replay("t", 0, 0).0.is_empty(),
+            "the oldest streams go"
+        );
+        assert_eq!(store.replay("t", 39, 0).0.len(), 1);
     }
 }

@@ -41,14 +41,17 @@ pub(crate) enum Refusal {
     Origin(String),
 }
 
+/// `authority` is the request's `:authority` (HTTP/2), used when there is no `Host` header.
 pub(crate) fn check(
     headers: &HeaderMap,
+    authority: Option<&str>,
     config: &HttpConfig,
     loopback_bind: bool,
 ) -> Result<(), Refusal> {
     let host = headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())
+        .or(authority)
         .unwrap_or("");
     let host_ok = match &config.allowed_hosts {
         Some(allowed) => allowed
@@ -81,6 +84,10 @@ mod tests {
     use super::*;
     use http::HeaderValue;
 
+    fn check_h(h: &HeaderMap, c: &HttpConfig, loopback: bool) -> Result<(), Refusal> {
+        check(h, None, c, loopback)
+    }
+
     fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert(HOST, HeaderValue::from_str(host).unwrap());
@@ -93,30 +100,30 @@ mod tests {
     #[test]
     fn loopback_binds_accept_only_loopback_hosts_and_origins() {
         let c = HttpConfig::default();
-        assert!(check(&headers("127.0.0.1:8000", None), &c, true).is_ok());
+        assert!(check_h(&headers("127.0.0.1:8000", None), &c, true).is_ok());
         assert!(
-            check(
+            check_h(
                 &headers("localhost:8000", Some("http://localhost:3000")),
                 &c,
                 true
             )
             .is_ok()
         );
-        assert!(check(&headers("[::1]:8000", Some("http://[::1]:8000")), &c, true).is_ok());
-        assert!(check(&headers("evil.example.com", None), &c, true).is_err());
-        assert!(check(&headers("127.0.0.1.evil.example.com", None), &c, true).is_err());
-        assert!(check(&headers("127.1.2.3.nip.io:80", None), &c, true).is_err());
+        assert!(check_h(&headers("[::1]:8000", Some("http://[::1]:8000")), &c, true).is_ok());
+        assert!(check_h(&headers("evil.example.com", None), &c, true).is_err());
+        assert!(check_h(&headers("127.0.0.1.evil.example.com", None), &c, true).is_err());
+        assert!(check_h(&headers("127.1.2.3.nip.io:80", None), &c, true).is_err());
         assert!(
-            check(
+            check_h(
                 &headers("127.0.0.1:80", Some("http://127.0.0.1.evil.example")),
                 &c,
                 true
             )
             .is_err()
         );
-        assert!(check(&headers("127.0.0.2:80", None), &c, true).is_ok());
+        assert!(check_h(&headers("127.0.0.2:80", None), &c, true).is_ok());
         assert!(
-            check(
+            check_h(
                 &headers("127.0.0.1:8000", Some("http://evil.example.com")),
                 &c,
                 true
@@ -124,20 +131,20 @@ mod tests {
             .is_err()
         );
         assert!(
-            check(&headers("evil.example.com", None), &c, false).is_ok(),
+            check_h(&headers("evil.example.com", None), &c, false).is_ok(),
             "public binds list hosts themselves"
         );
         let c = HttpConfig::default()
             .with_allowed_hosts(["mcp.example.com"])
             .with_allowed_origins(["https://app.example.com"]);
         assert!(
-            check(
+            check_h(
                 &headers("mcp.example.com:443", Some("https://app.example.com")),
                 &c,
                 false
             )
             .is_ok()
         );
-        assert!(check(&headers("other.example.com", None), &c, false).is_err());
+        assert!(check_h(&headers("other.example.com", None), &c, false).is_err());
     }
 }

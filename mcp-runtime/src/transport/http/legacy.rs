@@ -27,6 +27,7 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
     };
     let endpoint = format!("/messages?sessionId={}", session.id);
     let id = session.id.clone();
+    let ended = session.ended();
     state.sessions.insert(session);
     // The session lives as long as its stream: when the client goes away, it ends.
     let sessions = state.sessions.clone();
@@ -41,7 +42,7 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
         tx,
         None,
         Some(body::event(None, Some("endpoint"), endpoint.as_bytes())),
-        None,
+        Some(ended),
     );
     body::sse(rx)
 }
@@ -76,7 +77,12 @@ pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResp
             let _ = stream.send(body::event(None, Some("message"), &out)).await;
         }
     };
-    match session.conn.on_message(&text) {
+    // Notifications (progress, logs) go on the session's one stream too; dropped if it is full.
+    let notes = stream.clone();
+    let sink = crate::outbound::Sink::new(move |message| {
+        let _ = notes.try_send(body::event(None, Some("message"), &message));
+    });
+    match session.conn.on_message_with(&text, Some(sink)) {
         Step::Reply(out) => send(out).await,
         Step::Nothing => {}
         Step::Run(fut) => {

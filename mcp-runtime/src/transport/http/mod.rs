@@ -77,10 +77,13 @@ pub(crate) async fn serve_until(
     let reaper = {
         let every = (state.config.session_idle_timeout / 4)
             .clamp(Duration::from_secs(1), Duration::from_secs(60));
+        let events = state.config.events.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
-                sessions.reap();
+                for id in sessions.reap() {
+                    events.remove_session(&id);
+                }
             }
         })
     };

@@ -56,7 +56,13 @@ pub(crate) async fn handle(
 
 async fn route(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed.
-    if let Err(refusal) = guard::check(req.headers(), &state.config, state.loopback) {
+    let authority = req.uri().authority().map(|a| a.as_str().to_owned());
+    if let Err(refusal) = guard::check(
+        req.headers(),
+        authority.as_deref(),
+        &state.config,
+        state.loopback,
+    ) {
         let why = match refusal {
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
             Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
@@ -244,9 +250,10 @@ async fn respond(
     session: Option<&Arc<Session>>,
     status_of: fn(&[u8]) -> StatusCode,
 ) -> HttpResponse {
-    let (ntx, mut notes) = mpsc::unbounded_channel::<Encoded>();
+    // Bounded: a client that reads slowly loses notifications, never the server its memory.
+    let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
     let sink = Sink::new(move |message| {
-        let _ = ntx.send(message);
+        let _ = ntx.try_send(message);
     });
     // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
     let sink = (!state.config.json_only).then_some(sink);
@@ -279,40 +286,49 @@ async fn respond(
     };
     let (tx, rx) = mpsc::channel(64);
     let mut events = stream_events(state, session);
+    let keep_alive = state.config.sse_keep_alive;
+    let in_session = session.is_some();
     tokio::spawn(async move {
-        if let Some(priming) = events.priming()
-            && tx.send(priming).await.is_err()
-        {
-            return;
+        // In a session a lost client is not a cancellation: the events are still recorded
+        // for a resuming GET. Without one (2026-07-28), dropping `result` cancels the handler.
+        let mut client = true;
+        if let Some(priming) = events.priming() {
+            deliver(&tx, priming, &mut client).await;
         }
-        if tx.send(events.event(&first)).await.is_err() {
-            return;
-        }
+        deliver(&tx, events.event(&first), &mut client).await;
         let out = match done {
             Some(out) => out,
             None => loop {
+                if !client && !in_session {
+                    return;
+                }
                 tokio::select! {
                     biased;
-                    Some(note) = notes.recv() => {
-                        if tx.send(events.event(&note)).await.is_err() {
-                            return; // stateless: dropping `result` here cancels the handler
-                        }
-                    }
+                    Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
                     out = &mut result => break out,
+                    _ = tx.closed(), if client => client = false,
+                    _ = tokio::time::sleep(keep_alive) => {
+                        deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
+                    }
                 }
             },
         };
         for note in std::iter::from_fn(|| notes.try_recv().ok()) {
-            if tx.send(events.event(&note)).await.is_err() {
-                return;
-            }
+            deliver(&tx, events.event(&note), &mut client).await;
         }
         if let Some(out) = out {
-            let _ = tx.send(events.event(&out)).await;
+            deliver(&tx, events.event(&out), &mut client).await;
         }
         events.finish();
     });
     body::sse(rx)
+}
+
+/// Sends an event while the client is there; after it left, nothing (events are still recorded).
+async fn deliver(tx: &mpsc::Sender<Bytes>, event: Bytes, client: &mut bool) {
+    if *client && tx.send(event).await.is_err() {
+        *client = false;
+    }
 }
 
 /// Numbers and records the events of one SSE response (in a session), or just frames them.
@@ -329,9 +345,13 @@ fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEv
 }
 
 impl StreamEvents {
-    /// The priming event (an id and a retry hint, no data), for resumable streams.
+    /// The priming event (an id and a retry hint, no data), for resumable streams of clients
+    /// at 2025-11-25 or later (older SDKs fail on an event with empty data).
     fn priming(&mut self) -> Option<Bytes> {
         let (session, stream, _) = self.target.as_ref()?;
+        if !session.primes() {
+            return None;
+        }
         let (id, _) = session.event_id(*stream);
         Some(Bytes::from(format!(
             "id: {id}\nretry: {}\ndata: \n\n",
@@ -480,38 +500,66 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
         );
     }
     let (tx, rx) = mpsc::channel(64);
+    let priming =
+        |session: &Session, stream: u64| session.primes().then(|| session.event_id(stream).0);
     // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
-    // that event is sent again, and a finished stream (a POST's) then ends.
+    // that event is sent again, and a POST's stream is followed until its result, then ends.
     if let Some(last) = header(headers, "last-event-id")
         && let Some(stream) = session.known_stream(last)
     {
-        let after = last
+        let mut after = last
             .split_once('-')
             .and_then(|(_, seq)| seq.parse::<u64>().ok())
             .unwrap_or(0);
-        let (events, finished) = state.config.events.replay(&session.id, stream, after);
-        let (id, _) = session.event_id(stream);
-        let replay: Vec<Bytes> = events;
-        if finished {
-            tokio::spawn(async move {
-                let priming = Bytes::from(format!("id: {id}\ndata: \n\n"));
-                for event in std::iter::once(priming).chain(replay) {
+        let store = state.config.events.clone();
+        let (events, finished) = store.replay(&session.id, stream, after);
+        if events.is_empty() && !finished {
+            // A GET stream (nothing recorded on those yet): carry on with keep-alives.
+            spawn_stream(
+                state,
+                tx,
+                priming(&session, stream),
+                None,
+                Some(session.ended()),
+            );
+            return body::sse(rx);
+        }
+        let retry = state.config.sse_retry.as_millis();
+        let first = priming(&session, stream)
+            .map(|id| Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n")));
+        let mut ended = session.ended();
+        let session = session.clone();
+        tokio::spawn(async move {
+            if let Some(first) = first
+                && tx.send(first).await.is_err()
+            {
+                return;
+            }
+            loop {
+                let (events, finished) = store.replay(&session.id, stream, after);
+                for (seq, event) in events {
+                    after = seq;
                     if tx.send(event).await.is_err() {
                         return;
                     }
                 }
-            });
-            return body::sse(rx);
-        }
-        let first = (!replay.is_empty()).then(|| replay.concat().into());
-        spawn_stream(state, tx, Some(id), first, Some(session.ended()));
+                if finished {
+                    return;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(25)) => {}
+                    _ = tx.closed() => return,
+                    _ = ended.changed() => return,
+                }
+            }
+        });
         return body::sse(rx);
     }
     let stream = session.new_stream();
     spawn_stream(
         state,
         tx,
-        Some(session.event_id(stream).0),
+        priming(&session, stream),
         None,
         Some(session.ended()),
     );

@@ -32,6 +32,14 @@ impl Session {
         *self.last_seen.lock().expect("session lock") = Instant::now();
     }
 
+    /// Whether its streams start with a priming event: only for 2025-11-25 and later (older
+    /// SDK clients fail on an event with empty data).
+    pub(crate) fn primes(&self) -> bool {
+        self.conn
+            .session()
+            .is_some_and(|c| c.version >= crate::ProtocolVersion::V2025_11_25)
+    }
+
     /// A new stream id, unique within the session.
     pub(crate) fn new_stream(&self) -> u64 {
         self.next_stream.fetch_add(1, Ordering::Relaxed)
@@ -127,17 +135,25 @@ impl Sessions {
     }
 
     /// Ends sessions idle for longer than the limit.
-    pub(crate) fn reap(&self) {
+    /// Ends sessions idle for longer than the limit; returns their ids. A session with work
+    /// running, or an HTTP+SSE session whose stream is still open, is not idle.
+    pub(crate) fn reap(&self) -> Vec<String> {
         let now = Instant::now();
+        let mut gone = Vec::new();
         let mut map = self.map.lock().expect("sessions lock");
         map.retain(|id, s| {
-            let keep = now.duration_since(*s.last_seen.lock().expect("session lock")) < self.idle;
-            if !keep {
-                tracing::debug!(session = %id, "session expired");
-                s.conn.cancel_all();
-                s.ended.send_replace(true);
+            let busy =
+                s.conn.in_flight() > 0 || s.legacy.as_ref().is_some_and(|tx| !tx.is_closed());
+            let idle = now.duration_since(*s.last_seen.lock().expect("session lock")) >= self.idle;
+            if busy || !idle {
+                return true;
             }
-            keep
+            tracing::debug!(session = %id, "session expired");
+            s.conn.cancel_all();
+            s.ended.send_replace(true);
+            gone.push(id.clone());
+            false
         });
+        gone
     }
 }
