@@ -435,10 +435,10 @@ fn check_stateless_headers(
     struct Params<'a> {
         #[serde(rename = "_meta", borrow)]
         meta: Option<Meta<'a>>,
-        #[serde(borrow)]
-        name: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow)]
-        uri: Option<std::borrow::Cow<'a, str>>,
+        // Any JSON: a body whose `name` is not a string must still have its headers checked
+        // (the dispatcher then reports the bad `name` itself).
+        name: Option<Value>,
+        uri: Option<Value>,
     }
     #[derive(Deserialize)]
     struct Meta<'a> {
@@ -467,12 +467,13 @@ fn check_stateless_headers(
     let version = params.meta.as_ref().and_then(|m| m.version.as_deref());
     check("mcp-protocol-version", version)?;
     check("mcp-method", Some(&req.method))?;
-    let name = match &*req.method {
-        "tools/call" | "prompts/get" => params.name.as_deref(),
-        "resources/read" => params.uri.as_deref(),
+    let named = match &*req.method {
+        "tools/call" | "prompts/get" => params.name.as_ref(),
+        "resources/read" => params.uri.as_ref(),
         _ => None,
     };
-    check("mcp-name", name)
+    let name = named.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    check("mcp-name", name.as_deref())
 }
 
 fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
