@@ -9,8 +9,9 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
-use super::service::{State, read_body, spawn_stream};
+use super::service::{State, read_body};
 use super::session::Full;
+use super::stream::spawn_stream;
 use crate::protocol::McpError;
 use crate::server::connection::Step;
 

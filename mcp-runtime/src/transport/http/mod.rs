@@ -20,6 +20,8 @@ mod guard;
 mod legacy;
 mod service;
 mod session;
+mod stateless;
+mod stream;
 
 use std::io;
 use std::sync::Arc;

@@ -10,22 +10,19 @@ use http::header::{ACCEPT, ALLOW, CONTENT_LENGTH};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use serde::Deserialize;
-use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::body::{self, HttpResponse};
 use super::config::HttpConfig;
-use super::events::EventStore;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session, Sessions};
+use super::stateless::{check_stateless_headers, stateless_status};
+use super::stream::{respond, spawn_stream};
 use crate::Server;
-use crate::outbound::Sink;
-use crate::protocol::jsonrpc::Encoded;
 use crate::protocol::jsonrpc::{self, Incoming as Message};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::server::connection::{Connection, Pending, Step};
+use crate::server::connection::Connection;
 use crate::server::era;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -105,7 +102,7 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
     r
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -240,242 +237,6 @@ async fn stateless(state: &Arc<State>, text: &str) -> HttpResponse {
     respond(state, &state.stateless, text, None, stateless_status).await
 }
 
-/// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
-/// stream (its notifications, then the result) when it does. In a session the handler runs as a
-/// task of its own and the stream's events are kept for resumption.
-async fn respond(
-    state: &Arc<State>,
-    conn: &Arc<Connection>,
-    text: &str,
-    session: Option<&Arc<Session>>,
-    status_of: fn(&[u8]) -> StatusCode,
-) -> HttpResponse {
-    // Bounded: a client that reads slowly loses notifications, never the server its memory.
-    let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
-    let sink = Sink::new(move |message| {
-        let _ = ntx.try_send(message);
-    });
-    // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
-    let sink = (!state.config.json_only).then_some(sink);
-    let fut = match conn.on_message_with(text, sink) {
-        Step::Reply(out) => return body::json(status_of(&out), out),
-        Step::Nothing => return body::empty(StatusCode::ACCEPTED),
-        Step::Run(fut) => fut,
-    };
-    let mut result: Pending = match session {
-        Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
-        None => fut,
-    };
-    let early = tokio::select! {
-        biased;
-        Some(note) = notes.recv() => Ok(note),
-        out = &mut result => Err(out),
-    };
-    let (first, done) = match early {
-        Ok(note) => (note, None),
-        // The result came first; a notification that raced it still goes first, on a stream.
-        Err(out) => match notes.try_recv() {
-            Ok(note) => (note, Some(out)),
-            Err(_) => {
-                return match out {
-                    Some(out) => body::json(status_of(&out), out),
-                    None => body::empty(StatusCode::ACCEPTED),
-                };
-            }
-        },
-    };
-    let (tx, rx) = mpsc::channel(64);
-    let mut events = stream_events(state, session);
-    let keep_alive = state.config.sse_keep_alive;
-    let in_session = session.is_some();
-    tokio::spawn(async move {
-        // In a session a lost client is not a cancellation: the events are still recorded
-        // for a resuming GET. Without one (2026-07-28), dropping `result` cancels the handler.
-        let mut client = true;
-        if let Some(priming) = events.priming() {
-            deliver(&tx, priming, &mut client).await;
-        }
-        deliver(&tx, events.event(&first), &mut client).await;
-        let out = match done {
-            Some(out) => out,
-            None => loop {
-                if !client && !in_session {
-                    return;
-                }
-                tokio::select! {
-                    biased;
-                    Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
-                    out = &mut result => break out,
-                    _ = tx.closed(), if client => client = false,
-                    _ = tokio::time::sleep(keep_alive) => {
-                        deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
-                    }
-                }
-            },
-        };
-        for note in std::iter::from_fn(|| notes.try_recv().ok()) {
-            deliver(&tx, events.event(&note), &mut client).await;
-        }
-        if let Some(out) = out {
-            deliver(&tx, events.event(&out), &mut client).await;
-        }
-        events.finish();
-    });
-    body::sse(rx)
-}
-
-/// Sends an event while the client is there; after it left, nothing (events are still recorded).
-async fn deliver(tx: &mpsc::Sender<Bytes>, event: Bytes, client: &mut bool) {
-    if *client && tx.send(event).await.is_err() {
-        *client = false;
-    }
-}
-
-/// Numbers and records the events of one SSE response (in a session), or just frames them.
-struct StreamEvents {
-    target: Option<(Arc<Session>, u64, Arc<dyn EventStore>)>,
-    retry: u128,
-}
-
-fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEvents {
-    StreamEvents {
-        target: session.map(|s| (s.clone(), s.new_stream(), state.config.events.clone())),
-        retry: state.config.sse_retry.as_millis(),
-    }
-}
-
-impl StreamEvents {
-    /// The priming event (an id and a retry hint, no data), for resumable streams of clients
-    /// at 2025-11-25 or later (older SDKs fail on an event with empty data).
-    fn priming(&mut self) -> Option<Bytes> {
-        let (session, stream, _) = self.target.as_ref()?;
-        if !session.primes() {
-            return None;
-        }
-        let (id, _) = session.event_id(*stream);
-        Some(Bytes::from(format!(
-            "id: {id}\nretry: {}\ndata: \n\n",
-            self.retry
-        )))
-    }
-
-    fn event(&mut self, message: &[u8]) -> Bytes {
-        match &self.target {
-            Some((session, stream, store)) => {
-                let (id, seq) = session.event_id(*stream);
-                let event = body::event(Some(&id), None, message);
-                store.append(&session.id, *stream, seq, event.clone());
-                event
-            }
-            None => body::event(None, None, message),
-        }
-    }
-
-    fn finish(&self) {
-        if let Some((session, stream, store)) = &self.target {
-            store.finish(&session.id, *stream);
-        }
-    }
-}
-
-/// The HTTP status of a 2026-07-28 response, from its JSON-RPC error (the spec's mapping).
-fn stateless_status(out: &[u8]) -> StatusCode {
-    #[derive(Deserialize)]
-    struct Shape {
-        error: Option<ErrorShape>,
-    }
-    #[derive(Deserialize)]
-    struct ErrorShape {
-        code: i32,
-        data: Option<Value>,
-    }
-    let Ok(Shape { error: Some(e) }) = serde_json::from_slice::<Shape>(out) else {
-        return StatusCode::OK;
-    };
-    match ErrorCode(e.code) {
-        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
-        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
-        | ErrorCode::MISSING_CLIENT_CAPABILITY
-        | ErrorCode::HEADER_MISMATCH
-        | ErrorCode::PARSE_ERROR
-        | ErrorCode::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-        // A missing `_meta` field is 400; other invalid params are ordinary errors.
-        ErrorCode::INVALID_PARAMS
-            if e.data.as_ref().is_some_and(|d| d.get("missing").is_some()) =>
-        {
-            StatusCode::BAD_REQUEST
-        }
-        _ => StatusCode::OK,
-    }
-}
-
-/// Decodes a header value that may be `=?base64?…?=` (for values that are not plain ASCII).
-fn header_value(raw: &str) -> Option<String> {
-    use base64::Engine as _;
-    match raw
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    {
-        Some(b64) => {
-            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(raw.to_owned()),
-    }
-}
-
-/// 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must be present and agree
-/// with the body (-32020 otherwise).
-fn check_stateless_headers(
-    headers: &HeaderMap,
-    req: &jsonrpc::Request<'_>,
-) -> Result<(), McpError> {
-    let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<Meta<'a>>,
-        // Any JSON: a body whose `name` is not a string must still have its headers checked
-        // (the dispatcher then reports the bad `name` itself).
-        name: Option<Value>,
-        uri: Option<Value>,
-    }
-    #[derive(Deserialize)]
-    struct Meta<'a> {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-        version: Option<std::borrow::Cow<'a, str>>,
-    }
-    let params: Params<'_> = req
-        .params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or(Params {
-            meta: None,
-            name: None,
-            uri: None,
-        });
-    let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
-        let got = header(headers, name).and_then(header_value);
-        match (got.as_deref(), expected) {
-            (Some(g), Some(e)) if g == e => Ok(()),
-            (None, Some(_)) => Err(mismatch(format!("Missing required header {name}"))),
-            (Some(g), Some(e)) => Err(mismatch(format!(
-                "Header {name} is {g:?} but the body says {e:?}"
-            ))),
-            (_, None) => Ok(()),
-        }
-    };
-    let version = params.meta.as_ref().and_then(|m| m.version.as_deref());
-    check("mcp-protocol-version", version)?;
-    check("mcp-method", Some(&req.method))?;
-    let named = match &*req.method {
-        "tools/call" | "prompts/get" => params.name.as_ref(),
-        "resources/read" => params.uri.as_ref(),
-        _ => None,
-    };
-    let name = named.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
-    check("mcp-name", name.as_deref())
-}
-
 fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
@@ -567,51 +328,6 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
     body::sse(rx)
 }
 
-/// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
-/// comments until the client goes away, its session ends, or the server shuts down. `first` is
-/// sent after the priming event.
-pub(crate) fn spawn_stream(
-    state: &Arc<State>,
-    tx: mpsc::Sender<Bytes>,
-    priming_id: Option<String>,
-    first: Option<Bytes>,
-    ended: Option<watch::Receiver<bool>>,
-) {
-    let keep_alive = state.config.sse_keep_alive;
-    let retry = state.config.sse_retry.as_millis();
-    let mut shutdown = state.shutdown.clone();
-    // A stream outside a session never ends this way: its sender lives as long as the task.
-    let (keep, unended) = watch::channel(false);
-    let mut ended = ended.unwrap_or(unended);
-    tokio::spawn(async move {
-        let _keep = keep;
-        if let Some(id) = priming_id {
-            let priming = Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n"));
-            if tx.send(priming).await.is_err() {
-                return;
-            }
-        }
-        if let Some(first) = first
-            && tx.send(first).await.is_err()
-        {
-            return;
-        }
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep(keep_alive) => {
-                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
-                        return;
-                    }
-                }
-                _ = shutdown.changed() => return,
-                // The session ended (or was dropped with its sender).
-                _ = ended.changed() => return,
-                _ = tx.closed() => return,
-            }
-        }
-    });
-}
-
 fn delete(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         return body::error(
@@ -629,36 +345,5 @@ fn delete(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown or expired session"),
         ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn header_values_may_be_base64() {
-        assert_eq!(header_value("tools/call").as_deref(), Some("tools/call"));
-        assert_eq!(header_value("=?base64?w6l0w6k=?=").as_deref(), Some("été"));
-        assert_eq!(header_value("=?base64?!!?="), None);
-    }
-
-    #[test]
-    fn stateless_errors_map_to_statuses() {
-        let err = |code: i32, data: &str| {
-            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"{data}}}}}"#)
-                .into_bytes()
-        };
-        assert_eq!(stateless_status(&err(-32601, "")), StatusCode::NOT_FOUND);
-        assert_eq!(stateless_status(&err(-32022, "")), StatusCode::BAD_REQUEST);
-        assert_eq!(
-            stateless_status(&err(-32602, r#","data":{"missing":["x"]}"#)),
-            StatusCode::BAD_REQUEST
-        );
-        assert_eq!(stateless_status(&err(-32602, "")), StatusCode::OK);
-        assert_eq!(
-            stateless_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            StatusCode::OK
-        );
     }
 }

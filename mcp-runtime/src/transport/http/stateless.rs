@@ -1,0 +1,139 @@
+//! The 2026-07-28 rules of Streamable HTTP: the headers that must agree with the body, and
+//! the HTTP status of each kind of error.
+
+use http::{HeaderMap, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::service::header;
+use crate::protocol::jsonrpc;
+use crate::protocol::{ErrorCode, McpError};
+
+/// The HTTP status of a 2026-07-28 response, from its JSON-RPC error (the spec's mapping).
+pub(crate) fn stateless_status(out: &[u8]) -> StatusCode {
+    #[derive(Deserialize)]
+    struct Shape {
+        error: Option<ErrorShape>,
+    }
+    #[derive(Deserialize)]
+    struct ErrorShape {
+        code: i32,
+        data: Option<Value>,
+    }
+    let Ok(Shape { error: Some(e) }) = serde_json::from_slice::<Shape>(out) else {
+        return StatusCode::OK;
+    };
+    match ErrorCode(e.code) {
+        ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        | ErrorCode::MISSING_CLIENT_CAPABILITY
+        | ErrorCode::HEADER_MISMATCH
+        | ErrorCode::PARSE_ERROR
+        | ErrorCode::INVALID_REQUEST => StatusCode::BAD_REQUEST,
+        // A missing `_meta` field is 400; other invalid params are ordinary errors.
+        ErrorCode::INVALID_PARAMS
+            if e.data.as_ref().is_some_and(|d| d.get("missing").is_some()) =>
+        {
+            StatusCode::BAD_REQUEST
+        }
+        _ => StatusCode::OK,
+    }
+}
+
+/// Decodes a header value that may be `=?base64?…?=` (for values that are not plain ASCII).
+fn header_value(raw: &str) -> Option<String> {
+    use base64::Engine as _;
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(b64) => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+            String::from_utf8(bytes).ok()
+        }
+        None => Some(raw.to_owned()),
+    }
+}
+
+/// 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must be present and agree
+/// with the body (-32020 otherwise).
+pub(crate) fn check_stateless_headers(
+    headers: &HeaderMap,
+    req: &jsonrpc::Request<'_>,
+) -> Result<(), McpError> {
+    let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<Meta<'a>>,
+        // Any JSON: a body whose `name` is not a string must still have its headers checked
+        // (the dispatcher then reports the bad `name` itself).
+        name: Option<Value>,
+        uri: Option<Value>,
+    }
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
+        version: Option<std::borrow::Cow<'a, str>>,
+    }
+    let params: Params<'_> = req
+        .params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Params {
+            meta: None,
+            name: None,
+            uri: None,
+        });
+    let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
+        let got = header(headers, name).and_then(header_value);
+        match (got.as_deref(), expected) {
+            (Some(g), Some(e)) if g == e => Ok(()),
+            (None, Some(_)) => Err(mismatch(format!("Missing required header {name}"))),
+            (Some(g), Some(e)) => Err(mismatch(format!(
+                "Header {name} is {g:?} but the body says {e:?}"
+            ))),
+            (_, None) => Ok(()),
+        }
+    };
+    let version = params.meta.as_ref().and_then(|m| m.version.as_deref());
+    check("mcp-protocol-version", version)?;
+    check("mcp-method", Some(&req.method))?;
+    let named = match &*req.method {
+        "tools/call" | "prompts/get" => params.name.as_ref(),
+        "resources/read" => params.uri.as_ref(),
+        _ => None,
+    };
+    let name = named.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    check("mcp-name", name.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_may_be_base64() {
+        assert_eq!(header_value("tools/call").as_deref(), Some("tools/call"));
+        assert_eq!(header_value("=?base64?w6l0w6k=?=").as_deref(), Some("été"));
+        assert_eq!(header_value("=?base64?!!?="), None);
+    }
+
+    #[test]
+    fn stateless_errors_map_to_statuses() {
+        let err = |code: i32, data: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"{data}}}}}"#)
+                .into_bytes()
+        };
+        assert_eq!(stateless_status(&err(-32601, "")), StatusCode::NOT_FOUND);
+        assert_eq!(stateless_status(&err(-32022, "")), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            stateless_status(&err(-32602, r#","data":{"missing":["x"]}"#)),
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(stateless_status(&err(-32602, "")), StatusCode::OK);
+        assert_eq!(
+            stateless_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            StatusCode::OK
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! SSE answers: a request's notifications and then its result on one stream (numbered, recorded
+//! and resumable in a session), and the keep-alive loop of long-lived streams.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::StatusCode;
+use tokio::sync::{mpsc, watch};
+
+use super::body::{self, HttpResponse};
+use super::events::EventStore;
+use super::service::State;
+use super::session::Session;
+use crate::outbound::Sink;
+use crate::protocol::jsonrpc::Encoded;
+use crate::server::connection::{Connection, Pending, Step};
+
+/// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
+/// stream (its notifications, then the result) when it does. In a session the handler runs as a
+/// task of its own and the stream's events are kept for resumption.
+pub(crate) async fn respond(
+    state: &Arc<State>,
+    conn: &Arc<Connection>,
+    text: &str,
+    session: Option<&Arc<Session>>,
+    status_of: fn(&[u8]) -> StatusCode,
+) -> HttpResponse {
+    // Bounded: a client that reads slowly loses notifications, never the server its memory.
+    let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
+    let sink = Sink::new(move |message| {
+        let _ = ntx.try_send(message);
+    });
+    // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
+    let sink = (!state.config.json_only).then_some(sink);
+    let fut = match conn.on_message_with(text, sink) {
+        Step::Reply(out) => return body::json(status_of(&out), out),
+        Step::Nothing => return body::empty(StatusCode::ACCEPTED),
+        Step::Run(fut) => fut,
+    };
+    let mut result: Pending = match session {
+        Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
+        None => fut,
+    };
+    let early = tokio::select! {
+        biased;
+        Some(note) = notes.recv() => Ok(note),
+        out = &mut result => Err(out),
+    };
+    let (first, done) = match early {
+        Ok(note) => (note, None),
+        // The result came first; a notification that raced it still goes first, on a stream.
+        Err(out) => match notes.try_recv() {
+            Ok(note) => (note, Some(out)),
+            Err(_) => {
+                return match out {
+                    Some(out) => body::json(status_of(&out), out),
+                    None => body::empty(StatusCode::ACCEPTED),
+                };
+            }
+        },
+    };
+    let (tx, rx) = mpsc::channel(64);
+    let mut events = stream_events(state, session);
+    let keep_alive = state.config.sse_keep_alive;
+    let in_session = session.is_some();
+    tokio::spawn(async move {
+        // In a session a lost client is not a cancellation: the events are still recorded
+        // for a resuming GET. Without one (2026-07-28), dropping `result` cancels the handler.
+        let mut client = true;
+        if let Some(priming) = events.priming() {
+            deliver(&tx, priming, &mut client).await;
+        }
+        deliver(&tx, events.event(&first), &mut client).await;
+        let out = match done {
+            Some(out) => out,
+            None => loop {
+                if !client && !in_session {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
+                    out = &mut result => break out,
+                    _ = tx.closed(), if client => client = false,
+                    _ = tokio::time::sleep(keep_alive) => {
+                        deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
+                    }
+                }
+            },
+        };
+        for note in std::iter::from_fn(|| notes.try_recv().ok()) {
+            deliver(&tx, events.event(&note), &mut client).await;
+        }
+        if let Some(out) = out {
+            deliver(&tx, events.event(&out), &mut client).await;
+        }
+        events.finish();
+    });
+    body::sse(rx)
+}
+
+/// Sends an event while the client is there; after it left, nothing (events are still recorded).
+async fn deliver(tx: &mpsc::Sender<Bytes>, event: Bytes, client: &mut bool) {
+    if *client && tx.send(event).await.is_err() {
+        *client = false;
+    }
+}
+
+/// Numbers and records the events of one SSE response (in a session), or just frames them.
+struct StreamEvents {
+    target: Option<(Arc<Session>, u64, Arc<dyn EventStore>)>,
+    retry: u128,
+}
+
+fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEvents {
+    StreamEvents {
+        target: session.map(|s| (s.clone(), s.new_stream(), state.config.events.clone())),
+        retry: state.config.sse_retry.as_millis(),
+    }
+}
+
+impl StreamEvents {
+    /// The priming event (an id and a retry hint, no data), for resumable streams of clients
+    /// at 2025-11-25 or later (older SDKs fail on an event with empty data).
+    fn priming(&mut self) -> Option<Bytes> {
+        let (session, stream, _) = self.target.as_ref()?;
+        if !session.primes() {
+            return None;
+        }
+        let (id, _) = session.event_id(*stream);
+        Some(Bytes::from(format!(
+            "id: {id}\nretry: {}\ndata: \n\n",
+            self.retry
+        )))
+    }
+
+    fn event(&mut self, message: &[u8]) -> Bytes {
+        match &self.target {
+            Some((session, stream, store)) => {
+                let (id, seq) = session.event_id(*stream);
+                let event = body::event(Some(&id), None, message);
+                store.append(&session.id, *stream, seq, event.clone());
+                event
+            }
+            None => body::event(None, None, message),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some((session, stream, store)) = &self.target {
+            store.finish(&session.id, *stream);
+        }
+    }
+}
+
+/// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
+/// comments until the client goes away, its session ends, or the server shuts down. `first` is
+/// sent after the priming event.
+pub(crate) fn spawn_stream(
+    state: &Arc<State>,
+    tx: mpsc::Sender<Bytes>,
+    priming_id: Option<String>,
+    first: Option<Bytes>,
+    ended: Option<watch::Receiver<bool>>,
+) {
+    let keep_alive = state.config.sse_keep_alive;
+    let retry = state.config.sse_retry.as_millis();
+    let mut shutdown = state.shutdown.clone();
+    // A stream outside a session never ends this way: its sender lives as long as the task.
+    let (keep, unended) = watch::channel(false);
+    let mut ended = ended.unwrap_or(unended);
+    tokio::spawn(async move {
+        let _keep = keep;
+        if let Some(id) = priming_id {
+            let priming = Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n"));
+            if tx.send(priming).await.is_err() {
+                return;
+            }
+        }
+        if let Some(first) = first
+            && tx.send(first).await.is_err()
+        {
+            return;
+        }
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(keep_alive) => {
+                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                        return;
+                    }
+                }
+                _ = shutdown.changed() => return,
+                // The session ended (or was dropped with its sender).
+                _ = ended.changed() => return,
+                _ = tx.closed() => return,
+            }
+        }
+    });
+}
