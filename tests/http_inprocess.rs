@@ -436,3 +436,43 @@ fn clients_before_2025_11_25_get_no_priming_event() {
         "{evs:?}"
     );
 }
+
+/// Echoes a request header, if the request came over HTTP.
+#[tool]
+async fn which_key(ctx: Context) -> String {
+    match ctx.headers() {
+        Some(h) => h
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none")
+            .to_owned(),
+        None => "not http".into(),
+    }
+}
+
+#[test]
+fn handlers_see_the_http_request_headers() {
+    let port = start(HttpConfig::default());
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"which_key"}}"#;
+    let (status, text) = exchange(
+        port,
+        call,
+        &[("Mcp-Session-Id", &id), ("X-Api-Key", "k-123")],
+    );
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("\"k-123\""), "{text}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let text = rt.block_on(async {
+        let client = mcp_runtime::testing::TestClient::connect().await;
+        client
+            .call_tool("which_key", serde_json::json!({}))
+            .await
+            .unwrap()
+            .text()
+    });
+    assert_eq!(text, "not http");
+}

@@ -40,6 +40,7 @@ pub(crate) struct RequestInfo {
     pub(crate) finished: AtomicBool,
     pub(crate) progress: Mutex<ProgressState>,
     pub(crate) states: Arc<crate::state::StateMap>,
+    pub(crate) headers: Option<Arc<http::HeaderMap>>,
 }
 
 /// The last progress sent, to keep it increasing and rate-limited.
@@ -250,6 +251,12 @@ impl Context {
     /// The client's progress token for this request, if it sent one.
     pub fn progress_token(&self) -> Option<&Value> {
         self.inner.progress_token.as_ref()
+    }
+
+    /// The HTTP request's headers, when the request came over HTTP (for example to read an
+    /// API key or a tracing header; verify anything used for security yourself).
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.inner.headers.as_deref()
     }
 
     /// The transport the request arrived on (`"stdio"`, `"in-process"`, …).

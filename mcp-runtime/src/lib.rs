@@ -74,6 +74,8 @@ pub mod transport;
 
 pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
+/// The `http` crate, for [`Context::headers`].
+pub use http;
 pub use mcp_macros::{prompt, resource, tool};
 pub use outbound::LogLevel;
 pub use protocol::{

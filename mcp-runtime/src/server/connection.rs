@@ -32,6 +32,15 @@ pub(crate) enum Step {
     Nothing,
 }
 
+/// What a transport knows about one incoming message besides its text.
+#[derive(Default)]
+pub(crate) struct Arrival {
+    /// Where the request's notifications go, instead of the connection's default.
+    pub(crate) sink: Option<Sink>,
+    /// The HTTP request headers, on HTTP.
+    pub(crate) headers: Option<Arc<http::HeaderMap>>,
+}
+
 /// Per-connection state. A stdio process has one; each test client has one.
 pub(crate) struct Connection {
     pub(crate) server: Server,
@@ -112,12 +121,12 @@ impl Connection {
 
     /// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
     pub(crate) fn on_message(self: &Arc<Self>, text: &str) -> Step {
-        self.on_message_with(text, None)
+        self.on_message_with(text, Arrival::default())
     }
 
-    /// Like [`on_message`](Self::on_message), sending the request's notifications to `sink`
-    /// (the SSE stream of its HTTP response).
-    pub(crate) fn on_message_with(self: &Arc<Self>, text: &str, sink: Option<Sink>) -> Step {
+    /// Like [`on_message`](Self::on_message), with what the transport knows of this message:
+    /// where its notifications go (the SSE stream of its HTTP response) and its HTTP headers.
+    pub(crate) fn on_message_with(self: &Arc<Self>, text: &str, arrival: Arrival) -> Step {
         if text.trim_start().starts_with('[') {
             return self.on_batch(text);
         }
@@ -133,7 +142,7 @@ impl Connection {
                 let id = req.id.clone();
                 // Handlers run user code (argument parsing, defaults) before any task exists;
                 // a panic there fails this request only.
-                catch_unwind(AssertUnwindSafe(|| self.on_request(req, sink))).unwrap_or_else(|payload| {
+                catch_unwind(AssertUnwindSafe(|| self.on_request(req, arrival))).unwrap_or_else(|payload| {
                     tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
                     Step::Reply(encode_error(Some(&id), &McpError::internal("Internal error")))
                 })

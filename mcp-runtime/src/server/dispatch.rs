@@ -16,7 +16,7 @@ impl Connection {
     pub(crate) fn on_request(
         self: &Arc<Self>,
         req: Request<'_>,
-        sink: Option<crate::outbound::Sink>,
+        arrival: super::connection::Arrival,
     ) -> Step {
         if req.method == "initialize" {
             // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
@@ -43,7 +43,8 @@ impl Connection {
             Ok(scope) => scope,
             Err(e) => return Step::Reply(encode_error(Some(&req.id), &e)),
         };
-        scope.sink = self.sink_for(sink);
+        scope.sink = self.sink_for(arrival.sink);
+        scope.headers = arrival.headers;
         let stateless = scope.version().era() == Era::Stateless;
         // Methods behind a capability the server did not advertise are "not found".
         let registry = &self.server.inner.registry;
@@ -199,6 +200,7 @@ impl Connection {
                 finished: Default::default(),
                 progress: Default::default(),
                 states: self.server.inner.states.clone(),
+                headers: scope.headers.clone(),
             })
         }) {
             Ok(f) => f,

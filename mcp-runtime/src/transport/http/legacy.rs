@@ -13,7 +13,7 @@ use super::service::{State, read_body};
 use super::session::Full;
 use super::stream::spawn_stream;
 use crate::protocol::McpError;
-use crate::server::connection::Step;
+use crate::server::connection::{Arrival, Step};
 
 pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
@@ -83,7 +83,11 @@ pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResp
     let sink = crate::outbound::Sink::new(move |message| {
         let _ = notes.try_send(body::event(None, Some("message"), &message));
     });
-    match session.conn.on_message_with(&text, Some(sink)) {
+    let arrival = Arrival {
+        sink: Some(sink),
+        headers: Some(Arc::new(parts.headers)),
+    };
+    match session.conn.on_message_with(&text, arrival) {
         Step::Reply(out) => send(out).await,
         Step::Nothing => {}
         Step::Run(fut) => {

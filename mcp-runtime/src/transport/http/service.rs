@@ -167,7 +167,7 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
             if with_meta && let Err(e) = check_stateless_headers(headers, req) {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            return stateless(state, text).await;
+            return stateless(state, text, headers).await;
         }
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
@@ -185,10 +185,12 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        return in_session(state, &session, text).await;
+        return in_session(state, &session, text, headers).await;
     }
     match decoded {
-        Ok(Message::Request(req)) if req.method == "initialize" => initialize(state, text).await,
+        Ok(Message::Request(req)) if req.method == "initialize" => {
+            initialize(state, text, headers).await
+        }
         Err(e) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
         _ => fail(
             StatusCode::BAD_REQUEST,
@@ -200,7 +202,7 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     }
 }
 
-async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
+async fn initialize(state: &Arc<State>, text: &str, headers: &HeaderMap) -> HttpResponse {
     let session = match state.sessions.create(&state.server, None) {
         Ok(s) => s,
         Err(Full(max)) => {
@@ -210,7 +212,7 @@ async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
             );
         }
     };
-    let mut response = in_session(state, &session, text).await;
+    let mut response = in_session(state, &session, text, headers).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
@@ -224,8 +226,14 @@ async fn initialize(state: &Arc<State>, text: &str) -> HttpResponse {
 /// Runs one message of a session. A handler that must wait runs as a task of its own: in the
 /// session era a dropped connection is not a cancellation (the client sends
 /// `notifications/cancelled`).
-async fn in_session(state: &Arc<State>, session: &Arc<Session>, text: &str) -> HttpResponse {
-    respond(state, &session.conn, text, Some(session), |_| {
+async fn in_session(
+    state: &Arc<State>,
+    session: &Arc<Session>,
+    text: &str,
+    headers: &HeaderMap,
+) -> HttpResponse {
+    let headers = Arc::new(headers.clone());
+    respond(state, &session.conn, text, Some(session), headers, |_| {
         StatusCode::OK
     })
     .await
@@ -233,8 +241,17 @@ async fn in_session(state: &Arc<State>, session: &Arc<Session>, text: &str) -> H
 
 /// A 2026-07-28 request. Dropping this future (the client closed the connection) drops the
 /// handler: closing the stream is the cancellation in this era.
-async fn stateless(state: &Arc<State>, text: &str) -> HttpResponse {
-    respond(state, &state.stateless, text, None, stateless_status).await
+async fn stateless(state: &Arc<State>, text: &str, headers: &HeaderMap) -> HttpResponse {
+    let headers = Arc::new(headers.clone());
+    respond(
+        state,
+        &state.stateless,
+        text,
+        None,
+        headers,
+        stateless_status,
+    )
+    .await
 }
 
 fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {

@@ -13,7 +13,7 @@ use super::service::State;
 use super::session::Session;
 use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
-use crate::server::connection::{Connection, Pending, Step};
+use crate::server::connection::{Arrival, Connection, Pending, Step};
 
 /// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
 /// stream (its notifications, then the result) when it does. In a session the handler runs as a
@@ -23,6 +23,7 @@ pub(crate) async fn respond(
     conn: &Arc<Connection>,
     text: &str,
     session: Option<&Arc<Session>>,
+    headers: Arc<http::HeaderMap>,
     status_of: fn(&[u8]) -> StatusCode,
 ) -> HttpResponse {
     // Bounded: a client that reads slowly loses notifications, never the server its memory.
@@ -32,7 +33,11 @@ pub(crate) async fn respond(
     });
     // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
     let sink = (!state.config.json_only).then_some(sink);
-    let fut = match conn.on_message_with(text, sink) {
+    let arrival = Arrival {
+        sink,
+        headers: Some(headers),
+    };
+    let fut = match conn.on_message_with(text, arrival) {
         Step::Reply(out) => return body::json(status_of(&out), out),
         Step::Nothing => return body::empty(StatusCode::ACCEPTED),
         Step::Run(fut) => fut,
