@@ -9,13 +9,16 @@ use bytes::Bytes;
 /// Keeps the events of SSE streams for replay. The in-memory [`MemoryEventStore`] is the
 /// default; a shared store (Redis, …) lets another instance resume a stream.
 pub trait EventStore: Send + Sync + 'static {
+    /// Starts a stream (a POST answered with SSE), before any event: a client resuming it
+    /// then waits for its events instead of being treated as a standalone GET stream.
+    fn open(&self, session: &str, stream: u64);
     /// Records an event (`seq` is its place in the session, `event` the SSE bytes).
     fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes);
     /// Marks a stream finished: a replay ends after its last event.
     fn finish(&self, session: &str, stream: u64);
     /// The stored events of `stream` after `seq` (with their `seq`), and whether the stream is
-    /// finished.
-    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<(u64, Bytes)>, bool);
+    /// finished; `None` for a stream the store does not know.
+    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<(Vec<(u64, Bytes)>, bool)>;
     /// Forgets a session.
     fn remove_session(&self, session: &str);
 }
@@ -59,6 +62,11 @@ impl MemoryEventStore {
 }
 
 impl EventStore for MemoryEventStore {
+    fn open(&self, session: &str, stream: u64) {
+        let mut streams = self.streams.lock().expect("event store lock");
+        Self::log(&mut streams, session, stream);
+    }
+
     fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
         let mut streams = self.streams.lock().expect("event store lock");
         let log = Self::log(&mut streams, session, stream);
@@ -73,19 +81,17 @@ impl EventStore for MemoryEventStore {
         Self::log(&mut streams, session, stream).finished = true;
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> (Vec<(u64, Bytes)>, bool) {
+    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<(Vec<(u64, Bytes)>, bool)> {
         let streams = self.streams.lock().expect("event store lock");
-        match streams.get(session).and_then(|s| s.get(&stream)) {
-            Some(log) => (
-                log.events
-                    .iter()
-                    .filter(|(s, _)| *s > after)
-                    .cloned()
-                    .collect(),
-                log.finished,
-            ),
-            None => (Vec::new(), false),
-        }
+        let log = streams.get(session)?.get(&stream)?;
+        Some((
+            log.events
+                .iter()
+                .filter(|(s, _)| *s > after)
+                .cloned()
+                .collect(),
+            log.finished,
+        ))
     }
 
     fn remove_session(&self, session: &str) {
@@ -107,29 +113,31 @@ mod tests {
             store.append("s", 0, seq, Bytes::from(format!("e{seq}")));
         }
         store.append("s", 1, 4, Bytes::from_static(b"other stream"));
+        let replay = |s: &str, stream, after| store.replay(s, stream, after).unwrap();
         assert_eq!(
-            store.replay("s", 0, 0).0,
+            replay("s", 0, 0).0,
             vec![
                 (2, Bytes::from_static(b"e2")),
                 (3, Bytes::from_static(b"e3"))
             ]
         );
-        assert_eq!(
-            store.replay("s", 0, 2).0,
-            vec![(3, Bytes::from_static(b"e3"))]
-        );
-        assert!(!store.replay("s", 0, 0).1);
+        assert_eq!(replay("s", 0, 2).0, vec![(3, Bytes::from_static(b"e3"))]);
+        assert!(!replay("s", 0, 0).1);
         store.finish("s", 0);
-        assert!(store.replay("s", 0, 3).1);
+        assert!(replay("s", 0, 3).1);
+        store.open("s", 9);
+        assert_eq!(
+            store.replay("s", 9, 0),
+            Some((vec![], false)),
+            "an opened stream is known"
+        );
+        assert_eq!(store.replay("s", 8, 0), None);
         store.remove_session("s");
-        assert!(store.replay("s", 1, 0).0.is_empty());
+        assert!(store.replay("s", 1, 0).is_none());
         for stream in 0..40 {
             store.append("t", stream, stream, Bytes::from_static(b"x"));
         }
-        assert!(
-            store.replay("t", 0, 0).0.is_empty(),
-            "the oldest streams go"
-        );
-        assert_eq!(store.replay("t", 39, 0).0.len(), 1);
+        assert!(store.replay("t", 0, 0).is_none(), "the oldest streams go");
+        assert_eq!(store.replay("t", 39, 0).unwrap().0.len(), 1);
     }
 }

@@ -291,9 +291,8 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
             .and_then(|(_, seq)| seq.parse::<u64>().ok())
             .unwrap_or(0);
         let store = state.config.events.clone();
-        let (events, finished) = store.replay(&session.id, stream, after);
-        if events.is_empty() && !finished {
-            // A GET stream (nothing recorded on those yet): carry on with keep-alives.
+        if store.replay(&session.id, stream, after).is_none() {
+            // A standalone GET stream (nothing is recorded on those yet): carry on with keep-alives.
             spawn_stream(
                 state,
                 tx,
@@ -315,7 +314,9 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
                 return;
             }
             loop {
-                let (events, finished) = store.replay(&session.id, stream, after);
+                let Some((events, finished)) = store.replay(&session.id, stream, after) else {
+                    return; // forgotten (the session ended or the stream aged out)
+                };
                 for (seq, event) in events {
                     after = seq;
                     if tx.send(event).await.is_err() {

@@ -118,8 +118,13 @@ struct StreamEvents {
 }
 
 fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEvents {
+    let target = session.map(|s| {
+        let stream = s.new_stream();
+        state.config.events.open(&s.id, stream);
+        (s.clone(), stream, state.config.events.clone())
+    });
     StreamEvents {
-        target: session.map(|s| (s.clone(), s.new_stream(), state.config.events.clone())),
+        target,
         retry: state.config.sse_retry.as_millis(),
     }
 }
