@@ -11,49 +11,10 @@
 
 mod support;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
 use support::http::HttpServer;
-
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// The client scripts give up after 60 s themselves; this only catches a client that hangs anyway.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// Runs `tests/interop/setup.sh` once per test binary; every test fails with its log when it
-/// went wrong.
-fn install_clients() {
-    static SETUP: OnceLock<Result<(), String>> = OnceLock::new();
-    let result = SETUP.get_or_init(|| {
-        let script = Path::new(ROOT).join("tests/interop/setup.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .current_dir(ROOT)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-        let log = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        if !out.status.success() {
-            return Err(format!(
-                "{} exited with {}:\n{log}",
-                script.display(),
-                out.status
-            ));
-        }
-        eprint!("{log}");
-        Ok(())
-    });
-    if let Err(e) = result {
-        panic!("interop setup failed:\n{e}");
-    }
-}
+use support::interop::{ROOT, client_command, expect_success, install_clients};
 
 /// Starts the quickstart over HTTP, runs `program client_args… URL` against it (the URL is
 /// the server's `path`), and fails the test unless the client exits 0.
@@ -61,62 +22,15 @@ fn run_client(label: &str, program: &Path, client_args: &[&str], path: &str) {
     install_clients();
     let mut server = HttpServer::start("quickstart");
     let url = server.url(path);
-    let mut child = Command::new(program)
-        .args(client_args)
-        .arg(&url)
-        .current_dir(ROOT)
-        // Where the .mjs clients load the SDK from (the .py ones get it from the venv's python).
-        .env(
-            "MCP_INTEROP_NODE_DIR",
-            Path::new(ROOT).join(".interop/node"),
-        )
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{label}: cannot start {}: {e}", program.display()));
-
-    // Drain both pipes while waiting, or a chatty client could block on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for the client") {
-            break Some(status);
-        }
-        if started.elapsed() > CLIENT_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
-    let server_log = server.log();
-    let report = format!(
-        "--- {label} against {url}: stdout ---\n{stdout}--- {label} stderr ---\n{stderr}--- server stderr ---\n{server_log}\n"
-    );
-    match status {
-        Some(status) if status.success() => println!("{report}"),
-        Some(status) => panic!("{label} exited with {status}\n{report}"),
-        None => panic!("{label} did not finish within {CLIENT_TIMEOUT:?} (killed)\n{report}"),
-    }
+    let mut command = client_command(program, client_args);
+    command.arg(&url);
+    expect_success(&format!("{label} against {url}"), command, || {
+        format!("--- server stderr ---\n{}\n", server.log())
+    });
 }
 
 fn python(mode: &str, path: &str) {
-    let python = Path::new(ROOT).join(".interop/venv/bin/python");
+    let python = support::interop::python();
     let script = Path::new(ROOT).join("tests/interop/py_http.py");
     run_client(
         &format!("python HTTP client ({mode})"),

@@ -9,16 +9,14 @@
 //! and fails with their output. Nothing is skipped: without python3/node/npm or the registries,
 //! these tests fail.
 
+mod support;
+
 use std::ffi::OsStr;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// The client scripts give up after 60 s themselves; this only catches a client that hangs anyway.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
+use support::interop::{ROOT, client_command, expect_success, install_clients};
 
 /// The example servers the clients run.
 const EXAMPLES: [&str; 2] = ["quickstart", "tickets"];
@@ -27,10 +25,8 @@ const EXAMPLES: [&str; 2] = ["quickstart", "tickets"];
 /// Returns the executables of [`EXAMPLES`], in that order.
 fn examples() -> &'static [PathBuf] {
     static SETUP: OnceLock<Result<Vec<PathBuf>, String>> = OnceLock::new();
-    match SETUP.get_or_init(|| {
-        install_clients()?;
-        build_examples()
-    }) {
+    install_clients();
+    match SETUP.get_or_init(build_examples) {
         Ok(paths) => paths,
         Err(e) => panic!("interop setup failed:\n{e}"),
     }
@@ -42,30 +38,6 @@ fn quickstart() -> &'static Path {
 
 fn tickets() -> &'static Path {
     &examples()[1]
-}
-
-fn install_clients() -> Result<(), String> {
-    let script = Path::new(ROOT).join("tests/interop/setup.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .current_dir(ROOT)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    if !out.status.success() {
-        return Err(format!(
-            "{} exited with {}:\n{log}",
-            script.display(),
-            out.status
-        ));
-    }
-    eprint!("{log}");
-    Ok(())
 }
 
 /// `cargo test --test interop_stdio` builds no examples, so build them here. The paths come from
@@ -128,59 +100,13 @@ fn run_client_against(
     program: &Path,
     client_args: &[&str],
 ) {
-    let interop = Path::new(ROOT).join(".interop");
-    let mut child = Command::new(program)
-        .args(client_args)
-        .arg("--")
-        .arg(server)
-        .current_dir(ROOT)
-        // Where the .mjs clients load the SDK from (the .py ones get it from the venv's python).
-        .env("MCP_INTEROP_NODE_DIR", interop.join("node"))
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{label}: cannot start {}: {e}", program.display()));
-
-    // Drain both pipes while waiting, or a chatty client could block on a full pipe.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut text);
-            }
-            text
-        })
-    };
-    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("waiting for the client") {
-            break Some(status);
-        }
-        if started.elapsed() > CLIENT_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
-    let report = format!("--- {label} stdout ---\n{stdout}--- {label} stderr ---\n{stderr}");
-    match status {
-        Some(status) if status.success() => println!("{report}"),
-        Some(status) => panic!("{label} exited with {status}\n{report}"),
-        None => panic!("{label} did not finish within {CLIENT_TIMEOUT:?} (killed)\n{report}"),
-    }
+    let mut command = client_command(program, client_args);
+    command.arg("--").arg(server).envs(env.iter().copied());
+    expect_success(label, command, String::new);
 }
 
 fn python(mode: &str) {
-    let python = Path::new(ROOT).join(".interop/venv/bin/python");
+    let python = support::interop::python();
     let script = Path::new(ROOT).join("tests/interop/py_client.py");
     run_client(
         &format!("python client ({mode})"),
@@ -256,7 +182,7 @@ fn run_tickets_client(label: &str, program: &Path, client_args: &[&str]) {
 }
 
 fn python_tickets(mode: &str) {
-    let python = Path::new(ROOT).join(".interop/venv/bin/python");
+    let python = support::interop::python();
     let script = Path::new(ROOT).join("tests/interop/py_tickets.py");
     run_tickets_client(
         &format!("python tickets client ({mode})"),

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod interop;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

@@ -1,0 +1,110 @@
+//! Running the official MCP clients (installed by `tests/interop/setup.sh`) from tests.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The client scripts give up after 60 s themselves; this only catches a client that hangs anyway.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs `tests/interop/setup.sh` once per test binary (a no-op when installed); every test fails
+/// with its log when it went wrong.
+pub fn install_clients() {
+    static SETUP: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = SETUP.get_or_init(|| {
+        let script = Path::new(ROOT).join("tests/interop/setup.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .current_dir(ROOT)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !out.status.success() {
+            return Err(format!(
+                "{} exited with {}:\n{log}",
+                script.display(),
+                out.status
+            ));
+        }
+        eprint!("{log}");
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("interop setup failed:\n{e}");
+    }
+}
+
+/// The pinned Python interpreter (the venv that has `mcp`).
+pub fn python() -> PathBuf {
+    Path::new(ROOT).join(".interop/venv/bin/python")
+}
+
+/// A client command: `program args…`, run from the repository root, told where the npm
+/// project with the TypeScript SDK is (the .mjs clients load it from there).
+pub fn client_command(program: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(ROOT)
+        .env(
+            "MCP_INTEROP_NODE_DIR",
+            Path::new(ROOT).join(".interop/node"),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs a client to the end (killed after [`CLIENT_TIMEOUT`]) and fails the test unless it exits
+/// 0; the report holds its output and `context()` (e.g. the server's log) on failure.
+pub fn expect_success(label: &str, mut command: Command, context: impl FnOnce() -> String) {
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| panic!("{label}: cannot start the client: {e}"));
+    // Drain both pipes while waiting, or a chatty client could block on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the client") {
+            break Some(status);
+        }
+        if started.elapsed() > CLIENT_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    let report = format!(
+        "--- {label} stdout ---\n{stdout}--- {label} stderr ---\n{stderr}{}",
+        context()
+    );
+    match status {
+        Some(status) if status.success() => println!("{report}"),
+        Some(status) => panic!("{label} exited with {status}\n{report}"),
+        None => panic!("{label} did not finish within {CLIENT_TIMEOUT:?} (killed)\n{report}"),
+    }
+}
