@@ -197,16 +197,17 @@ impl Connection {
                     None,
                     &McpError::invalid_request("Invalid request: nested batch"),
                 ))
-            } else if text.contains("\"initialize\"")
-                && matches!(jsonrpc::decode(text), Ok(Incoming::Request(ref r)) if r.method == "initialize")
-            {
-                let id = match jsonrpc::decode(text) {
-                    Ok(Incoming::Request(r)) => Some(r.id),
+            } else if let Some(id) = text
+                .contains("\"initialize\"")
+                .then(|| jsonrpc::decode(text))
+                .and_then(|d| match d {
+                    Ok(Incoming::Request(r)) if r.method == "initialize" => Some(r.id),
                     _ => None,
-                };
+                })
+            {
                 let e =
                     McpError::invalid_request("Invalid request: `initialize` must not be batched");
-                Step::Reply(encode_error(id.as_ref(), &e))
+                Step::Reply(encode_error(Some(&id), &e))
             } else {
                 self.on_message(text)
             };

@@ -91,10 +91,7 @@ where
     let notify = output.clone();
     let sink = Sink::new(move |message| {
         let mut w = notify.lock().expect("output lock");
-        let _ = w
-            .write_all(&message)
-            .and_then(|()| w.write_all(b"\n"))
-            .and_then(|()| w.flush());
+        let _ = write_message(&mut w, &message).and_then(|()| w.flush());
     });
     let conn = Connection::with_sink(server, "stdio", sink);
     let limits = conn.server.inner.limits.clone();
@@ -217,12 +214,16 @@ fn read_loop<R: Read, W: Write>(
             Step::Nothing => None,
         };
         if let Some(out) = ready {
-            let mut w = output.lock().expect("output lock");
-            w.write_all(&out)?;
-            w.write_all(b"\n")?;
+            write_message(&mut output.lock().expect("output lock"), &out)?;
             unflushed = true;
         }
     }
+}
+
+/// One message and its newline (the framing), into the buffered output.
+fn write_message<W: Write>(w: &mut BufWriter<W>, message: &[u8]) -> io::Result<()> {
+    w.write_all(message)?;
+    w.write_all(b"\n")
 }
 
 fn trim_line(line: &[u8]) -> &[u8] {
@@ -233,12 +234,10 @@ fn trim_line(line: &[u8]) -> &[u8] {
 fn write_loop<W: Write>(rx: mpsc::Receiver<Encoded>, output: &Output<W>) -> io::Result<()> {
     while let Ok(first) = rx.recv() {
         let mut w = output.lock().expect("output lock");
-        w.write_all(&first)?;
-        w.write_all(b"\n")?;
+        write_message(&mut w, &first)?;
         // Batch whatever else is ready into the same write.
         while let Ok(more) = rx.try_recv() {
-            w.write_all(&more)?;
-            w.write_all(b"\n")?;
+            write_message(&mut w, &more)?;
         }
         w.flush()?;
     }
