@@ -293,12 +293,7 @@ pub fn try_encode_notification<T: Serialize>(method: &str, params: T) -> Option<
 
 /// Encodes a notification.
 pub fn encode_notification<T: Serialize>(method: &str, params: T) -> Encoded {
-    serde_json::to_vec(&NotificationEnvelope {
-        jsonrpc: "2.0",
-        method,
-        params,
-    })
-    .expect("notification params always serialize")
+    try_encode_notification(method, params).expect("notification params always serialize")
 }
 
 #[cfg(test)]
