@@ -41,6 +41,8 @@ pub(crate) struct RequestInfo {
     pub(crate) progress: Mutex<ProgressState>,
     pub(crate) states: Arc<crate::state::StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    /// How asks (elicitation, sampling, roots) reach the client.
+    pub(crate) asker: crate::ask::Asker,
 }
 
 /// The last progress sent, to keep it increasing and rate-limited.
@@ -99,12 +101,24 @@ impl Context {
     }
 
     /// Whether a notification may still be sent: the request is neither finished nor cancelled.
-    fn live_sink(&self) -> Option<&Sink> {
+    pub(crate) fn live_sink(&self) -> Option<&Sink> {
         let inner = &self.inner;
         if inner.finished.load(Ordering::Acquire) || inner.cancel.is_cancelled() {
             return None;
         }
         inner.sink.as_ref()
+    }
+
+    pub(crate) fn asker(&self) -> &crate::ask::Asker {
+        &self.inner.asker
+    }
+
+    /// Completes when a 2026-07-28 handler waits for input the client has not given yet.
+    pub(crate) async fn input_blocked(&self) {
+        match &self.inner.asker {
+            crate::ask::Asker::Round(round) => round.blocked().await,
+            _ => std::future::pending().await,
+        }
     }
 
     pub(crate) fn is_finished(&self) -> bool {

@@ -56,6 +56,7 @@
 //! [`testing::TestClient`] calls your tools in-process, in either era.
 #![warn(missing_docs)]
 
+pub mod ask;
 pub mod completion;
 pub mod context;
 pub mod outbound;
@@ -72,6 +73,7 @@ mod text_arg;
 pub mod tool;
 pub mod transport;
 
+pub use ask::{ElicitAction, Elicitation, Root, SampledMessage, Sampling};
 pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
 /// The `http` crate, for [`Context::headers`].
@@ -92,6 +94,7 @@ pub use transport::Transport;
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
+    pub use crate::ask::{Elicitation, Sampling};
     pub use crate::completion::CompletionRequest;
     pub use crate::protocol::{
         CallToolResult, Content, GetPromptResult, PromptMessage, Resource, ResourceContents, Role,
@@ -179,7 +182,10 @@ pub mod __private {
     pub use crate::runner::run_main;
     pub use crate::schema::{Profile, schema_for};
     pub use crate::text_arg::{ATag, ViaOptionalText, ViaText};
-    pub use crate::tool::output::{Tag, ViaOutput, ViaResultOutput, ViaResultSerde, ViaSerde};
+    pub use crate::tool::output::{
+        Tag, ViaMcpResultOutput, ViaMcpResultSerde, ViaOutput, ViaResultOutput, ViaResultSerde,
+        ViaSerde,
+    };
     pub use crate::tool::{
         AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture,
         parse_arguments,

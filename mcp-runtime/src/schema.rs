@@ -51,8 +51,22 @@ pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
     value
 }
 
+/// The schema of `T` with its definitions inlined and nothing else rewritten (elicitation
+/// forms keep the `oneOf` of titled choices that [`client_compatible`] turns into `enum`).
+pub(crate) fn inlined_schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
+    let mut value = generator(profile).into_root_schema_for::<T>().to_value();
+    inline_definitions(&mut value);
+    value
+}
+
 /// Rewrites a root schema in place into the client-compatible profile (see the module docs).
 pub fn client_compatible(root: &mut Value, profile: Profile) {
+    inline_definitions(root);
+    fix_keywords(root, profile);
+}
+
+/// Drops `$schema` and `title`, and inlines `$defs` (recursive ones are kept).
+fn inline_definitions(root: &mut Value) {
     let Some(obj) = root.as_object_mut() else {
         return;
     };
@@ -87,7 +101,6 @@ pub fn client_compatible(root: &mut Value, profile: Profile) {
     {
         obj.insert("$defs".into(), Value::Object(kept));
     }
-    fix_keywords(root, profile);
 }
 
 struct Inliner<'a> {

@@ -37,9 +37,15 @@ use crate::server::connection::{Connection, Step};
 pub struct TestClient {
     conn: Arc<Connection>,
     notifications: Arc<std::sync::Mutex<Vec<Value>>>,
+    asks: Arc<std::sync::Mutex<Vec<Value>>>,
     version: ProtocolVersion,
     next_id: AtomicI64,
+    capabilities: Value,
+    answer: Option<Answer>,
 }
+
+/// How a test client answers the server's asks: `(method, params)` to a result or an error.
+pub type Answer = Arc<dyn Fn(&str, &Value) -> Result<Value, McpError> + Send + Sync>;
 
 /// A `tools/call` result, with accessors for assertions.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,18 +108,89 @@ impl TestClient {
         server: Server,
         version: ProtocolVersion,
     ) -> Result<TestClient, McpError> {
+        Self::connect_answering(server, version, json!({}), None).await
+    }
+
+    /// Like [`connect_to`](Self::connect_to), declaring `capabilities` and answering the
+    /// server's asks (elicitation, sampling, roots) with `answer`: as responses to its requests
+    /// in the session era, and by retrying with `inputResponses` in 2026-07-28, as real
+    /// clients do. Each ask is logged for [`take_asks`](Self::take_asks).
+    ///
+    /// ```standalone_crate
+    /// use mcp_runtime::prelude::*;
+    /// use mcp_runtime::ProtocolVersion;
+    /// use mcp_runtime::testing::TestClient;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Name { name: String }
+    ///
+    /// /// Greet whoever answers.
+    /// #[tool]
+    /// async fn hello(ctx: Context) -> Result<String, McpError> {
+    ///     Ok(match ctx.elicit::<Name>("Who are you?").await? {
+    ///         Elicitation::Accept(n) => format!("Hello, {}!", n.name),
+    ///         _ => "Hello, stranger!".into(),
+    ///     })
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let server = mcp_runtime::Server::builder().build().unwrap();
+    /// for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+    ///     let answer = std::sync::Arc::new(|_: &str, _: &serde_json::Value| {
+    ///         Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    ///     });
+    ///     let client = TestClient::connect_answering(
+    ///         server.clone(), version, json!({"elicitation": {}}), Some(answer),
+    ///     ).await.unwrap();
+    ///     let result = client.call_tool("hello", json!({})).await.unwrap();
+    ///     assert_eq!(result.text(), "Hello, Ada!");
+    ///     assert_eq!(client.take_asks().len(), 1);
+    /// }
+    /// # }
+    /// ```
+    pub async fn connect_answering(
+        server: Server,
+        version: ProtocolVersion,
+        capabilities: Value,
+        answer: Option<Answer>,
+    ) -> Result<TestClient, McpError> {
         let notifications = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let asks = Arc::new(std::sync::Mutex::new(Vec::new()));
         let collected = notifications.clone();
+        let asked = asks.clone();
+        let conn_cell: Arc<std::sync::OnceLock<std::sync::Weak<Connection>>> = Default::default();
+        let conn_of_sink = conn_cell.clone();
+        let answer_in_sink = answer.clone();
         let sink = crate::outbound::Sink::new(move |message| {
             let value: Value =
                 serde_json::from_slice(&message).expect("the server sends valid JSON");
-            collected.lock().expect("notifications lock").push(value);
+            let (Some(id), Some(method)) = (value.get("id"), value["method"].as_str()) else {
+                collected.lock().expect("notifications lock").push(value);
+                return;
+            };
+            // A request to the client: answer it through the connection, as a client would.
+            asked.lock().expect("asks lock").push(value.clone());
+            let response = match answer_in_sink.as_ref().map(|a| a(method, &value["params"])) {
+                Some(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Some(Err(e)) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
+                None => return,
+            };
+            if let Some(conn) = conn_of_sink.get().and_then(std::sync::Weak::upgrade) {
+                let _ = conn.on_message(&response.to_string());
+            }
         });
+        let conn = Connection::with_sink(server, "in-process", sink);
+        let _ = conn_cell.set(Arc::downgrade(&conn));
         let client = TestClient {
-            conn: Connection::with_sink(server, "in-process", sink),
+            conn,
             notifications,
+            asks,
             version,
             next_id: AtomicI64::new(1),
+            capabilities: capabilities.clone(),
+            answer,
         };
         if version.era() == crate::Era::Session {
             let result = client
@@ -121,7 +198,7 @@ impl TestClient {
                     "initialize",
                     json!({
                         "protocolVersion": version.as_str(),
-                        "capabilities": {},
+                        "capabilities": capabilities,
                         "clientInfo": {"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}
                     }),
                 )
@@ -142,6 +219,12 @@ impl TestClient {
     /// The notifications the server sent so far (progress, logs), oldest first; clears them.
     pub fn take_notifications(&self) -> Vec<Value> {
         std::mem::take(&mut *self.notifications.lock().expect("notifications lock"))
+    }
+
+    /// The asks the server sent so far (session-era requests as sent; 2026-07-28 input
+    /// requests as `{method, params}`), oldest first; clears them.
+    pub fn take_asks(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.asks.lock().expect("asks lock"))
     }
 
     /// The protocol version this client speaks.
@@ -167,9 +250,37 @@ impl TestClient {
     }
 
     /// Sends a request (adding the stateless `_meta` when in that era) and returns its result.
+    /// With an answering function (see [`connect_answering`](Self::connect_answering)), an
+    /// `InputRequiredResult` is answered and the request retried, up to 16 rounds.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, McpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.request_with_id(id, method, params).await
+        let mut result = self.request_with_id(id, method, params.clone()).await?;
+        let Some(answer) = &self.answer else {
+            return Ok(result);
+        };
+        for _ in 0..16 {
+            if result["resultType"] != "input_required" {
+                break;
+            }
+            let mut responses = Map::new();
+            if let Some(Value::Object(requests)) = result.get("inputRequests") {
+                for (key, request) in requests {
+                    self.asks.lock().expect("asks lock").push(request.clone());
+                    let method = request["method"].as_str().unwrap_or_default();
+                    responses.insert(key.clone(), answer(method, &request["params"])?);
+                }
+            }
+            let mut retry = params.clone();
+            if let Value::Object(map) = &mut retry {
+                map.insert("inputResponses".into(), Value::Object(responses));
+                if let Some(state) = result.get("requestState") {
+                    map.insert("requestState".into(), state.clone());
+                }
+            }
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            result = self.request_with_id(id, method, retry).await?;
+        }
+        Ok(result)
     }
 
     /// Like [`request`](Self::request), with a chosen id (to cancel it, say).
@@ -247,7 +358,7 @@ impl TestClient {
             meta.entry("io.modelcontextprotocol/protocolVersion")
                 .or_insert(self.version.as_str().into());
             meta.entry("io.modelcontextprotocol/clientCapabilities")
-                .or_insert(json!({}));
+                .or_insert(self.capabilities.clone());
             meta.entry("io.modelcontextprotocol/clientInfo").or_insert(
                 json!({"name": "mcp-runtime-test-client", "version": env!("CARGO_PKG_VERSION")}),
             );

@@ -106,7 +106,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         common::location(model),
         common::cfgs(model),
     );
-    let via = quote!(#[allow(unused_imports)] use #private::{ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
+    let via = quote!(#[allow(unused_imports)] use #private::{ViaMcpResultOutput as _, ViaMcpResultSerde as _, ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
 
     quote! {
         #(#cfgs)*
@@ -131,7 +131,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
 
             fn __mcp_output() -> #private::OutputSpec {
                 #via
-                (&&&&#private::Tag::<#ret>::new()).output_spec()
+                (&&&&&&#private::Tag::<#ret>::new()).output_spec()
             }
 
             fn __mcp_call(__mcp_call: #private::ToolCall<'_>) -> #private::ToolFuture {
@@ -149,7 +149,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     let _ = &#ctx;
                     let #ret_val: #ret = #call;
                     #via
-                    (&&&&#private::Tag::<#ret>::new()).convert(#ret_val, #mode)
+                    (&&&&&&#private::Tag::<#ret>::new()).convert(#ret_val, #mode)
                 })
             }
 

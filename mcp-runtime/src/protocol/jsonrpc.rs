@@ -280,7 +280,25 @@ pub fn encode_error(id: Option<&RequestId>, error: &McpError) -> Encoded {
     .expect("an error object always serializes")
 }
 
-/// Encodes a notification.
+#[derive(Serialize)]
+struct RequestEnvelope<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    params: T,
+}
+
+/// Encodes a request (server to client, session era).
+pub fn encode_request<T: Serialize>(id: &RequestId, method: &str, params: T) -> Encoded {
+    serde_json::to_vec(&RequestEnvelope {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+    .expect("request params always serialize")
+}
+
 /// Encodes a notification whose params may fail to serialize (user data): `None` then.
 pub fn try_encode_notification<T: Serialize>(method: &str, params: T) -> Option<Encoded> {
     serde_json::to_vec(&NotificationEnvelope {

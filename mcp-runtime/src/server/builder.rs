@@ -29,6 +29,8 @@ pub struct ServerBuilder {
     filter: ToolFilter,
     limits: Limits,
     states: crate::state::StateMap,
+    state_key: Option<Vec<u8>>,
+    state_ttl: Duration,
 }
 
 impl ServerBuilder {
@@ -46,6 +48,8 @@ impl ServerBuilder {
             filter: Box::new(|_| true),
             limits: Limits::default(),
             states: Default::default(),
+            state_key: None,
+            state_ttl: Duration::from_secs(600),
         }
     }
 
@@ -97,6 +101,27 @@ impl ServerBuilder {
     /// ignores `ctx.cancelled()`: its result is not sent.
     pub fn request_timeout(mut self, limit: Duration) -> Self {
         self.limits.request_timeout = Some(limit);
+        self
+    }
+
+    /// How long a session-era client may take to answer an ask (`ctx.elicit`, `ctx.sample`,
+    /// `ctx.roots`) before it fails with an error (default 5 minutes: a person may be typing).
+    pub fn client_request_timeout(mut self, limit: Duration) -> Self {
+        self.limits.client_request_timeout = limit;
+        self
+    }
+
+    /// The key that protects 2026-07-28 `requestState` (HMAC-SHA-256; at least 32 random
+    /// bytes). By default each process draws a random key, so a retry must reach the process
+    /// that issued the state: replicas behind a load balancer must share one key.
+    pub fn request_state_key(mut self, key: impl AsRef<[u8]>) -> Self {
+        self.state_key = Some(key.as_ref().to_vec());
+        self
+    }
+
+    /// How long an issued `requestState` stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
         self
     }
 
@@ -180,6 +205,10 @@ impl ServerBuilder {
                 capabilities: capabilities.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
+                sealer: match &self.state_key {
+                    Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
+                    None => crate::ask::seal::Sealer::random(self.state_ttl),
+                },
             }),
         })
     }

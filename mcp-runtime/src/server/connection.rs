@@ -5,12 +5,14 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
+use tokio::sync::oneshot;
 
 use super::Server;
 use super::era::ClientInfo;
@@ -58,6 +60,9 @@ pub(crate) struct Connection {
     /// Requests whose work is not finished: a cancelled sync tool keeps its slot until its
     /// blocking work ends, so `max_in_flight` bounds the work, not just the bookkeeping.
     active: Arc<AtomicUsize>,
+    /// Our requests to the client awaiting its response (session era), by id.
+    outgoing: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, McpError>>>>,
+    next_outgoing: AtomicI64,
 }
 
 impl Connection {
@@ -90,6 +95,8 @@ impl Connection {
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),
+            outgoing: Mutex::new(HashMap::new()),
+            next_outgoing: AtomicI64::new(0),
         })
     }
 
@@ -152,7 +159,7 @@ impl Connection {
                 Step::Nothing
             }
             Ok(Incoming::Response(r)) => {
-                tracing::debug!(id = %r.id, "ignoring a response to no request of ours");
+                self.on_response(r);
                 Step::Nothing
             }
         }
@@ -292,6 +299,55 @@ impl Connection {
             "notifications/initialized" => tracing::debug!("client initialized"),
             other => tracing::debug!(method = other, "ignoring notification"),
         }
+    }
+
+    /// A new id for a request to the client, and where its response will arrive.
+    pub(crate) fn client_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, McpError>>) {
+        let id = RequestId::Number(self.next_outgoing.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        self.outgoing
+            .lock()
+            .expect("outgoing lock")
+            .insert(id.clone(), tx);
+        (id, rx)
+    }
+
+    /// Forgets a request to the client; `true` if it was still unanswered.
+    pub(crate) fn forget_client_request(&self, id: &RequestId) -> bool {
+        self.outgoing
+            .lock()
+            .expect("outgoing lock")
+            .remove(id)
+            .is_some()
+    }
+
+    /// A client's response: handed to the ask waiting for it (others are ignored).
+    fn on_response(&self, r: jsonrpc::ClientResponse<'_>) {
+        let Some(waiter) = self.outgoing.lock().expect("outgoing lock").remove(&r.id) else {
+            tracing::debug!(id = %r.id, "ignoring a response to no request of ours");
+            return;
+        };
+        let outcome = match r.outcome {
+            Ok(result) => serde_json::from_str::<Value>(result.get())
+                .map_err(|e| McpError::invalid_params(format!("Malformed client result: {e}"))),
+            Err(error) => {
+                #[derive(Deserialize)]
+                struct ErrorObject {
+                    code: i32,
+                    message: String,
+                    data: Option<Value>,
+                }
+                Err(match serde_json::from_str::<ErrorObject>(error.get()) {
+                    Ok(e) => McpError {
+                        code: crate::protocol::ErrorCode(e.code),
+                        message: e.message.into(),
+                        data: e.data,
+                    },
+                    Err(_) => McpError::internal("The client answered with a malformed error"),
+                })
+            }
+        };
+        let _ = waiter.send(outcome);
     }
 
     /// Registers a request that may outlive this call, so it can be cancelled: checks the id

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, ClientInfo, Scope};
+use crate::ask::Asker;
 use crate::context::{Cancellation, Context, RequestInfo};
 use crate::protocol::jsonrpc::{Request, encode_error};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
@@ -187,6 +188,18 @@ impl Connection {
         cache: Cache,
         start: impl FnOnce(Context) -> HandlerFuture<T>,
     ) -> Step {
+        let asker = match (&scope.round, scope.version().era()) {
+            (Some(round), _) => Asker::Round(round.clone()),
+            (None, Era::Session) => Asker::Session(Arc::downgrade(self)),
+            (None, Era::Stateless) => Asker::Unavailable(
+                "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
+            ),
+        };
+        // A retry carrying answers is never cached.
+        let cache = match &scope.round {
+            Some(round) if round.retry => Cache::No,
+            _ => cache,
+        };
         let in_flight = match self.begin(id, |slot| {
             Context::new(RequestInfo {
                 id: id.clone(),
@@ -201,6 +214,7 @@ impl Connection {
                 progress: Default::default(),
                 states: self.server.inner.states.clone(),
                 headers: scope.headers.clone(),
+                asker,
             })
         }) {
             Ok(f) => f,
@@ -224,6 +238,13 @@ impl Connection {
                 biased;
                 outcome = CatchUnwind(fut) => outcome,
                 _ = ctx.cancelled() => return None,
+                // A 2026-07-28 handler waits for answers the client must give: stop it there.
+                _ = ctx.input_blocked() => {
+                    ctx.finish();
+                    let round = scope.round.as_ref().expect("only rounds block");
+                    let body = round.input_required(&conn.server.inner.sealer);
+                    return Some(era::encode_input_required(&conn.server.inner, &id, &body));
+                }
                 _ = timed_out => {
                     ctx.cancel();
                     let limit = limit.unwrap_or_default();

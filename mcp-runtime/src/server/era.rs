@@ -38,6 +38,8 @@ pub(crate) struct Scope {
     pub(crate) sink: Option<crate::outbound::Sink>,
     /// The HTTP request headers, on HTTP (set likewise).
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
+    pub(crate) round: Option<Arc<crate::ask::round::Round>>,
 }
 
 /// Whether a result may be cached by the client (2026-07-28 caching rules).
@@ -112,11 +114,11 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
             };
             let client = Arc::new(ClientInfo { version, info: client_info, capabilities });
             // 2026-07-28: log notifications only when this request asks for them.
-            Ok(Scope { client, progress_token, log_level: requested_level, sink: None, headers: None })
+            Ok(Scope { client, progress_token, log_level: requested_level, sink: None, headers: None, round: None })
         }
         _ => match conn.session() {
             // Session era: the level `logging/setLevel` chose (everything until then).
-            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None, headers: None }),
+            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None, headers: None, round: None }),
             None => Err(McpError::invalid_params(format!(
                 "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
                  `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"
@@ -260,6 +262,27 @@ pub(crate) fn encode_ok<T: Serialize>(
             meta: ResultMeta {
                 extra: meta,
                 server_info: stateless.then_some(&*server.info_raw),
+            },
+        },
+    )
+}
+
+/// Encodes a 2026-07-28 `InputRequiredResult` (never cacheable).
+pub(crate) fn encode_input_required(
+    server: &ServerInner,
+    id: &RequestId,
+    body: &crate::ask::round::InputRequired,
+) -> Encoded {
+    encode_result(
+        id,
+        Envelope {
+            body,
+            result_type: Some("input_required"),
+            ttl_ms: None,
+            cache_scope: None,
+            meta: ResultMeta {
+                extra: None,
+                server_info: Some(&*server.info_raw),
             },
         },
     )

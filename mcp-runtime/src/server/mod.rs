@@ -6,6 +6,7 @@ mod completion;
 pub(crate) mod connection;
 mod dispatch;
 pub(crate) mod era;
+mod input;
 mod prompts;
 mod resources;
 mod tools;
@@ -50,6 +51,8 @@ pub(crate) struct ServerInner {
     pub(crate) capabilities: Value,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::state::StateMap>,
+    /// Seals 2026-07-28 `requestState`.
+    pub(crate) sealer: crate::ask::seal::Sealer,
 }
 
 /// Limits and tunables; the defaults live in one place, [`Limits::default`].
@@ -63,6 +66,7 @@ pub(crate) struct Limits {
     pub(crate) max_message_bytes: usize,
     pub(crate) shutdown_grace: Duration,
     pub(crate) request_timeout: Option<Duration>,
+    pub(crate) client_request_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -76,6 +80,7 @@ impl Default for Limits {
             max_message_bytes: 4 * 1024 * 1024,
             shutdown_grace: Duration::from_secs(5),
             request_timeout: None,
+            client_request_timeout: Duration::from_secs(300),
         }
     }
 }

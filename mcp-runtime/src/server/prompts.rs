@@ -16,7 +16,7 @@ use crate::protocol::{GetPromptResult, McpError};
 impl Outcome for GetPromptResult {}
 
 impl Connection {
-    pub(super) fn get_prompt(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+    pub(super) fn get_prompt(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
         #[derive(Deserialize)]
         struct Params {
             name: String,
@@ -46,6 +46,9 @@ impl Connection {
                 }
             };
             arguments.insert(name, text);
+        }
+        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
+            return Step::Reply(scope.err(&req.id, e));
         }
         let get = prompt.def.get;
         self.run(scope, &req.id, prompt.def.name, Cache::No, move |context| {

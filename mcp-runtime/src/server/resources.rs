@@ -79,7 +79,7 @@ impl Connection {
         })
     }
 
-    pub(super) fn read_resource(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+    pub(super) fn read_resource(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
         #[derive(Deserialize)]
         struct Params {
             uri: String,
@@ -102,6 +102,9 @@ impl Connection {
                 None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
             },
         };
+        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
+            return Step::Reply(scope.err(&req.id, e));
+        }
         let read = def.read;
         self.run(scope, &req.id, def.name, Cache::Data, move |context| {
             let fut = read(ResourceCall {

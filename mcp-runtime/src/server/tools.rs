@@ -22,7 +22,7 @@ impl Outcome for CallToolResult {
 }
 
 impl Connection {
-    pub(super) fn call_tool(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+    pub(super) fn call_tool(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
         #[derive(Deserialize)]
         struct Params<'a> {
             #[serde(borrow)]
@@ -50,6 +50,9 @@ impl Connection {
                 .with_data(serde_json::json!({ "name": params.name }));
             return Step::Reply(scope.err(&req.id, e));
         };
+        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
+            return Step::Reply(scope.err(&req.id, e));
+        }
         let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
         self.run(scope, &req.id, tool.def.name, Cache::No, |context| {
             call(ToolCall {

@@ -3,14 +3,18 @@
 //! A return type is handled by the first of these that applies (generated code picks through
 //! autoref specialization, so this works through type aliases such as `anyhow::Result<T>`):
 //!
-//! 1. `Result<T, E>` with `T:` [`ToolOutput`] and `E: Display`;
-//! 2. `Result<T, E>` with `T: Serialize + JsonSchema` and `E: Display`;
-//! 3. `T:` [`ToolOutput`]: content blocks, lists of them, [`CallToolResult`], [`Json<T>`];
-//! 4. `T: Serialize + JsonSchema`, shaped by its schema: a string becomes text, `()` no content,
+//! 1. `Result<T, McpError>` with `T:` [`ToolOutput`], then with `T: Serialize + JsonSchema`;
+//! 2. `Result<T, E>` with `T:` [`ToolOutput`] and `E: Display`;
+//! 3. `Result<T, E>` with `T: Serialize + JsonSchema` and `E: Display`;
+//! 4. `T:` [`ToolOutput`]: content blocks, lists of them, [`CallToolResult`], [`Json<T>`];
+//! 5. `T: Serialize + JsonSchema`, shaped by its schema: a string becomes text, `()` no content,
 //!    an object becomes `structuredContent` (with an `outputSchema`) plus its JSON as text, and
 //!    anything else (numbers, booleans, arrays, …) becomes `structuredContent: {"result": …}`.
 //!
-//! An `Err(e)` becomes a result with `isError: true` whose text is `e` (with its causes, `{:#}`).
+//! An `Err(e)` becomes a result with `isError: true` whose text is `e` (with its causes, `{:#}`):
+//! the model sees it and may try again. An `Err(McpError)` is a protocol error instead (a
+//! JSON-RPC error response), for failures the client must handle: a missing client
+//! capability (see [`Context::elicit`](crate::Context::elicit)), invalid parameters.
 
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -185,6 +189,50 @@ impl<T> Tag<T> {
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
         Tag(PhantomData)
+    }
+}
+
+/// Priority 0: `Result<T: ToolOutput, McpError>` (the error is a protocol error).
+pub trait ViaMcpResultOutput<R> {
+    /// Output spec.
+    fn output_spec(&self) -> OutputSpec;
+    /// Conversion.
+    fn convert(&self, value: R, mode: OutputMode) -> Result<CallToolResult, McpError>;
+}
+
+impl<T: ToolOutput> ViaMcpResultOutput<Result<T, McpError>> for &&&&&Tag<Result<T, McpError>> {
+    fn output_spec(&self) -> OutputSpec {
+        T::output_spec()
+    }
+    fn convert(
+        &self,
+        value: Result<T, McpError>,
+        mode: OutputMode,
+    ) -> Result<CallToolResult, McpError> {
+        value?.into_call_result(mode)
+    }
+}
+
+/// Priority 0': `Result<T: Serialize + JsonSchema, McpError>` (the error is a protocol error).
+pub trait ViaMcpResultSerde<R> {
+    /// Output spec.
+    fn output_spec(&self) -> OutputSpec;
+    /// Conversion.
+    fn convert(&self, value: R, mode: OutputMode) -> Result<CallToolResult, McpError>;
+}
+
+impl<T: Serialize + JsonSchema> ViaMcpResultSerde<Result<T, McpError>>
+    for &&&&Tag<Result<T, McpError>>
+{
+    fn output_spec(&self) -> OutputSpec {
+        serde_output_spec::<T>()
+    }
+    fn convert(
+        &self,
+        value: Result<T, McpError>,
+        mode: OutputMode,
+    ) -> Result<CallToolResult, McpError> {
+        serde_result(&value?, mode)
     }
 }
 

@@ -1,0 +1,540 @@
+//! Asking the client: elicitation (a form or a URL for the user), sampling (a completion from
+//! the client's model) and roots (the client's workspace folders), in both protocol eras.
+//!
+//! - Session era (2025-11-25 and earlier): each ask is a JSON-RPC request to the client on the
+//!   live channel (stdout on stdio; the SSE stream of the tool call's POST on HTTP), answered by
+//!   the client's response, with a time limit.
+//! - 2026-07-28: servers send no requests. An ask with no answer yet stops the handler, and the
+//!   call returns `InputRequiredResult`; the client retries with the answers, the handler runs
+//!   again from the start, and this time each ask returns its answer (those of earlier rounds
+//!   come back from the sealed `requestState`). **Code before an ask may therefore run more than
+//!   once**: keep side effects after the last ask, and ask the same questions in the same order.
+//!
+//! An ask the client did not declare a capability for fails with
+//! [`ErrorCode::MISSING_CLIENT_CAPABILITY`](crate::protocol::ErrorCode::MISSING_CLIENT_CAPABILITY)
+//! (-32021) before anything is sent: handle it (fall back to a default), or return it from the
+//! tool (`?`) and the client gets that JSON-RPC error.
+
+pub(crate) mod form;
+pub(crate) mod round;
+pub(crate) mod seal;
+
+use std::sync::{Arc, Weak};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::context::Context;
+use crate::protocol::jsonrpc::encode_request;
+use crate::protocol::{Content, ErrorCode, McpError, ProtocolVersion, Role};
+use crate::server::connection::Connection;
+use round::{InputRequest, Round};
+
+pub use form::form_schema;
+
+/// How a request's handler reaches the client.
+pub(crate) enum Asker {
+    /// It cannot (with the reason given to the handler).
+    Unavailable(&'static str),
+    /// Session era: requests over the connection.
+    Session(Weak<Connection>),
+    /// 2026-07-28: answers arrive in retries.
+    Round(Arc<Round>),
+}
+
+impl std::fmt::Debug for Asker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Asker::Unavailable(_) => "Unavailable",
+            Asker::Session(_) => "Session",
+            Asker::Round(_) => "Round",
+        })
+    }
+}
+
+/// The user's answer to a form ([`Context::elicit`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Elicitation<T> {
+    /// The user submitted the form.
+    Accept(T),
+    /// The user explicitly declined.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+impl<T> Elicitation<T> {
+    /// The submitted value, if the user accepted.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Elicitation::Accept(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// The user's answer to a URL elicitation ([`Context::elicit_url`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitAction {
+    /// The user agreed to open the URL (the interaction itself happens out of band).
+    Accept,
+    /// The user declined.
+    Decline,
+    /// The user dismissed the request.
+    Cancel,
+}
+
+#[derive(Deserialize)]
+struct ElicitResult {
+    action: ElicitAction,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// A `sampling/createMessage` request: messages for the client's model, and preferences.
+///
+/// ```
+/// # use mcp_runtime::ask::Sampling;
+/// let request = Sampling::prompt("Summarize: …", 200)
+///     .system_prompt("You are terse.")
+///     .temperature(0.2)
+///     .model_hint("claude");
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sampling {
+    messages: Vec<SamplingMessage>,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    stop_sequences: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_preferences: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<Value>,
+}
+
+/// One message of a [`Sampling`] request or its answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SamplingMessage {
+    /// Who speaks.
+    pub role: Role,
+    /// A content block (or, from newer clients, a list of them).
+    pub content: Value,
+}
+
+impl Sampling {
+    /// A request with no messages yet, for at most `max_tokens` tokens.
+    pub fn new(max_tokens: u32) -> Sampling {
+        Sampling {
+            messages: Vec::new(),
+            max_tokens,
+            system_prompt: None,
+            temperature: None,
+            stop_sequences: Vec::new(),
+            model_preferences: None,
+            metadata: None,
+        }
+    }
+
+    /// A request of one user message.
+    pub fn prompt(text: impl Into<String>, max_tokens: u32) -> Sampling {
+        Sampling::new(max_tokens).user(text)
+    }
+
+    /// Adds a user message.
+    pub fn user(self, text: impl Into<String>) -> Sampling {
+        self.message(Role::User, Content::text(text))
+    }
+
+    /// Adds an assistant message.
+    pub fn assistant(self, text: impl Into<String>) -> Sampling {
+        self.message(Role::Assistant, Content::text(text))
+    }
+
+    /// Adds a message with any content block (text, image, audio).
+    pub fn message(mut self, role: Role, content: Content) -> Sampling {
+        let content = serde_json::to_value(content).expect("content serializes");
+        self.messages.push(SamplingMessage { role, content });
+        self
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Sampling {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// The sampling temperature.
+    pub fn temperature(mut self, t: f64) -> Sampling {
+        self.temperature = Some(t);
+        self
+    }
+
+    /// Adds a stop sequence.
+    pub fn stop_sequence(mut self, s: impl Into<String>) -> Sampling {
+        self.stop_sequences.push(s.into());
+        self
+    }
+
+    /// Adds a model name hint (the client maps it to a model it has).
+    pub fn model_hint(mut self, name: impl Into<String>) -> Sampling {
+        let prefs = self.model_preferences.get_or_insert_with(Map::new);
+        let hints = prefs.entry("hints").or_insert_with(|| json!([]));
+        if let Some(list) = hints.as_array_mut() {
+            list.push(json!({ "name": name.into() }));
+        }
+        self
+    }
+
+    /// Sets a priority from 0 to 1: `"cost"`, `"speed"` or `"intelligence"`.
+    pub fn priority(mut self, which: &str, value: f64) -> Sampling {
+        let prefs = self.model_preferences.get_or_insert_with(Map::new);
+        prefs.insert(format!("{which}Priority"), json!(value.clamp(0.0, 1.0)));
+        self
+    }
+
+    /// Provider-specific metadata.
+    pub fn metadata(mut self, metadata: Value) -> Sampling {
+        self.metadata = Some(metadata);
+        self
+    }
+}
+
+/// The client model's answer to a [`Sampling`] request.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SampledMessage {
+    /// Who speaks (the assistant).
+    pub role: Role,
+    /// A content block, or a list of them.
+    pub content: Value,
+    /// The model that answered.
+    pub model: String,
+    /// Why it stopped (`endTurn`, `stopSequence`, `maxTokens`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+impl SampledMessage {
+    /// The text of the answer (text blocks joined), if it has any.
+    pub fn text(&self) -> Option<String> {
+        let blocks = match &self.content {
+            Value::Array(blocks) => blocks.iter().collect(),
+            block => vec![block],
+        };
+        let texts: Vec<&str> = blocks
+            .into_iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n"))
+    }
+}
+
+/// One of the client's roots ([`Context::roots`]): a directory or file it works on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// The root's URI (`file://…`).
+    pub uri: String,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ListRootsResult {
+    roots: Vec<Root>,
+}
+
+/// What is asked, for capability checks and keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Form,
+    Url,
+    Sample,
+    Roots,
+}
+
+impl Kind {
+    fn method(self) -> &'static str {
+        match self {
+            Kind::Form | Kind::Url => "elicitation/create",
+            Kind::Sample => "sampling/createMessage",
+            Kind::Roots => "roots/list",
+        }
+    }
+
+    fn key_prefix(self) -> &'static str {
+        match self {
+            Kind::Form | Kind::Url => "elicit",
+            Kind::Sample => "sample",
+            Kind::Roots => "roots",
+        }
+    }
+
+    /// Whether the client can take this ask: it declared the capability, at a protocol
+    /// version that has it.
+    fn check(self, version: ProtocolVersion, caps: &Value) -> Result<(), McpError> {
+        let elicitation = caps.get("elicitation").and_then(Value::as_object);
+        let (ok, since, required) = match self {
+            // `elicitation: {}` means form mode, for clients that predate URL mode.
+            Kind::Form => (
+                elicitation.is_some_and(|e| e.is_empty() || e.contains_key("form")),
+                ProtocolVersion::V2025_06_18,
+                json!({ "elicitation": { "form": {} } }),
+            ),
+            Kind::Url => (
+                elicitation.is_some_and(|e| e.contains_key("url")),
+                ProtocolVersion::V2025_11_25,
+                json!({ "elicitation": { "url": {} } }),
+            ),
+            Kind::Sample => (
+                caps.get("sampling").is_some_and(Value::is_object),
+                ProtocolVersion::V2024_11_05,
+                json!({ "sampling": {} }),
+            ),
+            Kind::Roots => (
+                caps.get("roots").is_some_and(Value::is_object),
+                ProtocolVersion::V2024_11_05,
+                json!({ "roots": {} }),
+            ),
+        };
+        if ok && version >= since {
+            return Ok(());
+        }
+        let what = required
+            .as_object()
+            .and_then(|o| o.keys().next())
+            .cloned()
+            .unwrap_or_default();
+        let why = if ok {
+            format!("protocol {version} has no `{}`", self.method())
+        } else {
+            format!("the client did not declare the `{what}` capability this needs")
+        };
+        Err(McpError::new(
+            ErrorCode::MISSING_CLIENT_CAPABILITY,
+            format!("Cannot send `{}`: {why}", self.method()),
+        )
+        .with_data(json!({ "requiredCapabilities": required })))
+    }
+}
+
+impl McpError {
+    /// Whether this is the error of an ask the client has no capability for (-32021).
+    pub fn is_missing_capability(&self) -> bool {
+        self.code == ErrorCode::MISSING_CLIENT_CAPABILITY
+    }
+}
+
+impl Context {
+    /// Asks the user to fill in a form shaped like `T` (`elicitation/create`, form mode) and
+    /// waits for the answer: [`Elicitation::Accept`] with the typed value, `Decline` or
+    /// `Cancel`.
+    ///
+    /// `T` must be a struct of primitive fields: strings (with `#[schemars(email)]`, `url`,
+    /// or a date format), numbers, booleans, fieldless enums (single choice, variant doc
+    /// comments or `#[schemars(title = …)]` become the choices' titles) and `Vec`s of such
+    /// enums (multiple choice); `Option` fields are optional, `#[serde(default)]` gives
+    /// defaults. Another shape is an error naming the field (the tool's macro also checks
+    /// `elicit::<T>` turbofish calls when the server starts). Never ask for passwords, API
+    /// keys or other secrets in a form: use [`elicit_url`](Self::elicit_url).
+    ///
+    /// See the [module docs](crate::ask) for how this works in each protocol era.
+    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, McpError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        let schema = form::form_schema_of::<T>().map_err(McpError::internal)?;
+        let answer = self.elicit_form(message.into(), schema).await?;
+        Ok(match answer {
+            Elicitation::Accept(content) => {
+                let value = serde_json::from_value(Value::Object(content)).map_err(|e| {
+                    McpError::invalid_params(format!(
+                        "The client's answer does not fit the form: {e}"
+                    ))
+                })?;
+                Elicitation::Accept(value)
+            }
+            Elicitation::Decline => Elicitation::Decline,
+            Elicitation::Cancel => Elicitation::Cancel,
+        })
+    }
+
+    /// Like [`elicit`](Self::elicit), with a hand-written `requestedSchema` (checked against
+    /// the same rules; an invalid one is -32603 before anything is sent). The answer is the
+    /// form's content as submitted.
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicitation<Map<String, Value>>, McpError> {
+        let schema = form::form_schema(&schema)
+            .map_err(|e| McpError::internal(format!("Invalid elicitation form: {e}")))?;
+        self.elicit_form(message.into(), schema).await
+    }
+
+    async fn elicit_form(
+        &self,
+        message: String,
+        schema: Value,
+    ) -> Result<Elicitation<Map<String, Value>>, McpError> {
+        let params = json!({ "mode": "form", "message": message, "requestedSchema": schema });
+        let params = if self.protocol_version() < ProtocolVersion::V2025_11_25 {
+            // `mode` came with URL elicitation (2025-11-25); older clients may refuse it.
+            json!({ "message": params["message"], "requestedSchema": params["requestedSchema"] })
+        } else {
+            params
+        };
+        let result: ElicitResult = self.ask(Kind::Form, params).await?;
+        Ok(match result.action {
+            ElicitAction::Accept => match result.content {
+                Some(Value::Object(content)) => Elicitation::Accept(content),
+                None | Some(Value::Null) => Elicitation::Accept(Map::new()),
+                Some(_) => {
+                    return Err(McpError::invalid_params(
+                        "The client's elicitation answer has non-object content",
+                    ));
+                }
+            },
+            ElicitAction::Decline => Elicitation::Decline,
+            ElicitAction::Cancel => Elicitation::Cancel,
+        })
+    }
+
+    /// Asks the user to open `url` (`elicitation/create`, URL mode): for what must not pass
+    /// through the client, such as credentials or a payment. `Accept` means the user agreed to
+    /// open it; the interaction completes out of band. The URL must not carry credentials or
+    /// personal data, and the server must check that the user who completes it is the one who
+    /// was asked.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ElicitAction, McpError> {
+        let mut params = json!({ "mode": "url", "message": message.into(), "url": url.into() });
+        if self.era() == crate::protocol::Era::Session {
+            // 2025-11-25 correlates URL elicitations by id (2026-07-28 removed it).
+            let mut id = [0u8; 16];
+            getrandom::fill(&mut id).expect("the OS random source works");
+            let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+            params["elicitationId"] = Value::String(id);
+        }
+        let result: ElicitResult = self.ask(Kind::Url, params).await?;
+        Ok(result.action)
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`). The client
+    /// usually shows the request to the user first, and may change or refuse it.
+    pub async fn sample(&self, request: Sampling) -> Result<SampledMessage, McpError> {
+        let params = serde_json::to_value(request).expect("a sampling request serializes");
+        self.ask(Kind::Sample, params).await
+    }
+
+    /// The client's roots (`roots/list`): the directories or files the user works on.
+    pub async fn roots(&self) -> Result<Vec<Root>, McpError> {
+        let result: ListRootsResult = self.ask(Kind::Roots, json!({})).await?;
+        Ok(result.roots)
+    }
+
+    /// Sends one ask and parses its answer.
+    async fn ask<R: DeserializeOwned>(&self, kind: Kind, params: Value) -> Result<R, McpError> {
+        kind.check(self.protocol_version(), self.client_capabilities())?;
+        let parse = |value: Value| -> Result<R, McpError> {
+            serde_json::from_value(value).map_err(|e| {
+                McpError::invalid_params(format!(
+                    "The client's answer to `{}` is malformed: {e}",
+                    kind.method()
+                ))
+            })
+        };
+        match self.asker() {
+            Asker::Unavailable(why) => Err(McpError::internal(format!(
+                "Cannot send `{}`: {why}",
+                kind.method()
+            ))),
+            Asker::Session(conn) => {
+                let conn = conn
+                    .upgrade()
+                    .ok_or_else(|| McpError::internal("The client connection is gone"))?;
+                parse(self.request_client(&conn, kind.method(), params).await?)
+            }
+            Asker::Round(round) => {
+                let key = round.next_key(kind.key_prefix());
+                // An answer that does not parse is asked again (the client may do better).
+                if let Some(answer) = round.answer(&key)
+                    && let Ok(parsed) = parse(answer)
+                {
+                    return Ok(parsed);
+                }
+                round.need(
+                    key,
+                    InputRequest {
+                        method: kind.method(),
+                        params,
+                    },
+                );
+                // The dispatcher stops the handler and answers `InputRequiredResult`.
+                std::future::pending().await
+            }
+        }
+    }
+
+    /// A JSON-RPC request to the client, answered by its response (session era).
+    async fn request_client(
+        &self,
+        conn: &Arc<Connection>,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Value, McpError> {
+        let sink = self.live_sink().cloned().ok_or_else(|| {
+            McpError::internal(format!(
+                "Cannot send `{method}`: the request is finished, cancelled, or has no stream to the client (JSON-only HTTP)"
+            ))
+        })?;
+        let (id, answer) = conn.client_request();
+        // Unregisters the request however this ends; tells the client when it is abandoned.
+        let guard = Outgoing {
+            conn,
+            id: id.clone(),
+            sink: &sink,
+        };
+        sink.send(encode_request(&id, method, &params));
+        let limit = conn.server.inner.limits.client_request_timeout;
+        let result = tokio::select! {
+            answer = answer => answer.unwrap_or_else(|_| Err(McpError::internal("The client connection is gone"))),
+            _ = self.cancelled() => Err(McpError::internal("The request was cancelled")),
+            _ = tokio::time::sleep(limit) => Err(McpError::internal(format!(
+                "The client did not answer `{method}` within {} s", limit.as_secs()
+            ))),
+        };
+        drop(guard);
+        result
+    }
+}
+
+/// A request to the client awaiting its response.
+struct Outgoing<'a> {
+    conn: &'a Arc<Connection>,
+    id: crate::protocol::RequestId,
+    sink: &'a crate::outbound::Sink,
+}
+
+impl Drop for Outgoing<'_> {
+    fn drop(&mut self) {
+        if self.conn.forget_client_request(&self.id) {
+            // Still unanswered (timed out, cancelled, abandoned): the client may stop asking.
+            self.sink.send(crate::protocol::jsonrpc::encode_notification(
+                "notifications/cancelled",
+                json!({ "requestId": self.id, "reason": "The server no longer needs the answer" }),
+            ));
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! One round of a 2026-07-28 multi-round-trip request: the answers the client has given so far,
+//! and the questions the handler asked that have none yet.
+//!
+//! The handler runs again on every round. Its asks are numbered in the order they are made
+//! (`elicit-0`, `sample-1`, …): an ask with an answer gets it at once; one without is recorded
+//! and never completes, and once the handler can go no further the dispatcher drops it and
+//! answers `InputRequiredResult` with every recorded ask (asks made together, with `join!`,
+//! go out together) and a sealed `requestState` holding the answers used so far.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+
+use super::seal::Binding;
+
+pub(crate) struct Round {
+    /// Answers from the client: restored from `requestState`, then this round's `inputResponses`.
+    answers: Map<String, Value>,
+    /// Whether the request carried either (a retry, which is never cached).
+    pub(crate) retry: bool,
+    /// The request's method and params, digested only when a state is sealed or opened.
+    method: String,
+    params: Option<Box<str>>,
+    binding: std::sync::OnceLock<Binding>,
+    next: AtomicUsize,
+    state: Mutex<RoundState>,
+    blocked: AtomicBool,
+    notify: Notify,
+}
+
+#[derive(Default)]
+struct RoundState {
+    /// Answers the handler used this round (kept for the next one).
+    used: Map<String, Value>,
+    /// Asks with no answer yet, in order.
+    needed: Vec<(String, InputRequest)>,
+}
+
+/// One entry of `inputRequests`.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct InputRequest {
+    pub(crate) method: &'static str,
+    pub(crate) params: Value,
+}
+
+/// The body of an `InputRequiredResult` (the era adapter adds `resultType`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InputRequired {
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub(crate) input_requests: Map<String, Value>,
+    pub(crate) request_state: String,
+}
+
+impl Round {
+    pub(crate) fn new(
+        answers: Map<String, Value>,
+        retry: bool,
+        method: &str,
+        params: Option<&str>,
+    ) -> Round {
+        Round {
+            answers,
+            retry,
+            method: method.to_owned(),
+            params: params.map(Into::into),
+            binding: std::sync::OnceLock::new(),
+            next: AtomicUsize::new(0),
+            state: Mutex::default(),
+            blocked: AtomicBool::new(false),
+            notify: Notify::new(),
+        }
+    }
+
+    /// The round with the client's answers.
+    pub(crate) fn with_answers(mut self, answers: Map<String, Value>, retry: bool) -> Round {
+        self.answers = answers;
+        self.retry = retry;
+        self
+    }
+
+    /// What a state for this request is bound to.
+    pub(crate) fn binding(&self) -> &Binding {
+        self.binding
+            .get_or_init(|| Binding::of(&self.method, self.params.as_deref()))
+    }
+
+    /// The key of the next ask.
+    pub(crate) fn next_key(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The client's answer to `key`, if it gave one; it is kept for later rounds.
+    pub(crate) fn answer(&self, key: &str) -> Option<Value> {
+        let answer = self.answers.get(key)?.clone();
+        self.state
+            .lock()
+            .expect("round lock")
+            .used
+            .insert(key.to_owned(), answer.clone());
+        Some(answer)
+    }
+
+    /// Records an ask the client must answer, and wakes the dispatcher.
+    pub(crate) fn need(&self, key: String, request: InputRequest) {
+        self.state
+            .lock()
+            .expect("round lock")
+            .needed
+            .push((key, request));
+        self.blocked.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    /// Completes once the handler waits on an ask with no answer.
+    pub(crate) async fn blocked(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.blocked.load(Ordering::Acquire) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// The `InputRequiredResult` body: the asks without answers and the sealed answers so far.
+    pub(crate) fn input_required(&self, sealer: &super::seal::Sealer) -> InputRequired {
+        let mut state = self.state.lock().expect("round lock");
+        let input_requests = std::mem::take(&mut state.needed)
+            .into_iter()
+            .map(|(key, request)| {
+                let value = serde_json::to_value(request).expect("an input request serializes");
+                (key, value)
+            })
+            .collect();
+        InputRequired {
+            input_requests,
+            request_state: sealer.seal(self.binding(), std::mem::take(&mut state.used)),
+        }
+    }
+}
