@@ -41,6 +41,7 @@ pub(crate) struct RequestInfo {
     pub(crate) progress: Mutex<ProgressState>,
     pub(crate) states: Arc<crate::state::StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    pub(crate) changes: crate::Changes,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: crate::ask::Asker,
 }
@@ -271,6 +272,12 @@ impl Context {
     /// API key or a tracing header; verify anything used for security yourself).
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.inner.headers.as_deref()
+    }
+
+    /// The handle that announces changes (a resource updated, a list changed) and enables or
+    /// disables tools, resources and prompts at run time.
+    pub fn changes(&self) -> crate::Changes {
+        self.inner.changes.clone()
     }
 
     /// The transport the request arrived on (`"stdio"`, `"in-process"`, …).

@@ -57,6 +57,7 @@
 #![warn(missing_docs)]
 
 pub mod ask;
+pub mod changes;
 pub mod completion;
 pub mod context;
 pub mod outbound;
@@ -74,6 +75,7 @@ pub mod tool;
 pub mod transport;
 
 pub use ask::{ElicitAction, Elicitation, Root, SampledMessage, Sampling};
+pub use changes::{Changes, changes};
 pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
 /// The `http` crate, for [`Context::headers`].
@@ -198,7 +200,10 @@ pub mod __private {
 
     /// The builder `run!()` starts from.
     pub fn package_builder(name: &str, version: &str, description: &str) -> crate::ServerBuilder {
-        let builder = crate::Server::builder().name(name).version(version);
+        let builder = crate::Server::builder()
+            .name(name)
+            .version(version)
+            .changes(crate::changes());
         if description.trim().is_empty() {
             builder
         } else {

@@ -176,6 +176,63 @@ impl<T> Paged<T> {
     }
 }
 
+impl<T: Listed> Paged<T> {
+    /// Like [`page`](Self::page), over the items `changes` has not disabled.
+    pub(crate) fn page_enabled(
+        &self,
+        changes: &crate::Changes,
+        cursor: Option<&str>,
+        page_size: usize,
+    ) -> Option<(Vec<&T>, Option<String>)> {
+        let generation = changes.generation();
+        if generation == 0 {
+            let (items, next) = self.page(cursor, page_size)?;
+            return Some((items.iter().collect(), next));
+        }
+        let visible: Vec<&T> = self.items.iter().filter(|t| t.enabled(changes)).collect();
+        // Cursors from before an enable/disable are stale.
+        let fingerprint = self.fingerprint ^ generation.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (items, next) = page_of(&visible, fingerprint, cursor, page_size)?;
+        Some((items.to_vec(), next))
+    }
+}
+
+/// A registered item that can be disabled at run time (see [`Changes`](crate::Changes)).
+pub(crate) trait Listed {
+    /// Whether `changes` serves it.
+    fn enabled(&self, changes: &crate::Changes) -> bool;
+}
+
+impl Listed for RegisteredTool {
+    fn enabled(&self, changes: &crate::Changes) -> bool {
+        changes.is_enabled(crate::changes::Kind::Tool, &[self.def.name])
+    }
+}
+
+impl Listed for RegisteredPrompt {
+    fn enabled(&self, changes: &crate::Changes) -> bool {
+        changes.is_enabled(crate::changes::Kind::Prompt, &[self.def.name])
+    }
+}
+
+impl Listed for RegisteredResource {
+    fn enabled(&self, changes: &crate::Changes) -> bool {
+        changes.is_enabled(
+            crate::changes::Kind::Resource,
+            &[self.def.name, self.def.uri],
+        )
+    }
+}
+
+impl Listed for RegisteredTemplate {
+    fn enabled(&self, changes: &crate::Changes) -> bool {
+        changes.is_enabled(
+            crate::changes::Kind::Resource,
+            &[self.def.name, self.def.uri],
+        )
+    }
+}
+
 /// Opaque-cursor pagination over any slice: a cursor is an offset tied to a fingerprint.
 pub(crate) fn page_of<'a, T>(
     items: &'a [T],
@@ -249,6 +306,7 @@ impl Registry {
         })
     }
 
+    /// The tool `name`, if registered (enabled or not).
     pub(crate) fn tool(&self, name: &str) -> Option<&RegisteredTool> {
         // Sorted by name: a binary search beats hashing the name for any realistic tool count.
         let tools = &self.tools.items;

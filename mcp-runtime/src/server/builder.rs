@@ -31,6 +31,7 @@ pub struct ServerBuilder {
     states: crate::state::StateMap,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
+    changes: Option<crate::Changes>,
 }
 
 impl ServerBuilder {
@@ -50,6 +51,7 @@ impl ServerBuilder {
             states: Default::default(),
             state_key: None,
             state_ttl: Duration::from_secs(600),
+            changes: None,
         }
     }
 
@@ -119,6 +121,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Announces changes through `changes` (and takes its enabled set): pass
+    /// [`mcp_runtime::changes()`](crate::changes()) to share the process-wide handle, as
+    /// [`run!`](crate::run) does. By default the server has a handle of its own.
+    pub fn changes(mut self, changes: crate::Changes) -> Self {
+        self.changes = Some(changes);
+        self
+    }
+
     /// How long an issued `requestState` stays valid (default 10 minutes).
     pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
         self.state_ttl = ttl;
@@ -183,14 +193,18 @@ impl ServerBuilder {
         // Capabilities follow what is registered; any handler may log.
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("logging".into(), json!({}));
+        // Lists can change at run time (`Changes`), and resources can be subscribed to.
         if !registry.tools.items.is_empty() {
-            capabilities.insert("tools".into(), json!({}));
+            capabilities.insert("tools".into(), json!({ "listChanged": true }));
         }
         if registry.has_resources() {
-            capabilities.insert("resources".into(), json!({}));
+            capabilities.insert(
+                "resources".into(),
+                json!({ "subscribe": true, "listChanged": true }),
+            );
         }
         if !registry.prompts.items.is_empty() {
-            capabilities.insert("prompts".into(), json!({}));
+            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
         }
         if registry.has_completions() {
             capabilities.insert("completions".into(), json!({}));
@@ -205,6 +219,7 @@ impl ServerBuilder {
                 capabilities: capabilities.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
+                changes: self.changes.unwrap_or_default(),
                 sealer: match &self.state_key {
                     Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
                     None => crate::ask::seal::Sealer::random(self.state_ttl),

@@ -63,6 +63,14 @@ pub(crate) struct Connection {
     /// Our requests to the client awaiting its response (session era), by id.
     outgoing: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, McpError>>>>,
     next_outgoing: AtomicI64,
+    /// Session era: the resource URIs the client subscribed to.
+    pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
+    /// Where notifications unrelated to a request go (stdout; an HTTP session's GET stream).
+    pub(crate) standalone: Mutex<Option<Sink>>,
+    /// Flips to `true` when the connection shuts down (ends `subscriptions/listen` streams);
+    /// dropped with the connection (ends its change forwarder).
+    pub(crate) closing: tokio::sync::watch::Sender<bool>,
+    forwarding: std::sync::atomic::AtomicBool,
 }
 
 impl Connection {
@@ -90,13 +98,17 @@ impl Connection {
             server,
             transport,
             stateless_only,
-            sink,
             log_level: std::sync::atomic::AtomicU8::new(0),
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),
             outgoing: Mutex::new(HashMap::new()),
             next_outgoing: AtomicI64::new(0),
+            subscriptions: Mutex::default(),
+            standalone: Mutex::new(sink.clone()),
+            closing: tokio::sync::watch::channel(false).0,
+            forwarding: Default::default(),
+            sink,
         })
     }
 
@@ -398,8 +410,44 @@ impl Connection {
         })
     }
 
+    /// Starts passing announced changes to the client, once (when its session opens).
+    pub(crate) fn start_forwarding(self: &Arc<Self>) {
+        if self.forwarding.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut changes = self.server.inner.changes.subscribe();
+        let mut closing = self.closing.subscribe();
+        let conn = Arc::downgrade(self);
+        runtime.spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => match change {
+                        Ok(change) => change,
+                        Err(RecvError::Lagged(_)) => continue,
+                        Err(RecvError::Closed) => return,
+                    },
+                    // Shutdown, or the connection was dropped with its sender.
+                    _ = closing.changed() => return,
+                };
+                let Some(conn) = conn.upgrade() else { return };
+                conn.forward(&change);
+            }
+        });
+    }
+
+    /// Ends `subscriptions/listen` streams (each answers its request) and change forwarding.
+    pub(crate) fn end_listens(&self) {
+        self.closing.send_replace(true);
+    }
+
     /// Cancels every request in flight (shutdown).
     pub(crate) fn cancel_all(&self) {
+        // Listen streams end first, with a result, rather than as cancelled requests.
+        self.closing.send_replace(true);
         self.in_flight
             .lock()
             .expect("in-flight lock")

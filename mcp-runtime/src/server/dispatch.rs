@@ -26,7 +26,11 @@ impl Connection {
                 let e = McpError::method_not_found(&req.method);
                 return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
             }
-            return Step::Reply(self.initialize(&req));
+            let reply = self.initialize(&req);
+            if self.session().is_some() {
+                self.start_forwarding();
+            }
+            return Step::Reply(reply);
         }
         // A ping is answered even before `initialize` (the lifecycle allows pings then); a
         // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
@@ -75,6 +79,11 @@ impl Connection {
                 self.list_page(&scope, &req, "prompts", &registry.prompts, |p| &p.listing)
             }
             "prompts/get" if has_prompts => self.get_prompt(scope, req),
+            "resources/subscribe" if has_resources && !stateless => self.subscribe(&scope, &req),
+            "resources/unsubscribe" if has_resources && !stateless => {
+                self.unsubscribe(&scope, &req)
+            }
+            "subscriptions/listen" if stateless => self.listen(scope, req),
             "completion/complete" if has_completions => self.complete(scope, &req),
             _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
         }
@@ -200,23 +209,7 @@ impl Connection {
             Some(round) if round.retry => Cache::No,
             _ => cache,
         };
-        let in_flight = match self.begin(id, |slot| {
-            Context::new(RequestInfo {
-                id: id.clone(),
-                client: scope.client.clone(),
-                progress_token: scope.progress_token.clone(),
-                transport: self.transport,
-                cancel: Cancellation::default(),
-                _slot: Some(slot),
-                sink: scope.sink.clone(),
-                log_level: scope.log_level,
-                finished: Default::default(),
-                progress: Default::default(),
-                states: self.server.inner.states.clone(),
-                headers: scope.headers.clone(),
-                asker,
-            })
-        }) {
+        let in_flight = match self.begin(id, |slot| self.context(&scope, id, slot, asker)) {
             Ok(f) => f,
             Err(e) => return Step::Reply(scope.err(id, e)),
         };
@@ -276,8 +269,34 @@ impl Connection {
         }))
     }
 
+    /// The context of a request that may outlive its message.
+    pub(super) fn context(
+        &self,
+        scope: &Scope,
+        id: &RequestId,
+        slot: super::connection::Slot,
+        asker: Asker,
+    ) -> Context {
+        Context::new(RequestInfo {
+            id: id.clone(),
+            client: scope.client.clone(),
+            progress_token: scope.progress_token.clone(),
+            transport: self.transport,
+            cancel: Cancellation::default(),
+            _slot: Some(slot),
+            sink: scope.sink.clone(),
+            log_level: scope.log_level,
+            finished: Default::default(),
+            progress: Default::default(),
+            states: self.server.inner.states.clone(),
+            headers: scope.headers.clone(),
+            changes: self.server.inner.changes.clone(),
+            asker,
+        })
+    }
+
     /// A list method: `items` paged by the request's cursor, under `key` in the result.
-    pub(super) fn list_page<T>(
+    pub(super) fn list_page<T: crate::registry::Listed>(
         &self,
         scope: &Scope,
         req: &Request<'_>,
@@ -289,14 +308,15 @@ impl Connection {
             Ok(c) => c,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
+        let inner = &self.server.inner;
         let Some((items, next_cursor)) =
-            paged.page(cursor.as_deref(), self.server.inner.limits.page_size)
+            paged.page_enabled(&inner.changes, cursor.as_deref(), inner.limits.page_size)
         else {
             return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
         };
         let body = ListPage {
             key,
-            items: items.iter().map(listing).collect(),
+            items: items.into_iter().map(listing).collect(),
             next_cursor,
         };
         self.reply(scope, req, &body, Cache::Listing)

@@ -9,6 +9,7 @@ pub(crate) mod era;
 mod input;
 mod prompts;
 mod resources;
+mod subscriptions;
 mod tools;
 
 use std::sync::Arc;
@@ -51,6 +52,8 @@ pub(crate) struct ServerInner {
     pub(crate) capabilities: Value,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::state::StateMap>,
+    /// Where changes are announced, and which items are disabled.
+    pub(crate) changes: crate::Changes,
     /// Seals 2026-07-28 `requestState`.
     pub(crate) sealer: crate::ask::seal::Sealer,
 }
@@ -99,6 +102,12 @@ impl Server {
     /// The tools this server serves, as `tools/list` describes them, in its order.
     pub fn tools(&self) -> impl Iterator<Item = &crate::protocol::Tool> + '_ {
         self.inner.registry.tools.items.iter().map(|t| &t.tool)
+    }
+
+    /// The handle that announces changes to this server's clients and enables or disables its
+    /// tools, resources and prompts.
+    pub fn changes(&self) -> &crate::Changes {
+        &self.inner.changes
     }
 
     /// The names of the tools this server serves, in `tools/list` order.

@@ -27,7 +27,10 @@ impl Connection {
             Ok(p) => p,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
-        let Some(prompt) = self.server.inner.registry.prompt(&params.name) else {
+        let inner = &self.server.inner;
+        let found = inner.registry.prompt(&params.name);
+        let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
+        else {
             let e = McpError::invalid_params(format!("Unknown prompt: {}", params.name))
                 .with_data(serde_json::json!({ "name": params.name }));
             return Step::Reply(scope.err(&req.id, e));

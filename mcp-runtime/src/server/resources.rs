@@ -11,7 +11,7 @@ use super::dispatch::{ListPage, Outcome, cursor_of, parse_params};
 use super::era::{Cache, Scope};
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::{McpError, Resource, ResourceContents};
-use crate::registry::page_of;
+use crate::registry::{Listed, page_of};
 use crate::resource::{ResourceCall, not_found};
 
 /// The result of `resources/read`.
@@ -25,10 +25,12 @@ impl Outcome for ReadResourceResult {}
 impl Connection {
     pub(super) fn list_resources(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
         let registry = &self.server.inner.registry;
+        let changes = self.server.inner.changes.clone();
         let listers: Vec<fn() -> Vec<Resource>> = registry
             .templates
             .items
             .iter()
+            .filter(|t| t.enabled(&changes))
             .filter_map(|t| t.def.list)
             .collect();
         if listers.is_empty() {
@@ -59,6 +61,7 @@ impl Connection {
                     .resources
                     .items
                     .iter()
+                    .filter(|r| r.enabled(&changes))
                     .map(|r| r.listing.clone())
                     .collect();
                 for resource in &listed {
@@ -89,13 +92,18 @@ impl Connection {
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
         let registry = &self.server.inner.registry;
+        let changes = &self.server.inner.changes;
         let uri = params.uri;
-        let (def, variables) = match registry.static_resource(&uri) {
+        let found = registry
+            .static_resource(&uri)
+            .filter(|r| r.enabled(changes));
+        let (def, variables) = match found {
             Some(r) => (r.def, HashMap::new()),
             None => match registry
                 .templates
                 .items
                 .iter()
+                .filter(|t| t.enabled(changes))
                 .find_map(|t| t.template.matches(&uri).map(|v| (t.def, v)))
             {
                 Some(found) => found,

@@ -45,7 +45,10 @@ impl Connection {
             );
             return Step::Reply(scope.err(&req.id, e));
         }
-        let Some(tool) = self.server.inner.registry.tool(&params.name) else {
+        let inner = &self.server.inner;
+        let found = inner.registry.tool(&params.name);
+        let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes))
+        else {
             let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
                 .with_data(serde_json::json!({ "name": params.name }));
             return Step::Reply(scope.err(&req.id, e));

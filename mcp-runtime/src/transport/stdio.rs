@@ -133,7 +133,9 @@ where
             Ok(())
         }
     };
-    // Let running requests finish (their responses are still wanted), within the grace period.
+    // Let running requests finish (their responses are still wanted), within the grace period;
+    // listen streams have no end of their own, so they end now.
+    conn.end_listens();
     let deadline = tokio::time::Instant::now() + limits.shutdown_grace;
     while conn.in_flight() > 0 && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;

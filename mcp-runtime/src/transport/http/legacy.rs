@@ -26,6 +26,8 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
             );
         }
     };
+    *session.conn.standalone.lock().expect("standalone lock") =
+        Some(super::stream::standalone_sink(&tx, Some("message")));
     let endpoint = format!("/messages?sessionId={}", session.id);
     let id = session.id.clone();
     let ended = session.ended();

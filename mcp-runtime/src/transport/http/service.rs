@@ -336,6 +336,9 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
         return body::sse(rx);
     }
     let stream = session.new_stream();
+    // Notifications unrelated to a request go on the newest GET stream.
+    *session.conn.standalone.lock().expect("standalone lock") =
+        Some(super::stream::standalone_sink(&tx, None));
     spawn_stream(
         state,
         tx,

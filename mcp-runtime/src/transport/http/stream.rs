@@ -163,6 +163,18 @@ impl StreamEvents {
     }
 }
 
+/// A sink writing notifications unrelated to any request (list changes, resource updates) to
+/// a long-lived SSE stream, dropped when the stream is full or gone. It holds the stream weakly,
+/// so it never keeps a stream open.
+pub(crate) fn standalone_sink(tx: &mpsc::Sender<Bytes>, event: Option<&'static str>) -> Sink {
+    let weak = tx.downgrade();
+    Sink::new(move |message| {
+        if let Some(tx) = weak.upgrade() {
+            let _ = tx.try_send(body::event(None, event, &message));
+        }
+    })
+}
+
 /// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
 /// comments until the client goes away, its session ends, or the server shuts down. `first` is
 /// sent after the priming event.

@@ -1,0 +1,227 @@
+//! Change notifications in both eras: `resources/subscribe`/`unsubscribe` and the list-changed
+//! notifications of a session, and 2026-07-28 `subscriptions/listen` streams.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::connection::{Connection, Step};
+use super::dispatch::parse_params;
+use super::era::{self, Cache, Scope};
+use crate::ask::Asker;
+use crate::changes::{Change, covers};
+use crate::protocol::jsonrpc::{Request, encode_notification};
+use crate::protocol::{McpError, RequestId};
+
+const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+#[derive(Deserialize)]
+struct UriParams {
+    uri: String,
+}
+
+/// What a `subscriptions/listen` asks for (and, acknowledged, what it gets).
+#[derive(Clone, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Filter {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    tools_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prompts_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    resources_list_changed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resource_subscriptions: Option<Vec<String>>,
+}
+
+impl Filter {
+    fn wants(&self, change: &Change) -> bool {
+        match change {
+            Change::Tools => self.tools_list_changed,
+            Change::Prompts => self.prompts_list_changed,
+            Change::Resources => self.resources_list_changed,
+            Change::Updated(uri) => self
+                .resource_subscriptions
+                .as_ref()
+                .is_some_and(|subs| subs.iter().any(|s| covers(s, uri))),
+        }
+    }
+}
+
+/// The notification announcing `change`, with `_meta` members (a subscription id) if any.
+fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
+    let (method, mut params) = match change {
+        Change::Tools => ("notifications/tools/list_changed", Map::new()),
+        Change::Prompts => ("notifications/prompts/list_changed", Map::new()),
+        Change::Resources => ("notifications/resources/list_changed", Map::new()),
+        Change::Updated(uri) => {
+            let mut params = Map::new();
+            params.insert("uri".into(), Value::String(uri.to_string()));
+            ("notifications/resources/updated", params)
+        }
+    };
+    if let Some(meta) = meta {
+        params.insert("_meta".into(), meta.clone());
+    }
+    encode_notification(method, params)
+}
+
+impl Connection {
+    /// Whether the server has anything a change of this kind concerns.
+    fn serves(&self, change: &Change) -> bool {
+        let registry = &self.server.inner.registry;
+        match change {
+            Change::Tools => !registry.tools.items.is_empty(),
+            Change::Prompts => !registry.prompts.items.is_empty(),
+            Change::Resources | Change::Updated(_) => registry.has_resources(),
+        }
+    }
+
+    /// Session era: passes an announced change to the client, if it concerns it.
+    pub(super) fn forward(&self, change: &Change) {
+        if !self.serves(change) {
+            return;
+        }
+        if let Change::Updated(uri) = change {
+            let subscribed = self.subscriptions.lock().expect("subscriptions lock");
+            if !subscribed.iter().any(|s| covers(s, uri)) {
+                return;
+            }
+        }
+        let sink = self.standalone.lock().expect("standalone lock").clone();
+        if let Some(sink) = sink {
+            sink.send(notification(change, None));
+        }
+    }
+
+    /// Whether `uri` names a registered resource or matches a template.
+    fn knows_resource(&self, uri: &str) -> bool {
+        let registry = &self.server.inner.registry;
+        registry.static_resource(uri).is_some()
+            || registry
+                .templates
+                .items
+                .iter()
+                .any(|t| t.template.matches(uri).is_some())
+    }
+
+    pub(super) fn subscribe(&self, scope: &Scope, req: &Request<'_>) -> Step {
+        let uri = match parse_params::<UriParams>(req) {
+            Ok(p) => p.uri,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        if !self.knows_resource(&uri) {
+            return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
+        }
+        self.subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .insert(uri);
+        self.reply(scope, req, &Map::new(), Cache::No)
+    }
+
+    pub(super) fn unsubscribe(&self, scope: &Scope, req: &Request<'_>) -> Step {
+        let uri = match parse_params::<UriParams>(req) {
+            Ok(p) => p.uri,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        self.subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .remove(&uri);
+        self.reply(scope, req, &Map::new(), Cache::No)
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: acknowledges what it will send, then sends each
+    /// announced change the client asked for, tagged with the subscription id (the request's
+    /// id), until the client cancels (or closes the HTTP stream) or the server shuts down, when
+    /// it answers the request.
+    pub(super) fn listen(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
+        #[derive(Deserialize)]
+        struct Params {
+            notifications: Filter,
+        }
+        let asked = match parse_params::<Params>(&req) {
+            Ok(p) => p.notifications,
+            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+        };
+        // Only what this server can ever send is honoured.
+        let registry = &self.server.inner.registry;
+        let honoured = Filter {
+            tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
+            prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
+            resources_list_changed: asked.resources_list_changed && registry.has_resources(),
+            resource_subscriptions: asked
+                .resource_subscriptions
+                .filter(|_| registry.has_resources()),
+        };
+        let Some(sink) = scope.sink.clone() else {
+            let e = McpError::invalid_request(
+                "subscriptions/listen needs a stream to the client (not available with JSON-only HTTP responses)",
+            );
+            return Step::Reply(scope.err(&req.id, e));
+        };
+        let id = req.id.clone();
+        let in_flight = match self.begin(&id, |slot| {
+            self.context(
+                &scope,
+                &id,
+                slot,
+                Asker::Unavailable("a listen stream asks nothing"),
+            )
+        }) {
+            Ok(f) => f,
+            Err(e) => return Step::Reply(scope.err(&id, e)),
+        };
+        // Subscribed before the acknowledgement: nothing announced after it is missed.
+        let mut changes = self.server.inner.changes.subscribe();
+        let mut closing = self.closing.subscribe();
+        let conn = self.clone();
+        Step::Run(Box::pin(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            let meta = json!({ SUBSCRIPTION_ID: &id });
+            let mut ack = Map::new();
+            ack.insert(
+                "notifications".into(),
+                serde_json::to_value(&honoured).expect("a filter serializes"),
+            );
+            ack.insert("_meta".into(), meta.clone());
+            sink.send(encode_notification(
+                "notifications/subscriptions/acknowledged",
+                ack,
+            ));
+            let ctx = &in_flight.ctx;
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = closing.changed() => break,
+                    _ = ctx.cancelled() => return None,
+                    change = changes.recv() => match change {
+                        Ok(change) if honoured.wants(&change) => {
+                            sink.send(notification(&change, Some(&meta)));
+                        }
+                        Ok(_) | Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => break,
+                    },
+                }
+            }
+            ctx.finish();
+            drop(in_flight);
+            Some(listen_result(&conn, &scope, &id, meta))
+        }))
+    }
+}
+
+/// The result that ends a listen stream: empty, with the subscription id.
+fn listen_result(conn: &Connection, scope: &Scope, id: &RequestId, meta: Value) -> Vec<u8> {
+    let meta = meta.as_object().cloned().unwrap_or_default();
+    era::encode_ok(
+        &conn.server.inner,
+        scope.version().era(),
+        id,
+        &Map::new(),
+        Some(&meta),
+        Cache::No,
+    )
+}
