@@ -5,16 +5,17 @@
 //!
 //! The suite calls fixed tool, resource and prompt names and checks what they return; they are
 //! all here, with the names, descriptions and outputs of the suite's reference server
-//! (`examples/servers/typescript/everything-server.ts` in the conformance repository). Fixtures
-//! that need a feature the framework does not have yet (progress, logging, sampling,
-//! elicitation, input-required results, tasks, list-changed notifications, SSE responses on
-//! POST) are registered under their exact name and description but answer with an `isError`
-//! result that names the missing feature: they never pretend to work.
-//! `tests/conformance/expected-failures.txt` lists the checks that fail because of them.
+//! (`examples/servers/typescript/everything-server.ts` in the conformance repository). The same
+//! fixtures serve both protocol eras: `ctx.elicit`, `ctx.sample` and `ctx.roots` are requests to
+//! the client in the session era and input-required results in 2026-07-28. Fixtures that need
+//! a feature the framework does not have yet (tasks, `x-mcp-header` validation, verbatim input
+//! schemas, closing a POST stream mid-call) are registered under their exact name and
+//! description but answer with an `isError` result that names the missing feature: they never
+//! pretend to work. `tests/conformance/expected-failures.txt` lists the checks they fail.
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
-use mcp_runtime::tool::{OutputMode, ToolOutput};
+use serde_json::{Value, json};
 
 /// A 1×1 PNG, base64 (the reference server's image).
 const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -34,12 +35,14 @@ fn not_supported(feature: &str) -> CallToolResult {
     CallToolResult::error(format!("not supported yet: needs {feature}"))
 }
 
-/// A tool result that may also be a JSON-RPC error (a protocol error, not a tool error).
-struct Rpc(Result<CallToolResult, McpError>);
-
-impl ToolOutput for Rpc {
-    fn into_call_result(self, _: OutputMode) -> Result<CallToolResult, McpError> {
-        self.0
+/// `action=…, content=…` of an elicitation answer, as the reference server words it.
+fn describe(answer: Elicitation<serde_json::Map<String, Value>>) -> String {
+    match answer {
+        Elicitation::Accept(content) => {
+            format!("action=accept, content={}", Value::Object(content))
+        }
+        Elicitation::Decline => "action=decline".into(),
+        Elicitation::Cancel => "action=cancel".into(),
     }
 }
 
@@ -136,47 +139,171 @@ async fn test_reconnection() -> CallToolResult {
 /// Tests server-initiated sampling (LLM completion request)
 #[tool]
 async fn test_sampling(
+    ctx: Context,
     /// The prompt to send to the LLM
     prompt: String,
-) -> CallToolResult {
-    let _ = prompt;
-    not_supported("sampling (server-to-client requests)")
+) -> Result<String, McpError> {
+    let answer = ctx.sample(Sampling::prompt(prompt, 100)).await?;
+    Ok(format!(
+        "LLM response: {}",
+        answer.text().unwrap_or_default()
+    ))
+}
+
+/// What `test_elicitation` asks for.
+#[derive(Deserialize, Serialize, JsonSchema)]
+struct Account {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
 }
 
 /// Tests server-initiated elicitation (user input request)
 #[tool]
 async fn test_elicitation(
+    ctx: Context,
     /// The message to show the user
     message: String,
-) -> CallToolResult {
-    let _ = message;
-    not_supported("elicitation (server-to-client requests)")
+) -> Result<String, McpError> {
+    Ok(match ctx.elicit::<Account>(message).await? {
+        Elicitation::Accept(account) => format!(
+            "User response: action=accept, content={}",
+            serde_json::to_string(&account).unwrap_or_default()
+        ),
+        Elicitation::Decline => "User response: action=decline".into(),
+        Elicitation::Cancel => "User response: action=cancel".into(),
+    })
 }
 
 /// Tests elicitation with default values per SEP-1034
 #[tool]
-async fn test_elicitation_sep1034_defaults() -> CallToolResult {
-    not_supported("elicitation (server-to-client requests)")
+async fn test_elicitation_sep1034_defaults(ctx: Context) -> Result<String, McpError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "User name", "default": "John Doe"},
+            "age": {"type": "integer", "description": "User age", "default": 30},
+            "score": {"type": "number", "description": "User score", "default": 95.5},
+            "status": {
+                "type": "string",
+                "description": "User status",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active"
+            },
+            "verified": {"type": "boolean", "description": "Verification status", "default": true}
+        },
+        "required": []
+    });
+    let answer = ctx
+        .elicit_with_schema(
+            "Please review and update the form fields with defaults",
+            schema,
+        )
+        .await?;
+    Ok(format!("Elicitation completed: {}", describe(answer)))
 }
 
 /// Tests elicitation with enum schema improvements per SEP-1330
 #[tool]
-async fn test_elicitation_sep1330_enums() -> CallToolResult {
-    not_supported("elicitation (server-to-client requests)")
+async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, McpError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "untitledSingle": {
+                "type": "string",
+                "description": "Choose an option",
+                "enum": ["option1", "option2", "option3"]
+            },
+            "titledSingle": {
+                "type": "string",
+                "description": "Choose a titled option",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"}
+                ]
+            },
+            "legacyEnum": {
+                "type": "string",
+                "description": "Choose a legacy option",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"]
+            },
+            "untitledMulti": {
+                "type": "array",
+                "description": "Choose multiple options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+            },
+            "titledMulti": {
+                "type": "array",
+                "description": "Choose multiple titled options",
+                "minItems": 1,
+                "maxItems": 3,
+                "items": {"anyOf": [
+                    {"const": "value1", "title": "First Choice"},
+                    {"const": "value2", "title": "Second Choice"},
+                    {"const": "value3", "title": "Third Choice"}
+                ]}
+            }
+        },
+        "required": []
+    });
+    let answer = ctx
+        .elicit_with_schema("Please select options from the enum fields", schema)
+        .await?;
+    Ok(format!("Elicitation completed: {}", describe(answer)))
 }
 
 /// A postal address.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[schemars(rename = "address")]
 struct Address {
     street: Option<String>,
     city: Option<String>,
 }
 
+/// The reference server's schema, published verbatim: `$schema`, `$defs` with an `$anchor`,
+/// a `$ref`, composition (`allOf`/`anyOf`) and conditional (`if`/`then`/`else`) keywords.
+fn json_schema_2020_12_input() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
 /// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)
-#[tool]
-async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
-    let args = serde_json::json!({ "name": name, "address": address });
+#[tool(input_schema = json_schema_2020_12_input)]
+async fn json_schema_2020_12_tool(
+    name: Option<String>,
+    address: Option<Address>,
+    #[arg(rename = "contactMethod")] contact_method: Option<String>,
+    phone: Option<String>,
+    email: Option<String>,
+) -> String {
+    let args = json!({
+        "name": name, "address": address, "contactMethod": contact_method, "phone": phone, "email": email
+    });
     format!("JSON Schema 2020-12 tool called with: {args}")
 }
 
@@ -186,94 +313,193 @@ async fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>
 
 /// Test tool requiring sampling
 #[tool]
-async fn test_missing_capability(ctx: Context) -> Rpc {
+async fn test_missing_capability(ctx: Context) -> Result<CallToolResult, McpError> {
     if ctx.client_capabilities().get("sampling").is_none() {
-        return Rpc(Err(McpError::new(
+        return Err(McpError::new(
             ErrorCode::MISSING_CLIENT_CAPABILITY,
             "MissingRequiredClientCapabilityError: this tool needs the client capability `sampling`",
         )
-        .with_data(serde_json::json!({ "requiredCapabilities": { "sampling": {} } }))));
+        .with_data(json!({ "requiredCapabilities": { "sampling": {} } })));
     }
-    Rpc(Ok(CallToolResult::success(vec![Content::text("Success")])))
+    Ok(CallToolResult::success(vec![Content::text("Success")]))
 }
 
 /// Diagnostic tool validating response progress streams
 #[tool]
-async fn test_streaming_elicitation() -> String {
-    // The reference streams a progress notification before the result; this server cannot put
-    // notifications on a POST response yet, so the result comes alone (and never a request).
-    "Streaming complete (no progress frames: notifications on a POST response are not supported yet)"
-        .into()
+async fn test_streaming_elicitation(ctx: Context) -> String {
+    // Frames before the result are notifications (progress), never a request.
+    for done in [1.0, 2.0] {
+        ctx.progress(done, Some(2.0), Some("streaming"));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    "Streaming complete".into()
 }
 
 /// Diagnostic logging validator tool
 #[tool]
-async fn test_logging_tool() -> String {
-    // Logs are due only when the request asks for them with `_meta.logLevel`; this server
-    // cannot send log notifications at all yet, so it never does.
-    "Logging evaluated (no log notifications: logging is not supported yet)".into()
+async fn test_logging_tool(ctx: Context) -> String {
+    // Sent only when the request asks for logs (`_meta` log level, 2026-07-28).
+    ctx.info("Logging tool invoked");
+    "Logging evaluated".into()
 }
 
 /// Triggers notifications/tools/list_changed on the open subscriptions/listen streams
 #[tool]
-async fn test_trigger_tool_change() -> CallToolResult {
-    not_supported("list-changed notifications (subscriptions/listen)")
+async fn test_trigger_tool_change(ctx: Context) -> String {
+    ctx.changes().tools_changed();
+    "Tool list change notification sent".into()
 }
 
 /// Triggers notifications/prompts/list_changed on the open subscriptions/listen streams
 #[tool]
-async fn test_trigger_prompt_change() -> CallToolResult {
-    not_supported("list-changed notifications (subscriptions/listen)")
+async fn test_trigger_prompt_change(ctx: Context) -> String {
+    ctx.changes().prompts_changed();
+    "Prompt list change notification sent".into()
 }
 
-const MRTR: &str = "input-required results (SEP-2322)";
+/// A name.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    /// Your name
+    name: String,
+}
+
+/// A confirmation.
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Confirm to proceed
+    ok: bool,
+}
+
+/// A favourite colour.
+#[derive(Deserialize, JsonSchema)]
+struct Color {
+    /// Your favorite color
+    color: String,
+}
+
+/// Some context for a prompt.
+#[derive(Deserialize, JsonSchema)]
+struct PromptContext {
+    /// Context for the prompt
+    context: String,
+}
 
 /// MRTR: returns InputRequiredResult with elicitation request
 #[tool]
-async fn test_input_required_result_elicitation() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_elicitation(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx
+        .ask_as("user_name")
+        .elicit::<Name>("What is your name?")
+        .await?;
+    Ok(match answer {
+        Elicitation::Accept(n) => format!("Hello, {}!", n.name),
+        _ => "Hello, stranger!".into(),
+    })
 }
 
 /// MRTR: returns InputRequiredResult with sampling request
 #[tool]
-async fn test_input_required_result_sampling() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_sampling(ctx: Context) -> Result<String, McpError> {
+    let request = Sampling::prompt("What is the capital of France?", 100);
+    let answer = ctx.ask_as("capital_question").sample(request).await?;
+    Ok(format!(
+        "Sampling result: {}",
+        answer.text().unwrap_or_default()
+    ))
 }
 
 /// MRTR: returns InputRequiredResult with roots/list request
 #[tool]
-async fn test_input_required_result_list_roots() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_list_roots(ctx: Context) -> Result<String, McpError> {
+    let roots = ctx.ask_as("client_roots").roots().await?;
+    Ok(format!("Found {} root(s)", roots.len()))
 }
 
 /// MRTR: returns InputRequiredResult with requestState
 #[tool]
-async fn test_input_required_result_request_state() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_request_state(ctx: Context) -> Result<String, McpError> {
+    // The framework seals the answers of earlier rounds in `requestState` and verifies it.
+    let answer = ctx
+        .ask_as("confirm")
+        .elicit::<Confirm>("Please confirm")
+        .await?;
+    Ok(format!(
+        "state-ok: confirmed={}",
+        answer.accepted().is_some_and(|c| c.ok)
+    ))
 }
 
 /// MRTR: returns InputRequiredResult with multiple input requests
 #[tool]
-async fn test_input_required_result_multiple_inputs() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_multiple_inputs(ctx: Context) -> Result<String, McpError> {
+    // Asked together, so the first round carries all three.
+    let (name, greeting, roots) = tokio::join!(
+        ctx.ask_as("user_name").elicit::<Name>("What is your name?"),
+        ctx.ask_as("greeting")
+            .sample(Sampling::prompt("Generate a greeting", 50)),
+        ctx.ask_as("client_roots").roots(),
+    );
+    let name = name?.accepted().map_or("stranger".into(), |n| n.name);
+    let greeting = greeting?.text().unwrap_or_default();
+    Ok(format!("{greeting} {name}; {} root(s)", roots?.len()))
 }
 
 /// MRTR: multi-round InputRequiredResult workflow
 #[tool]
-async fn test_input_required_result_multi_round() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_multi_round(ctx: Context) -> Result<String, McpError> {
+    let name = ctx
+        .ask_as("step1")
+        .elicit::<Name>("What is your name?")
+        .await?;
+    let color = ctx
+        .ask_as("step2")
+        .elicit::<Color>("What is your favorite color?")
+        .await?;
+    Ok(format!(
+        "Done: name={}, color={}",
+        name.accepted().map_or("?".into(), |n| n.name),
+        color.accepted().map_or("?".into(), |c| c.color)
+    ))
 }
 
 /// MRTR: HMAC-signed requestState integrity test
 #[tool]
-async fn test_input_required_result_tampered_state() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_tampered_state(ctx: Context) -> Result<String, McpError> {
+    // A tampered `requestState` never reaches this point: it is -32602.
+    let answer = ctx
+        .ask_as("confirm")
+        .elicit::<Confirm>("Please confirm")
+        .await?;
+    Ok(format!(
+        "integrity-ok: confirmed={}",
+        answer.accepted().is_some_and(|c| c.ok)
+    ))
 }
 
 /// MRTR: respects client capabilities in inputRequests
 #[tool]
-async fn test_input_required_result_capabilities() -> CallToolResult {
-    not_supported(MRTR)
+async fn test_input_required_result_capabilities(ctx: Context) -> Result<String, McpError> {
+    // Each ask is made only if the client can take it.
+    let name = match ctx
+        .ask_as("user_name")
+        .elicit::<Name>("What is your name?")
+        .await
+    {
+        Ok(answer) => answer.accepted().map_or("stranger".into(), |n| n.name),
+        Err(e) if e.is_missing_capability() => "stranger".into(),
+        Err(e) => return Err(e),
+    };
+    let greeting = match ctx
+        .ask_as("greeting")
+        .sample(Sampling::prompt("Generate a greeting", 50))
+        .await
+    {
+        Ok(answer) => answer.text().unwrap_or_default(),
+        Err(e) if e.is_missing_capability() => "Hello".into(),
+        Err(e) => return Err(e),
+    };
+    Ok(format!("{greeting}, {name}!"))
 }
 
 /// Tests SEP-2243 custom headers: the value argument is mirrored in the Mcp-Param-Value header
@@ -329,10 +555,10 @@ async fn failing_job() -> CallToolResult {
 
 /// A job that fails with a protocol error
 #[tool]
-async fn protocol_error_job() -> Rpc {
-    Rpc(Err(McpError::internal(
+async fn protocol_error_job() -> Result<CallToolResult, McpError> {
+    Err(McpError::internal(
         "protocol_error_job always fails with a protocol error",
-    )))
+    ))
 }
 
 /// A task-required deletion that asks for confirmation
@@ -490,10 +716,13 @@ fn test_prompt_with_image() -> Vec<PromptMessage> {
 
 /// MRTR: prompt that requires elicitation input
 #[prompt]
-fn test_input_required_result_prompt() -> Result<String, McpError> {
-    Err(McpError::internal(format!(
-        "not supported yet: needs {MRTR}"
-    )))
+async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx
+        .ask_as("user_context")
+        .elicit::<PromptContext>("Please provide context")
+        .await?;
+    let context = answer.accepted().map_or(String::new(), |c| c.context);
+    Ok(format!("Prompt with context: {context}"))
 }
 
 fn main() {

@@ -149,6 +149,8 @@ fn parse_complete(meta: &ParseNestedMeta<'_>, out: &mut Vec<(Ident, Path)>) -> s
 pub(crate) struct ToolAttr {
     pub(crate) common: Common,
     pub(crate) annotations: Annotations,
+    /// `input_schema = path`: a `fn() -> serde_json::Value` publishing a hand-written schema.
+    pub(crate) input_schema: Option<Path>,
 }
 
 impl ToolAttr {
@@ -162,6 +164,10 @@ impl ToolAttr {
             }
             if attr.common.parse_key(&meta)? {
                 return Ok(());
+            }
+            if meta.path.is_ident("input_schema") {
+                let path: Path = meta.value()?.parse()?;
+                return set_once(&mut attr.input_schema, path, &meta.path);
             }
             if meta.path.is_ident("annotations") {
                 let a = &mut attr.annotations;
@@ -192,7 +198,7 @@ impl ToolAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `icon`, `meta` or `crate`",
+                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `icon`, `meta` or `crate`",
                 ))
             }
         });

@@ -68,6 +68,13 @@ pub enum BuildError {
         /// Where each is defined.
         locations: Vec<String>,
     },
+    /// A tool's `input_schema` is not a JSON object schema (`"type": "object"`).
+    InvalidInputSchema {
+        /// The tool.
+        name: String,
+        /// Where it is defined.
+        location: String,
+    },
     /// A resource URI template does not parse.
     InvalidTemplate {
         /// The template.
@@ -104,6 +111,10 @@ impl fmt::Display for BuildError {
                     locations.join(" and ")
                 )
             }
+            BuildError::InvalidInputSchema { name, location } => write!(
+                f,
+                "the input_schema of tool `{name}` at {location} must be a JSON object with \"type\": \"object\""
+            ),
             BuildError::InvalidTemplate {
                 template,
                 reason,
@@ -382,10 +393,18 @@ fn collect_tools(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Paged<RegisteredT
             location: loc(bad.location),
         });
     }
-    Ok(Paged::new(
-        defs.into_iter().map(describe_tool).collect(),
-        |t| t.def.name,
-    ))
+    let tools: Vec<RegisteredTool> = defs.into_iter().map(describe_tool).collect();
+    // A hand-written `input_schema` must still describe an object of arguments.
+    if let Some(bad) = tools
+        .iter()
+        .find(|t| t.tool.input_schema.get("type").and_then(Value::as_str) != Some("object"))
+    {
+        return Err(BuildError::InvalidInputSchema {
+            name: bad.def.name.to_owned(),
+            location: loc(bad.def.location),
+        });
+    }
+    Ok(Paged::new(tools, |t| t.def.name))
 }
 
 fn describe_tool(def: &'static ToolDef) -> RegisteredTool {

@@ -24,6 +24,27 @@ pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<T
 
 fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let private = common::private(&attr.common);
+    // The published schema: derived from the parameters, or the user's, published verbatim
+    // (arguments are still deserialized into the parameters' types).
+    let input_schema_fn = match &attr.input_schema {
+        Some(path) => {
+            // A fn of another signature is an error at the path.
+            let schema = quote_spanned! {path.span()=>
+                let schema: fn() -> #private::serde_json::Value = #path;
+            };
+            quote! {
+                fn __mcp_input_schema() -> #private::serde_json::Value {
+                    #schema
+                    schema()
+                }
+            }
+        }
+        None => quote! {
+            fn __mcp_input_schema() -> #private::serde_json::Value {
+                #private::schema_for::<__McpArguments>(#private::Profile::Input)
+            }
+        },
+    };
     let serde_path = LitStr::new(&format!("{}::serde", private), Span::call_site());
     let schemars_path = LitStr::new(&format!("{}::schemars", private), Span::call_site());
 
@@ -125,9 +146,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
 
             #(#defaults)*
 
-            fn __mcp_input_schema() -> #private::serde_json::Value {
-                #private::schema_for::<__McpArguments>(#private::Profile::Input)
-            }
+            #input_schema_fn
 
             fn __mcp_output() -> #private::OutputSpec {
                 #via

@@ -335,20 +335,101 @@ impl McpError {
 }
 
 impl Context {
+    /// Names the next ask's key in a 2026-07-28 `InputRequiredResult` (by default asks are
+    /// numbered: `elicit-0`, `sample-1`, …). Use distinct keys within one request; the
+    /// session era ignores them.
+    ///
+    /// ```standalone_crate
+    /// # use mcp_runtime::prelude::*;
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Name { name: String }
+    ///
+    /// /// Greets the user.
+    /// #[tool]
+    /// async fn hello(ctx: Context) -> Result<String, McpError> {
+    ///     let answer = ctx.ask_as("user_name").elicit::<Name>("What is your name?").await?;
+    ///     Ok(answer.accepted().map_or("Hello!".into(), |n| format!("Hello, {}!", n.name)))
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn ask_as(&self, key: impl Into<String>) -> Ask<'_> {
+        Ask {
+            ctx: self,
+            key: Some(key.into()),
+        }
+    }
+
+    fn ask_next(&self) -> Ask<'_> {
+        Ask {
+            ctx: self,
+            key: None,
+        }
+    }
+
     /// Asks the user to fill in a form shaped like `T` (`elicitation/create`, form mode) and
     /// waits for the answer: [`Elicitation::Accept`] with the typed value, `Decline` or
     /// `Cancel`.
     ///
     /// `T` must be a struct of primitive fields: strings (with `#[schemars(email)]`, `url`,
-    /// or a date format), numbers, booleans, fieldless enums (single choice, variant doc
+    /// or a date format), numbers, booleans, fieldless enums (single choice; variant doc
     /// comments or `#[schemars(title = …)]` become the choices' titles) and `Vec`s of such
     /// enums (multiple choice); `Option` fields are optional, `#[serde(default)]` gives
-    /// defaults. Another shape is an error naming the field (the tool's macro also checks
-    /// `elicit::<T>` turbofish calls when the server starts). Never ask for passwords, API
-    /// keys or other secrets in a form: use [`elicit_url`](Self::elicit_url).
+    /// defaults. Another shape is an error naming the field. Never ask for passwords, API keys
+    /// or other secrets in a form: use [`elicit_url`](Self::elicit_url).
     ///
     /// See the [module docs](crate::ask) for how this works in each protocol era.
     pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, McpError>
+    where
+        T: DeserializeOwned + JsonSchema + 'static,
+    {
+        self.ask_next().elicit(message).await
+    }
+
+    /// Like [`elicit`](Self::elicit), with a hand-written `requestedSchema` (checked against
+    /// the same rules; an invalid one is -32603 before anything is sent). The answer is the
+    /// form's content as submitted.
+    pub async fn elicit_with_schema(
+        &self,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<Elicitation<Map<String, Value>>, McpError> {
+        self.ask_next().elicit_with_schema(message, schema).await
+    }
+
+    /// Asks the user to open `url` (`elicitation/create`, URL mode): for what must not pass
+    /// through the client, such as credentials or a payment. `Accept` means the user agreed to
+    /// open it; the interaction completes out of band. The URL must not carry credentials or
+    /// personal data, and the server must check that the user who completes it is the one who
+    /// was asked.
+    pub async fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ElicitAction, McpError> {
+        self.ask_next().elicit_url(message, url).await
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`). The client
+    /// usually shows the request to the user first, and may change or refuse it.
+    pub async fn sample(&self, request: Sampling) -> Result<SampledMessage, McpError> {
+        self.ask_next().sample(request).await
+    }
+
+    /// The client's roots (`roots/list`): the directories or files the user works on.
+    pub async fn roots(&self) -> Result<Vec<Root>, McpError> {
+        self.ask_next().roots().await
+    }
+}
+
+/// One ask with a chosen key ([`Context::ask_as`]); the methods are those of [`Context`].
+pub struct Ask<'a> {
+    ctx: &'a Context,
+    key: Option<String>,
+}
+
+impl Ask<'_> {
+    /// [`Context::elicit`] under this key.
+    pub async fn elicit<T>(self, message: impl Into<String>) -> Result<Elicitation<T>, McpError>
     where
         T: DeserializeOwned + JsonSchema + 'static,
     {
@@ -368,11 +449,9 @@ impl Context {
         })
     }
 
-    /// Like [`elicit`](Self::elicit), with a hand-written `requestedSchema` (checked against
-    /// the same rules; an invalid one is -32603 before anything is sent). The answer is the
-    /// form's content as submitted.
+    /// [`Context::elicit_with_schema`] under this key.
     pub async fn elicit_with_schema(
-        &self,
+        self,
         message: impl Into<String>,
         schema: Value,
     ) -> Result<Elicitation<Map<String, Value>>, McpError> {
@@ -387,7 +466,7 @@ impl Context {
         schema: Value,
     ) -> Result<Elicitation<Map<String, Value>>, McpError> {
         let params = json!({ "mode": "form", "message": message, "requestedSchema": schema });
-        let params = if self.protocol_version() < ProtocolVersion::V2025_11_25 {
+        let params = if self.ctx.protocol_version() < ProtocolVersion::V2025_11_25 {
             // `mode` came with URL elicitation (2025-11-25); older clients may refuse it.
             json!({ "message": params["message"], "requestedSchema": params["requestedSchema"] })
         } else {
@@ -409,18 +488,14 @@ impl Context {
         })
     }
 
-    /// Asks the user to open `url` (`elicitation/create`, URL mode): for what must not pass
-    /// through the client, such as credentials or a payment. `Accept` means the user agreed to
-    /// open it; the interaction completes out of band. The URL must not carry credentials or
-    /// personal data, and the server must check that the user who completes it is the one who
-    /// was asked.
+    /// [`Context::elicit_url`] under this key.
     pub async fn elicit_url(
-        &self,
+        self,
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<ElicitAction, McpError> {
         let mut params = json!({ "mode": "url", "message": message.into(), "url": url.into() });
-        if self.era() == crate::protocol::Era::Session {
+        if self.ctx.era() == crate::protocol::Era::Session {
             // 2025-11-25 correlates URL elicitations by id (2026-07-28 removed it).
             let mut id = [0u8; 16];
             getrandom::fill(&mut id).expect("the OS random source works");
@@ -431,22 +506,21 @@ impl Context {
         Ok(result.action)
     }
 
-    /// Asks the client's model for a completion (`sampling/createMessage`). The client
-    /// usually shows the request to the user first, and may change or refuse it.
-    pub async fn sample(&self, request: Sampling) -> Result<SampledMessage, McpError> {
+    /// [`Context::sample`] under this key.
+    pub async fn sample(self, request: Sampling) -> Result<SampledMessage, McpError> {
         let params = serde_json::to_value(request).expect("a sampling request serializes");
         self.ask(Kind::Sample, params).await
     }
 
-    /// The client's roots (`roots/list`): the directories or files the user works on.
-    pub async fn roots(&self) -> Result<Vec<Root>, McpError> {
+    /// [`Context::roots`] under this key.
+    pub async fn roots(self) -> Result<Vec<Root>, McpError> {
         let result: ListRootsResult = self.ask(Kind::Roots, json!({})).await?;
         Ok(result.roots)
     }
 
     /// Sends one ask and parses its answer.
     async fn ask<R: DeserializeOwned>(&self, kind: Kind, params: Value) -> Result<R, McpError> {
-        kind.check(self.protocol_version(), self.client_capabilities())?;
+        kind.check(self.ctx.protocol_version(), self.ctx.client_capabilities())?;
         let parse = |value: Value| -> Result<R, McpError> {
             serde_json::from_value(value).map_err(|e| {
                 McpError::invalid_params(format!(
@@ -455,7 +529,7 @@ impl Context {
                 ))
             })
         };
-        match self.asker() {
+        match self.ctx.asker() {
             Asker::Unavailable(why) => Err(McpError::internal(format!(
                 "Cannot send `{}`: {why}",
                 kind.method()
@@ -467,7 +541,10 @@ impl Context {
                 parse(self.request_client(&conn, kind.method(), params).await?)
             }
             Asker::Round(round) => {
-                let key = round.next_key(kind.key_prefix());
+                let key = match &self.key {
+                    Some(key) => key.clone(),
+                    None => round.next_key(kind.key_prefix()),
+                };
                 // An answer that does not parse is asked again (the client may do better).
                 if let Some(answer) = round.answer(&key)
                     && let Ok(parsed) = parse(answer)
@@ -494,7 +571,7 @@ impl Context {
         method: &'static str,
         params: Value,
     ) -> Result<Value, McpError> {
-        let sink = self.live_sink().cloned().ok_or_else(|| {
+        let sink = self.ctx.live_sink().cloned().ok_or_else(|| {
             McpError::internal(format!(
                 "Cannot send `{method}`: the request is finished, cancelled, or has no stream to the client (JSON-only HTTP)"
             ))
@@ -510,7 +587,7 @@ impl Context {
         let limit = conn.server.inner.limits.client_request_timeout;
         let result = tokio::select! {
             answer = answer => answer.unwrap_or_else(|_| Err(McpError::internal("The client connection is gone"))),
-            _ = self.cancelled() => Err(McpError::internal("The request was cancelled")),
+            _ = self.ctx.cancelled() => Err(McpError::internal("The request was cancelled")),
             _ = tokio::time::sleep(limit) => Err(McpError::internal(format!(
                 "The client did not answer `{method}` within {} s", limit.as_secs()
             ))),
