@@ -13,10 +13,9 @@ mod support;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use support::interop::{ROOT, client_command, expect_success, install_clients};
+use support::interop::{ROOT, build_examples, client_command, expect_success, install_clients};
 
 /// The example servers the clients run.
 const EXAMPLES: [&str; 2] = ["quickstart", "tickets"];
@@ -26,7 +25,7 @@ const EXAMPLES: [&str; 2] = ["quickstart", "tickets"];
 fn examples() -> &'static [PathBuf] {
     static SETUP: OnceLock<Result<Vec<PathBuf>, String>> = OnceLock::new();
     install_clients();
-    match SETUP.get_or_init(build_examples) {
+    match SETUP.get_or_init(|| build_examples(&EXAMPLES)) {
         Ok(paths) => paths,
         Err(e) => panic!("interop setup failed:\n{e}"),
     }
@@ -38,51 +37,6 @@ fn quickstart() -> &'static Path {
 
 fn tickets() -> &'static Path {
     &examples()[1]
-}
-
-/// `cargo test --test interop_stdio` builds no examples, so build them here. The paths come from
-/// cargo's own artifact messages rather than a guess at `target/debug/examples/`, which would be
-/// wrong (or silently stale) under `CARGO_TARGET_DIR` or `--target-dir`.
-fn build_examples() -> Result<Vec<PathBuf>, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(&cargo)
-        .args([
-            "build",
-            "--quiet",
-            "--message-format=json-render-diagnostics",
-        ])
-        .args(EXAMPLES.iter().flat_map(|name| ["--example", name]))
-        .arg("--manifest-path")
-        .arg(Path::new(ROOT).join("Cargo.toml"))
-        .current_dir(ROOT)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo build of the examples {EXAMPLES:?} exited with {}:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let artifacts: Vec<serde_json::Value> = stdout
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .filter(|msg: &serde_json::Value| msg["reason"] == "compiler-artifact")
-        .collect();
-    EXAMPLES
-        .iter()
-        .map(|name| {
-            artifacts
-                .iter()
-                .filter(|msg| msg["target"]["name"] == *name)
-                .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
-                .ok_or_else(|| {
-                    format!("cargo build --example {name} reported no {name} executable")
-                })
-        })
-        .collect()
 }
 
 /// Runs a client script against the quickstart server and fails the test unless it exits 0.

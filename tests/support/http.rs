@@ -8,6 +8,7 @@
 use std::fmt;
 use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -54,7 +55,14 @@ impl HttpServer {
     /// Starts example `name` with `--http 127.0.0.1:0` and waits for its
     /// `serving MCP on http://127.0.0.1:PORT/mcp` line on stderr.
     pub fn start(name: &str) -> HttpServer {
-        let proc = Proc::spawn(name, &["--http", "127.0.0.1:0"], &[]);
+        HttpServer::start_program(&super::example(name))
+    }
+
+    /// [`HttpServer::start`] for an executable given by path (e.g. one from
+    /// [`super::interop::build_examples`]).
+    pub fn start_program(program: &Path) -> HttpServer {
+        let name = program.display();
+        let proc = Proc::spawn_program(program, &["--http", "127.0.0.1:0"], &[]);
         let deadline = Instant::now() + TIMEOUT;
         let mut seen = Vec::new();
         loop {

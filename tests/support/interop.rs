@@ -42,6 +42,52 @@ pub fn install_clients() {
     }
 }
 
+/// Builds the example servers `names` and returns their executables, in that order. `cargo test
+/// --test …` builds no examples, so the interop tests build the ones they run. The paths come from
+/// cargo's own artifact messages rather than a guess at `target/debug/examples/`, which would be
+/// wrong (or silently stale) under `CARGO_TARGET_DIR` or `--target-dir`.
+pub fn build_examples(names: &[&str]) -> Result<Vec<PathBuf>, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args([
+            "build",
+            "--quiet",
+            "--message-format=json-render-diagnostics",
+        ])
+        .args(names.iter().flat_map(|name| ["--example", name]))
+        .arg("--manifest-path")
+        .arg(Path::new(ROOT).join("Cargo.toml"))
+        .current_dir(ROOT)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo build of the examples {names:?} exited with {}:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let artifacts: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .filter(|msg: &serde_json::Value| msg["reason"] == "compiler-artifact")
+        .collect();
+    names
+        .iter()
+        .map(|name| {
+            artifacts
+                .iter()
+                .filter(|msg| msg["target"]["name"] == *name)
+                .find_map(|msg| msg["executable"].as_str().map(PathBuf::from))
+                .ok_or_else(|| {
+                    format!("cargo build --example {name} reported no {name} executable")
+                })
+        })
+        .collect()
+}
+
 /// The pinned Python interpreter (the venv that has `mcp`).
 pub fn python() -> PathBuf {
     Path::new(ROOT).join(".interop/venv/bin/python")

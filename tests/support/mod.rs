@@ -5,7 +5,7 @@ pub mod http;
 pub mod interop;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
@@ -41,7 +41,13 @@ pub struct Proc {
 
 impl Proc {
     pub fn spawn(name: &str, args: &[&str], env: &[(&str, &str)]) -> Proc {
-        let mut cmd = Command::new(example(name));
+        Proc::spawn_program(&example(name), args, env)
+    }
+
+    /// [`Proc::spawn`] for an executable given by path (e.g. one from
+    /// [`interop::build_examples`]).
+    pub fn spawn_program(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Proc {
+        let mut cmd = Command::new(program);
         cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

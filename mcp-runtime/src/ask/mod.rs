@@ -19,6 +19,7 @@ pub(crate) mod form;
 pub(crate) mod round;
 pub(crate) mod seal;
 
+use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use schemars::JsonSchema;
@@ -336,7 +337,7 @@ impl McpError {
 
 impl Context {
     /// Names the next ask's key in a 2026-07-28 `InputRequiredResult` (by default asks are
-    /// numbered: `elicit-0`, `sample-1`, …). Use distinct keys within one request; the
+    /// numbered per kind: `elicit-0`, `elicit-1`, `sample-0`, …). Use distinct keys within one request; the
     /// session era ignores them.
     ///
     /// ```standalone_crate
@@ -359,11 +360,15 @@ impl Context {
         }
     }
 
-    fn ask_next(&self) -> Ask<'_> {
-        Ask {
-            ctx: self,
-            key: None,
-        }
+    /// The next ask of `kind`. Its 2026-07-28 key is taken now, when the ask is created, not
+    /// when it is first polled: asks made together (`join!`, which may poll in any order) get
+    /// the same keys on every round.
+    fn ask_next(&self, kind: Kind) -> Ask<'_> {
+        let key = match self.asker() {
+            Asker::Round(round) => Some(round.next_key(kind.key_prefix())),
+            _ => None,
+        };
+        Ask { ctx: self, key }
     }
 
     /// Asks the user to fill in a form shaped like `T` (`elicitation/create`, form mode) and
@@ -378,22 +383,26 @@ impl Context {
     /// or other secrets in a form: use [`elicit_url`](Self::elicit_url).
     ///
     /// See the [module docs](crate::ask) for how this works in each protocol era.
-    pub async fn elicit<T>(&self, message: impl Into<String>) -> Result<Elicitation<T>, McpError>
+    pub fn elicit<T>(
+        &self,
+        message: impl Into<String>,
+    ) -> impl Future<Output = Result<Elicitation<T>, McpError>> + Send + '_
     where
         T: DeserializeOwned + JsonSchema + 'static,
     {
-        self.ask_next().elicit(message).await
+        self.ask_next(Kind::Form).elicit(message.into())
     }
 
     /// Like [`elicit`](Self::elicit), with a hand-written `requestedSchema` (checked against
     /// the same rules; an invalid one is -32603 before anything is sent). The answer is the
     /// form's content as submitted.
-    pub async fn elicit_with_schema(
+    pub fn elicit_with_schema(
         &self,
         message: impl Into<String>,
         schema: Value,
-    ) -> Result<Elicitation<Map<String, Value>>, McpError> {
-        self.ask_next().elicit_with_schema(message, schema).await
+    ) -> impl Future<Output = Result<Elicitation<Map<String, Value>>, McpError>> + Send + '_ {
+        self.ask_next(Kind::Form)
+            .elicit_with_schema(message.into(), schema)
     }
 
     /// Asks the user to open `url` (`elicitation/create`, URL mode): for what must not pass
@@ -401,23 +410,27 @@ impl Context {
     /// open it; the interaction completes out of band. The URL must not carry credentials or
     /// personal data, and the server must check that the user who completes it is the one who
     /// was asked.
-    pub async fn elicit_url(
+    pub fn elicit_url(
         &self,
         message: impl Into<String>,
         url: impl Into<String>,
-    ) -> Result<ElicitAction, McpError> {
-        self.ask_next().elicit_url(message, url).await
+    ) -> impl Future<Output = Result<ElicitAction, McpError>> + Send + '_ {
+        self.ask_next(Kind::Url)
+            .elicit_url(message.into(), url.into())
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`). The client
     /// usually shows the request to the user first, and may change or refuse it.
-    pub async fn sample(&self, request: Sampling) -> Result<SampledMessage, McpError> {
-        self.ask_next().sample(request).await
+    pub fn sample(
+        &self,
+        request: Sampling,
+    ) -> impl Future<Output = Result<SampledMessage, McpError>> + Send + '_ {
+        self.ask_next(Kind::Sample).sample(request)
     }
 
     /// The client's roots (`roots/list`): the directories or files the user works on.
-    pub async fn roots(&self) -> Result<Vec<Root>, McpError> {
-        self.ask_next().roots().await
+    pub fn roots(&self) -> impl Future<Output = Result<Vec<Root>, McpError>> + Send + '_ {
+        self.ask_next(Kind::Roots).roots()
     }
 }
 
@@ -543,6 +556,7 @@ impl Ask<'_> {
             Asker::Round(round) => {
                 let key = match &self.key {
                     Some(key) => key.clone(),
+                    // Only an `Ask` made outside `Context`'s methods has none.
                     None => round.next_key(kind.key_prefix()),
                 };
                 // An answer that does not parse is asked again (the client may do better).

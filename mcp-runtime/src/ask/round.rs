@@ -1,14 +1,14 @@
 //! One round of a 2026-07-28 multi-round-trip request: the answers the client has given so far,
 //! and the questions the handler asked that have none yet.
 //!
-//! The handler runs again on every round. Its asks are numbered in the order they are made
-//! (`elicit-0`, `sample-1`, …): an ask with an answer gets it at once; one without is recorded
+//! The handler runs again on every round. Its asks are numbered per kind in the order they are
+//! made (`elicit-0`, `elicit-1`, `sample-0`, …): an ask with an answer gets it at once; one without is recorded
 //! and never completes, and once the handler can go no further the dispatcher drops it and
 //! answers `InputRequiredResult` with every recorded ask (asks made together, with `join!`,
 //! go out together) and a sealed `requestState` holding the answers used so far.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -25,7 +25,8 @@ pub(crate) struct Round {
     method: String,
     params: Option<Box<str>>,
     binding: std::sync::OnceLock<Binding>,
-    next: AtomicUsize,
+    /// The next key number of each kind of ask.
+    next: Mutex<std::collections::HashMap<&'static str, usize>>,
     state: Mutex<RoundState>,
     blocked: AtomicBool,
     notify: Notify,
@@ -68,7 +69,7 @@ impl Round {
             method: method.to_owned(),
             params: params.map(Into::into),
             binding: std::sync::OnceLock::new(),
-            next: AtomicUsize::new(0),
+            next: Mutex::default(),
             state: Mutex::default(),
             blocked: AtomicBool::new(false),
             notify: Notify::new(),
@@ -88,9 +89,13 @@ impl Round {
             .get_or_init(|| Binding::of(&self.method, self.params.as_deref()))
     }
 
-    /// The key of the next ask.
-    pub(crate) fn next_key(&self, prefix: &str) -> String {
-        format!("{prefix}-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
+    pub(crate) fn next_key(&self, prefix: &'static str) -> String {
+        let mut next = self.next.lock().expect("round lock");
+        let n = next.entry(prefix).or_insert(0);
+        let key = format!("{prefix}-{n}");
+        *n += 1;
+        key
     }
 
     /// The client's answer to `key`, if it gave one; it is kept for later rounds.

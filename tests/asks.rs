@@ -1,0 +1,551 @@
+//! Asking the client (elicitation, sampling, roots) through the in-process client, in both
+//! eras: session-era requests answered by id, 2026-07-28 input-required rounds.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_runtime::prelude::*;
+use mcp_runtime::protocol::ErrorCode;
+use mcp_runtime::testing::{Answer, TestClient};
+use mcp_runtime::{ProtocolVersion, Server};
+use serde_json::{Value, json};
+
+/// A size choice.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Size {
+    /// Small one
+    Small,
+    /// Large one
+    Large,
+}
+
+/// An order form.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Order {
+    /// How many.
+    #[schemars(range(min = 1, max = 9))]
+    quantity: u32,
+    size: Size,
+    #[schemars(email)]
+    email: Option<String>,
+}
+
+/// Orders, asking the user for the details.
+#[tool]
+async fn order(ctx: Context) -> Result<String, McpError> {
+    Ok(match ctx.elicit::<Order>("Your order?").await? {
+        Elicitation::Accept(o) => format!("{} {:?} {:?}", o.quantity, o.size, o.email),
+        Elicitation::Decline => "declined".into(),
+        Elicitation::Cancel => "cancelled".into(),
+    })
+}
+
+/// A name.
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// A colour.
+#[derive(Deserialize, JsonSchema)]
+struct Colour {
+    colour: String,
+}
+
+/// Asks twice, one after the other; counts its runs.
+#[tool]
+async fn two_steps(ctx: Context) -> Result<String, McpError> {
+    let name = ctx
+        .elicit::<Name>("Name?")
+        .await?
+        .accepted()
+        .map(|n| n.name);
+    let colour = ctx
+        .elicit::<Colour>("Colour?")
+        .await?
+        .accepted()
+        .map(|c| c.colour);
+    Ok(format!("{name:?} likes {colour:?}"))
+}
+
+/// Asks three things at once.
+#[tool]
+async fn all_at_once(ctx: Context) -> Result<String, McpError> {
+    let (name, sampled, roots) = tokio::join!(
+        ctx.ask_as("who").elicit::<Name>("Name?"),
+        ctx.sample(
+            Sampling::prompt("Say hi", 20)
+                .system_prompt("Be brief")
+                .model_hint("small")
+        ),
+        ctx.roots(),
+    );
+    let name = name?.accepted().map_or("?".into(), |n| n.name);
+    let sampled = sampled?;
+    let roots: Vec<String> = roots?.into_iter().map(|r| r.uri).collect();
+    Ok(format!(
+        "{name}|{}|{}|{}",
+        sampled.text().unwrap_or_default(),
+        sampled.model,
+        roots.join(",")
+    ))
+}
+
+/// Greets, falling back when the client cannot show forms.
+#[tool]
+async fn greet(ctx: Context) -> Result<String, McpError> {
+    match ctx.elicit::<Name>("Name?").await {
+        Ok(answer) => Ok(format!(
+            "Hello, {}!",
+            answer.accepted().map_or("?".into(), |n| n.name)
+        )),
+        Err(e) if e.is_missing_capability() => Ok("Hello, stranger!".into()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Samples, passing any error on as a protocol error.
+#[tool]
+async fn sample_or_fail(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx.sample(Sampling::prompt("Hi", 10)).await?;
+    Ok(answer.text().unwrap_or_default())
+}
+
+/// Nested (not a valid form).
+#[derive(Deserialize, JsonSchema)]
+struct Nested {
+    #[allow(dead_code)]
+    inner: Name,
+}
+
+/// Elicits a form that is not flat.
+#[tool]
+async fn bad_form(ctx: Context) -> Result<String, McpError> {
+    ctx.elicit::<Nested>("?").await?;
+    Ok("unreachable".into())
+}
+
+/// A prompt that asks for context first.
+#[prompt]
+async fn with_context(ctx: Context) -> Result<String, McpError> {
+    let name = ctx
+        .elicit::<Name>("Name?")
+        .await?
+        .accepted()
+        .map_or("?".into(), |n| n.name);
+    Ok(format!("Context: {name}"))
+}
+
+/// A tool whose error is a plain string: a tool error, not a protocol error.
+#[tool]
+async fn string_error() -> Result<String, String> {
+    Err("plain failure".into())
+}
+
+const ALL_CAPS: fn() -> Value =
+    || json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}});
+
+/// Answers every ask the way a cooperative user and client would.
+fn answering() -> Answer {
+    Arc::new(|method: &str, params: &Value| {
+        Ok(match method {
+            "elicitation/create" => {
+                let props = &params["requestedSchema"]["properties"];
+                if props.get("quantity").is_some() {
+                    json!({"action": "accept", "content": {"quantity": 2, "size": "large", "email": "a@b.c"}})
+                } else if props.get("colour").is_some() {
+                    json!({"action": "accept", "content": {"colour": "teal"}})
+                } else {
+                    json!({"action": "accept", "content": {"name": "Ada"}})
+                }
+            }
+            "sampling/createMessage" => json!({
+                "role": "assistant",
+                "content": {"type": "text", "text": "hi there"},
+                "model": "test-model",
+                "stopReason": "endTurn"
+            }),
+            "roots/list" => json!({"roots": [{"uri": "file:///work", "name": "work"}]}),
+            other => panic!("unexpected ask {other}"),
+        })
+    })
+}
+
+async fn client(version: ProtocolVersion, caps: Value, answer: Option<Answer>) -> TestClient {
+    TestClient::connect_answering(Server::builder().build().unwrap(), version, caps, answer)
+        .await
+        .unwrap()
+}
+
+const ERAS: [ProtocolVersion; 2] = [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28];
+
+#[tokio::test]
+async fn a_typed_form_goes_out_as_a_flat_schema_and_comes_back_typed() {
+    for version in ERAS {
+        let c = client(version, ALL_CAPS(), Some(answering())).await;
+        let r = c.call_tool("order", json!({})).await.unwrap();
+        assert_eq!(r.text(), "2 Large Some(\"a@b.c\")", "{version}");
+        let asks = c.take_asks();
+        assert_eq!(asks.len(), 1, "{version}: {asks:?}");
+        assert_eq!(asks[0]["method"], "elicitation/create");
+        let params = &asks[0]["params"];
+        assert_eq!(params["mode"], "form");
+        assert_eq!(params["message"], "Your order?");
+        let schema = &params["requestedSchema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(
+            schema["properties"]["size"]["oneOf"],
+            json!([{"const": "small", "title": "Small one"}, {"const": "large", "title": "Large one"}])
+        );
+        assert_eq!(
+            schema["properties"]["email"],
+            json!({"type": "string", "format": "email"})
+        );
+        assert_eq!(
+            schema["properties"]["quantity"],
+            json!({"type": "integer", "description": "How many.", "minimum": 1, "maximum": 9})
+        );
+        let required = schema["required"].as_array().unwrap();
+        assert!(required.contains(&json!("quantity")) && !required.contains(&json!("email")));
+        if version == ProtocolVersion::V2025_11_25 {
+            // A real JSON-RPC request with an id of ours.
+            assert_eq!(asks[0]["jsonrpc"], "2.0");
+            assert!(asks[0]["id"].is_number(), "{:?}", asks[0]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn decline_and_cancel_reach_the_tool() {
+    for (action, text) in [("decline", "declined"), ("cancel", "cancelled")] {
+        for version in ERAS {
+            let answer: Answer = Arc::new(move |_: &str, _: &Value| Ok(json!({"action": action})));
+            let c = client(version, ALL_CAPS(), Some(answer)).await;
+            let r = c.call_tool("order", json!({})).await.unwrap();
+            assert_eq!(r.text(), text, "{version}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_ask_the_client_did_not_declare_is_an_error_the_tool_can_handle() {
+    for version in ERAS {
+        let c = client(version, json!({"roots": {}}), Some(answering())).await;
+        // Handled by the tool: a fallback.
+        let r = c.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(r.text(), "Hello, stranger!", "{version}");
+        // Passed on with `?`: the client gets -32021 naming what is missing.
+        let e = c.call_tool("sample_or_fail", json!({})).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::MISSING_CLIENT_CAPABILITY, "{version}");
+        assert_eq!(
+            e.data.unwrap()["requiredCapabilities"],
+            json!({"sampling": {}})
+        );
+        assert!(c.take_asks().is_empty(), "nothing was sent: {version}");
+    }
+    // URL mode is a capability of its own: `elicitation: {}` means forms only.
+    for version in ERAS {
+        let c = client(version, json!({"elicitation": {}}), Some(answering())).await;
+        let e = c.call_tool("open_link", json!({})).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::MISSING_CLIENT_CAPABILITY, "{version}");
+        assert_eq!(
+            e.data.unwrap()["requiredCapabilities"],
+            json!({"elicitation": {"url": {}}})
+        );
+    }
+}
+
+/// Sends the user to a page.
+#[tool]
+async fn open_link(ctx: Context) -> Result<String, McpError> {
+    let action = ctx
+        .elicit_url("Please sign in", "https://example.com/login")
+        .await?;
+    Ok(format!("{action:?}"))
+}
+
+#[tokio::test]
+async fn url_elicitation_carries_an_id_only_in_the_session_era() {
+    let answer: Answer = Arc::new(|_: &str, _: &Value| Ok(json!({"action": "accept"})));
+    for version in ERAS {
+        let c = client(version, ALL_CAPS(), Some(answer.clone())).await;
+        let r = c.call_tool("open_link", json!({})).await.unwrap();
+        assert_eq!(r.text(), "Accept", "{version}");
+        let asks = c.take_asks();
+        let params = &asks[0]["params"];
+        assert_eq!(params["mode"], "url");
+        assert_eq!(params["url"], "https://example.com/login");
+        let id = params.get("elicitationId");
+        match version {
+            ProtocolVersion::V2025_11_25 => assert_eq!(id.unwrap().as_str().unwrap().len(), 32),
+            _ => assert!(id.is_none(), "2026-07-28 removed elicitationId"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn older_protocols_have_no_elicitation() {
+    // 2025-03-26 predates elicitation: even a client claiming it gets the fallback.
+    let c = client(ProtocolVersion::V2025_03_26, ALL_CAPS(), Some(answering())).await;
+    let r = c.call_tool("greet", json!({})).await.unwrap();
+    assert_eq!(r.text(), "Hello, stranger!");
+    // Before 2025-11-25, forms are sent without `mode`.
+    let c = client(ProtocolVersion::V2025_06_18, ALL_CAPS(), Some(answering())).await;
+    assert_eq!(
+        c.call_tool("greet", json!({})).await.unwrap().text(),
+        "Hello, Ada!"
+    );
+    let asks = c.take_asks();
+    assert!(asks[0]["params"].get("mode").is_none(), "{asks:?}");
+}
+
+#[tokio::test]
+async fn asks_made_together_go_out_together() {
+    for version in ERAS {
+        let c = client(version, ALL_CAPS(), Some(answering())).await;
+        let r = c.call_tool("all_at_once", json!({})).await.unwrap();
+        assert_eq!(
+            r.text(),
+            "Ada|hi there|test-model|file:///work",
+            "{version}"
+        );
+        let asks = c.take_asks();
+        let mut methods: Vec<&str> = asks.iter().map(|a| a["method"].as_str().unwrap()).collect();
+        methods.sort();
+        assert_eq!(
+            methods,
+            ["elicitation/create", "roots/list", "sampling/createMessage"]
+        );
+        let sampling = &asks
+            .iter()
+            .find(|a| a["method"] == "sampling/createMessage")
+            .unwrap()["params"];
+        assert_eq!(sampling["maxTokens"], 20);
+        assert_eq!(sampling["systemPrompt"], "Be brief");
+        assert_eq!(
+            sampling["modelPreferences"]["hints"],
+            json!([{"name": "small"}])
+        );
+        assert_eq!(
+            sampling["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "Say hi"}}])
+        );
+    }
+}
+
+#[tokio::test]
+async fn keys_are_stable_across_rounds_whatever_the_poll_order() {
+    // `join!` may poll its futures in any order; the keys come from the order they were made.
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let call = json!({"name": "all_at_once", "arguments": {}});
+    let r1 = c.request("tools/call", call.clone()).await.unwrap();
+    let mut keys: Vec<&String> = r1["inputRequests"].as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["roots-0", "sample-0", "who"]);
+    assert_eq!(r1["inputRequests"]["who"]["method"], "elicitation/create");
+    // Answering one of three: the other two are asked again, under the same keys.
+    let mut retry = call.clone();
+    retry["inputResponses"] = json!({"roots-0": {"roots": [{"uri": "file:///r"}]}});
+    retry["requestState"] = r1["requestState"].clone();
+    let r2 = c.request("tools/call", retry).await.unwrap();
+    let mut keys: Vec<&String> = r2["inputRequests"].as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["sample-0", "who"]);
+    let mut retry = call;
+    retry["inputResponses"] = json!({
+        "who": {"action": "accept", "content": {"name": "Bo"}},
+        "sample-0": {"role": "assistant", "content": {"type": "text", "text": "yo"}, "model": "m"}
+    });
+    retry["requestState"] = r2["requestState"].clone();
+    let r3 = c.request("tools/call", retry).await.unwrap();
+    assert_eq!(r3["content"][0]["text"], "Bo|yo|m|file:///r");
+}
+
+#[tokio::test]
+async fn stateless_rounds_carry_earlier_answers_in_the_sealed_state() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let call = json!({"name": "two_steps", "arguments": {}});
+    // Round 1: the first question.
+    let r1 = c.request("tools/call", call.clone()).await.unwrap();
+    assert_eq!(r1["resultType"], "input_required");
+    assert!(
+        r1.get("ttlMs").is_none() && r1.get("cacheScope").is_none(),
+        "{r1}"
+    );
+    let keys: Vec<&String> = r1["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["elicit-0"]);
+    let state1 = r1["requestState"].as_str().unwrap().to_owned();
+    // Round 2: answered; the second question, with a new state.
+    let mut retry = call.clone();
+    retry["inputResponses"] =
+        json!({"elicit-0": {"action": "accept", "content": {"name": "Ada"}}, "junk": 1});
+    retry["requestState"] = json!(state1);
+    let r2 = c.request("tools/call", retry).await.unwrap();
+    assert_eq!(r2["resultType"], "input_required", "{r2}");
+    let keys: Vec<&String> = r2["inputRequests"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["elicit-1"]);
+    let state2 = r2["requestState"].as_str().unwrap().to_owned();
+    assert_ne!(state1, state2);
+    // Round 3: only the new answer is sent; the first comes back from the state.
+    let mut retry = call.clone();
+    retry["inputResponses"] =
+        json!({"elicit-1": {"action": "accept", "content": {"colour": "teal"}}});
+    retry["requestState"] = json!(state2);
+    let r3 = c.request("tools/call", retry.clone()).await.unwrap();
+    assert_eq!(r3["resultType"], "complete");
+    assert_eq!(
+        r3["content"][0]["text"],
+        "Some(\"Ada\") likes Some(\"teal\")"
+    );
+    // A state altered by one character is refused.
+    let mut tampered = retry.clone();
+    let mut bytes = state2.into_bytes();
+    let i = bytes.len() / 2;
+    bytes[i] = if bytes[i] == b'A' { b'B' } else { b'A' };
+    tampered["requestState"] = json!(String::from_utf8(bytes).unwrap());
+    let e = c.request("tools/call", tampered).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    // So is a state presented with other arguments, or to another tool.
+    let mut other = retry.clone();
+    other["arguments"] = json!({"extra": true});
+    let e = c.request("tools/call", other).await.unwrap_err();
+    assert!(e.message.contains("different request"), "{e}");
+    let mut other = retry;
+    other["name"] = json!("order");
+    assert!(c.request("tools/call", other).await.is_err());
+}
+
+#[tokio::test]
+async fn a_wrong_or_malformed_answer_is_asked_again() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    for responses in [
+        json!({"wrong_key": {"action": "accept", "content": {"name": "x"}}}),
+        json!({"elicit-0": {"not": "an elicit result"}}),
+    ] {
+        let r = c
+            .request(
+                "tools/call",
+                json!({"name": "greet", "arguments": {}, "inputResponses": responses}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["resultType"], "input_required", "{r}");
+        assert!(r["inputRequests"]["elicit-0"].is_object(), "{r}");
+    }
+    let e = c
+        .request(
+            "tools/call",
+            json!({"name": "greet", "inputResponses": [1]}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+}
+
+#[tokio::test]
+async fn prompts_can_ask_too() {
+    for version in ERAS {
+        let c = client(version, ALL_CAPS(), Some(answering())).await;
+        let r = c
+            .request("prompts/get", json!({"name": "with_context"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            r["messages"][0]["content"]["text"], "Context: Ada",
+            "{version}"
+        );
+    }
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let r = c
+        .request("prompts/get", json!({"name": "with_context"}))
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "input_required");
+}
+
+#[tokio::test]
+async fn a_form_that_is_not_flat_is_an_error_naming_the_field() {
+    let c = client(ProtocolVersion::V2025_11_25, ALL_CAPS(), Some(answering())).await;
+    let e = c.call_tool("bad_form", json!({})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+    assert!(e.message.contains("field `inner`"), "{e}");
+    assert!(c.take_asks().is_empty());
+}
+
+#[tokio::test]
+async fn client_errors_reach_the_tool_and_mcp_errors_are_protocol_errors() {
+    let answer: Answer = Arc::new(|_: &str, _: &Value| {
+        Err(McpError::new(
+            ErrorCode(-1),
+            "User rejected sampling request",
+        ))
+    });
+    let c = client(ProtocolVersion::V2025_11_25, ALL_CAPS(), Some(answer)).await;
+    let e = c.call_tool("sample_or_fail", json!({})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode(-1));
+    assert_eq!(e.message, "User rejected sampling request");
+    // Other error types stay tool errors the model sees.
+    let r = c.call_tool("string_error", json!({})).await.unwrap();
+    assert!(r.is_error());
+    assert_eq!(r.text(), "plain failure");
+}
+
+#[tokio::test]
+async fn an_unanswered_ask_times_out_and_is_withdrawn() {
+    let server = Server::builder()
+        .client_request_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    // A client that declares sampling but never answers.
+    let c = TestClient::connect_answering(server, ProtocolVersion::V2025_11_25, ALL_CAPS(), None)
+        .await
+        .unwrap();
+    let e = c.call_tool("sample_or_fail", json!({})).await.unwrap_err();
+    assert!(
+        e.message
+            .contains("did not answer `sampling/createMessage`"),
+        "{e}"
+    );
+    let asked = c.take_asks();
+    let cancelled: Vec<Value> = c
+        .take_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/cancelled")
+        .collect();
+    assert_eq!(cancelled.len(), 1);
+    assert_eq!(cancelled[0]["params"]["requestId"], asked[0]["id"]);
+    // A late answer to the withdrawn request is ignored.
+    let late = json!({"jsonrpc": "2.0", "id": asked[0]["id"], "result": {}});
+    assert!(c.send_raw(&late.to_string()).await.is_none());
+}
+
+#[tokio::test]
+async fn the_request_state_key_can_be_shared_by_replicas() {
+    let build = || {
+        Server::builder()
+            .request_state_key(b"0123456789abcdef0123456789abcdef")
+            .build()
+            .unwrap()
+    };
+    let one =
+        TestClient::connect_answering(build(), ProtocolVersion::V2026_07_28, ALL_CAPS(), None)
+            .await
+            .unwrap();
+    let two =
+        TestClient::connect_answering(build(), ProtocolVersion::V2026_07_28, ALL_CAPS(), None)
+            .await
+            .unwrap();
+    let call = json!({"name": "two_steps", "arguments": {}});
+    let r1 = one.request("tools/call", call.clone()).await.unwrap();
+    let mut retry = call;
+    retry["inputResponses"] = json!({"elicit-0": {"action": "accept", "content": {"name": "Ada"}}});
+    retry["requestState"] = r1["requestState"].clone();
+    // The second replica opens the first one's state.
+    let r2 = two.request("tools/call", retry.clone()).await.unwrap();
+    assert_eq!(r2["resultType"], "input_required");
+    assert!(r2["inputRequests"]["elicit-1"].is_object());
+    // A server with its own random key does not.
+    let other = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    assert!(other.request("tools/call", retry).await.is_err());
+}
