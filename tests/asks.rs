@@ -119,10 +119,11 @@ struct Nested {
     inner: Name,
 }
 
-/// Elicits a form that is not flat.
+/// Elicits a form that is not flat. The type is inferred, so the macro cannot check it at
+/// start-up (tests/form_check.rs covers that): the ask fails when made.
 #[tool]
 async fn bad_form(ctx: Context) -> Result<String, McpError> {
-    ctx.elicit::<Nested>("?").await?;
+    let _answer: Elicitation<Nested> = ctx.elicit("?").await?;
     Ok("unreachable".into())
 }
 

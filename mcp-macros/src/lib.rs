@@ -5,6 +5,7 @@
 mod attr;
 mod expand;
 mod fallback;
+mod forms;
 mod model;
 mod uri_template;
 

@@ -75,6 +75,15 @@ pub enum BuildError {
         /// Where it is defined.
         location: String,
     },
+    /// A handler elicits (`ctx.elicit::<T>`) a type that is not a flat form.
+    InvalidForm {
+        /// The tool, resource or prompt.
+        owner: String,
+        /// Where it is defined.
+        location: String,
+        /// What is wrong with the type.
+        reason: String,
+    },
     /// A resource URI template does not parse.
     InvalidTemplate {
         /// The template.
@@ -114,6 +123,14 @@ impl fmt::Display for BuildError {
             BuildError::InvalidInputSchema { name, location } => write!(
                 f,
                 "the input_schema of tool `{name}` at {location} must be a JSON object with \"type\": \"object\""
+            ),
+            BuildError::InvalidForm {
+                owner,
+                location,
+                reason,
+            } => write!(
+                f,
+                "`{owner}` at {location} elicits an invalid form: {reason}"
             ),
             BuildError::InvalidTemplate {
                 template,
@@ -309,6 +326,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
+        crate::ask::form::check_registered()?;
         Ok(Registry {
             tools: collect_tools(filter)?,
             resources: collect_resources()?,

@@ -91,6 +91,27 @@ pub(crate) fn location(model: &FnModel<'_>) -> TokenStream {
     quote_spanned!(model.ident().span()=> (::core::file!(), ::core::line!()))
 }
 
+/// Start-up checks of the forms the fn asks for with `ctx.elicit::<T>(…)`: a `T` that is not a
+/// flat form fails `ServerBuilder::build` with the tool's name and location (a `T` the macro
+/// cannot see, such as an inferred one, is checked when the ask is made).
+pub(crate) fn form_checks(model: &FnModel<'_>, private: &TokenStream, owner: &str) -> TokenStream {
+    let location = location(model);
+    let checks = crate::forms::elicited_types(&model.item.block)
+        .into_iter()
+        .map(|ty| {
+            quote_spanned! {ty.span()=>
+                #private::inventory::submit! {
+                    #private::FormCheck {
+                        owner: #owner,
+                        location: #location,
+                        check: #private::check_form::<#ty>,
+                    }
+                }
+            }
+        });
+    quote!(#(#checks)*)
+}
+
 /// The fn's `#[cfg]`s, which must also gate its registration.
 pub(crate) fn cfgs<'a>(model: &FnModel<'a>) -> Vec<&'a syn::Attribute> {
     model

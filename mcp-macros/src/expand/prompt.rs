@@ -23,6 +23,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
         local("__mcp_return"),
     );
     let prompt_name = common::name(&attr.common, model);
+    let forms = common::form_checks(model, &private, &prompt_name);
     let arguments: Vec<_> = model
         .arguments()
         .map(|(p, a)| (p, a, common::wire_name(p, a)))
@@ -102,6 +103,8 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
                     (&&#private::PTag::<#ret>::new()).convert(#ret_val)
                 })
             }
+
+            #forms
 
             #private::inventory::submit! {
                 #private::PromptDef {

@@ -35,6 +35,37 @@ pub(crate) fn form_schema_of<T: JsonSchema + 'static>() -> Result<Value, String>
     form
 }
 
+/// A form a handler elicits, registered by its macro to be checked at start-up.
+pub struct FormCheck {
+    /// The tool, resource or prompt that asks.
+    pub owner: &'static str,
+    /// Where it is defined.
+    pub location: (&'static str, u32),
+    /// Checks the form's type.
+    pub check: fn() -> Result<(), String>,
+}
+
+inventory::collect!(FormCheck);
+
+/// Whether `T` is a valid form (the start-up check behind [`FormCheck`]).
+pub fn check_form<T: JsonSchema + 'static>() -> Result<(), String> {
+    form_schema_of::<T>().map(|_| ())
+}
+
+/// Runs every registered form check; the first failure is the error.
+pub(crate) fn check_registered() -> Result<(), crate::BuildError> {
+    for form in inventory::iter::<FormCheck> {
+        if let Err(reason) = (form.check)() {
+            return Err(crate::BuildError::InvalidForm {
+                owner: form.owner.to_owned(),
+                location: format!("{}:{}", form.location.0, form.location.1),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Checks (and normalizes) a form schema: `{type: object, properties: {…}, required?}` whose
 /// properties are all primitive fields.
 pub fn form_schema(schema: &Value) -> Result<Value, String> {

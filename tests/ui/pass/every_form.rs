@@ -78,7 +78,7 @@ fn main() {
     let names: Vec<_> = server.tool_names().collect();
     assert_eq!(
         names,
-        ["ctx", "echo", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
+        ["ctx", "echo", "elicits", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
     );
     let _ = every_form;
     let _ = sync_with_ref_context;
@@ -165,5 +165,29 @@ mod resources_and_prompts {
     ) -> Vec<PromptMessage> {
         let _ = (ctx, max_lines);
         vec![PromptMessage::user(code)]
+    }
+
+    /// A form the tool elicits, checked at start-up.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    pub struct Answer {
+        pub yes: bool,
+    }
+
+    /// Elicits forms: a named one (checked at start-up), one declared in the body and an
+    /// inferred one (both checked when asked), and a schema given by a fn.
+    #[tool(input_schema = raw_schema, crate = mcp)]
+    pub async fn elicits(ctx: mcp::Context) -> Result<String, mcp::McpError> {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        struct Local {
+            note: String,
+        }
+        let a = ctx.elicit::<Answer>("Yes?").await?;
+        let b = ctx.elicit::<Local>("Note?").await?;
+        let c: mcp::Elicitation<Answer> = ctx.ask_as("third").elicit("Again?").await?;
+        Ok(format!("{} {} {}", a.accepted().is_some(), b.accepted().map_or(String::new(), |l| l.note), c.accepted().is_some()))
+    }
+
+    pub fn raw_schema() -> serde_json::Value {
+        serde_json::json!({"type": "object"})
     }
 }
