@@ -56,7 +56,7 @@ pub enum Kind {
 /// A handle that announces changes to every client of the servers using it. Cheap to clone,
 /// usable from any thread.
 ///
-/// [`run!`](crate::run) serves with the process-wide handle, [`changes()`](crate::changes);
+/// [`run!`](crate::run) serves with the process-wide handle, [`changes()`](crate::changes());
 /// a server built with [`Server::builder`](crate::Server::builder) has its own unless given one
 /// with [`ServerBuilder::changes`](crate::ServerBuilder::changes).
 #[derive(Clone)]
