@@ -152,7 +152,7 @@ async fn initialize_offers_the_newest_session_version_for_unknown_ones() {
         );
         assert_eq!(
             r["result"]["capabilities"],
-            json!({"tools": {}, "logging": {}})
+            json!({"tools": {"listChanged": true}, "logging": {}})
         );
         assert!(r["result"].get("resultType").is_none());
     }
@@ -517,7 +517,7 @@ async fn stateless_discover_and_results_carry_the_2026_fields() {
     let client = TestClient::stateless().await;
     let d = client.request("server/discover", json!({})).await.unwrap();
     assert_eq!(d["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(d["capabilities"], json!({"tools": {}, "logging": {}}));
+    assert_eq!(d["capabilities"], json!({"tools": {"listChanged": true}, "logging": {}}));
     assert_eq!(d["resultType"], "complete");
     assert_eq!(d["ttlMs"], 60000);
     assert_eq!(d["cacheScope"], "private");

@@ -148,7 +148,7 @@ async fn capabilities_follow_registrations() {
         .unwrap();
     assert_eq!(
         init["result"]["capabilities"],
-        json!({"resources": {}, "prompts": {}, "completions": {}, "logging": {}})
+        json!({"resources": {"subscribe": true, "listChanged": true}, "prompts": {"listChanged": true}, "completions": {}, "logging": {}})
     );
     let stateless = TestClient::stateless().await;
     let d = stateless
@@ -157,7 +157,7 @@ async fn capabilities_follow_registrations() {
         .unwrap();
     assert_eq!(
         d["capabilities"],
-        json!({"resources": {}, "prompts": {}, "completions": {}, "logging": {}})
+        json!({"resources": {"subscribe": true, "listChanged": true}, "prompts": {"listChanged": true}, "completions": {}, "logging": {}})
     );
 }
 
