@@ -517,7 +517,10 @@ async fn stateless_discover_and_results_carry_the_2026_fields() {
     let client = TestClient::stateless().await;
     let d = client.request("server/discover", json!({})).await.unwrap();
     assert_eq!(d["supportedVersions"], json!(["2026-07-28"]));
-    assert_eq!(d["capabilities"], json!({"tools": {"listChanged": true}, "logging": {}}));
+    assert_eq!(
+        d["capabilities"],
+        json!({"tools": {"listChanged": true}, "logging": {}})
+    );
     assert_eq!(d["resultType"], "complete");
     assert_eq!(d["ttlMs"], 60000);
     assert_eq!(d["cacheScope"], "private");
