@@ -8,8 +8,7 @@
 //! (`examples/servers/typescript/everything-server.ts` in the conformance repository). The same
 //! fixtures serve both protocol eras: `ctx.elicit`, `ctx.sample` and `ctx.roots` are requests to
 //! the client in the session era and input-required results in 2026-07-28. Fixtures that need
-//! a feature the framework does not have yet (tasks, `x-mcp-header` validation, verbatim input
-//! schemas, closing a POST stream mid-call) are registered under their exact name and
+//! a feature the framework does not have yet (tasks, `x-mcp-header` validation) are registered under their exact name and
 //! description but answer with an `isError` result that names the missing feature: they never
 //! pretend to work. `tests/conformance/expected-failures.txt` lists the checks they fail.
 
@@ -132,8 +131,12 @@ async fn test_error_handling() -> Result<String, String> {
 
 /// Tests SSE stream disconnection and client reconnection (SEP-1699). Server will close the stream mid-call and send the result after client reconnects.
 #[tool]
-async fn test_reconnection() -> CallToolResult {
-    not_supported("SSE responses on POST with stream resumption")
+async fn test_reconnection(ctx: Context) -> String {
+    // Ends the POST's SSE stream after its priming event; the client resumes with a GET and
+    // `Last-Event-ID` and receives the result from the event store.
+    ctx.close_stream();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    "Reconnection test completed successfully".into()
 }
 
 /// Tests server-initiated sampling (LLM completion request)

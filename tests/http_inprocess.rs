@@ -476,3 +476,47 @@ fn handlers_see_the_http_request_headers() {
     });
     assert_eq!(text, "not http");
 }
+
+/// Ends its response stream at once, then finishes (SSE polling, SEP-1699).
+#[tool]
+async fn poll_me(ctx: Context) -> String {
+    let closed = ctx.close_stream();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    format!("closed={closed}")
+}
+
+#[test]
+fn a_handler_can_end_its_stream_and_the_client_resumes_to_the_result() {
+    let port = start(HttpConfig::default());
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"poll_me"}}"#;
+    // The server ends the stream after its priming event: no result on it.
+    let text = read_stream(
+        send(port, call, &[("Mcp-Session-Id", &id)]),
+        Duration::from_secs(5),
+    );
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.ends_with("0\r\n\r\n"), "the stream ended: {text}");
+    let got = events(&text);
+    assert_eq!(got.len(), 1, "only the priming event: {text}");
+    let priming = got[0].0.clone().expect("the priming event has an id");
+    assert!(!text.contains("closed="), "{text}");
+    // Resuming from it delivers the result.
+    let mut get = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(get, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\nLast-Event-ID: {priming}\r\n\r\n").unwrap();
+    let replay = read_stream(get, Duration::from_secs(5));
+    assert!(replay.contains("closed=true"), "{replay}");
+    // Without a resumable stream (stateless) there is nothing to end: the answer is plain JSON.
+    let stateless = r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"poll_me","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let (status, text) = exchange(
+        port,
+        stateless,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "poll_me"),
+        ],
+    );
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("closed=false"), "{text}");
+}

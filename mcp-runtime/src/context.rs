@@ -41,6 +41,7 @@ pub(crate) struct RequestInfo {
     pub(crate) progress: Mutex<ProgressState>,
     pub(crate) states: Arc<crate::state::StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     pub(crate) changes: crate::Changes,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: crate::ask::Asker,
@@ -278,6 +279,21 @@ impl Context {
     /// disables tools, resources and prompts at run time.
     pub fn changes(&self) -> crate::Changes {
         self.inner.changes.clone()
+    }
+
+    /// Ends this request's HTTP response stream now, while the handler goes on (SSE polling,
+    /// SEP-1699): the client reconnects with a GET and `Last-Event-ID` and receives what the
+    /// request sends after this, its result included. Useful before long work behind proxies
+    /// that cut idle connections. Only HTTP sessions at protocol 2025-11-25 or later have
+    /// resumable streams; elsewhere this does nothing and returns `false`.
+    pub fn close_stream(&self) -> bool {
+        match &self.inner.closer {
+            Some(closer) if !self.is_finished() => {
+                closer.notify_one();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The transport the request arrived on (`"stdio"`, `"in-process"`, …).

@@ -41,6 +41,8 @@ pub(crate) struct Arrival {
     pub(crate) sink: Option<Sink>,
     /// The HTTP request headers, on HTTP.
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    /// Ends the request's HTTP response stream early (resumable streams only).
+    pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
 }
 
 /// Per-connection state. A stdio process has one; each test client has one.

@@ -50,6 +50,7 @@ impl Connection {
         };
         scope.sink = self.sink_for(arrival.sink);
         scope.headers = arrival.headers;
+        scope.closer = arrival.closer;
         let stateless = scope.version().era() == Era::Stateless;
         // Methods behind a capability the server did not advertise are "not found".
         let registry = &self.server.inner.registry;
@@ -290,6 +291,7 @@ impl Connection {
             progress: Default::default(),
             states: self.server.inner.states.clone(),
             headers: scope.headers.clone(),
+            closer: scope.closer.clone(),
             changes: self.server.inner.changes.clone(),
             asker,
         })

@@ -38,6 +38,8 @@ pub(crate) struct Scope {
     pub(crate) sink: Option<crate::outbound::Sink>,
     /// The HTTP request headers, on HTTP (set likewise).
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+    /// Ends the request's HTTP response stream early (set likewise).
+    pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
     pub(crate) round: Option<Arc<crate::ask::round::Round>>,
 }
@@ -114,11 +116,11 @@ pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, Mcp
             };
             let client = Arc::new(ClientInfo { version, info: client_info, capabilities });
             // 2026-07-28: log notifications only when this request asks for them.
-            Ok(Scope { client, progress_token, log_level: requested_level, sink: None, headers: None, round: None })
+            Ok(Scope { client, progress_token, log_level: requested_level, sink: None, headers: None, closer: None, round: None })
         }
         _ => match conn.session() {
             // Session era: the level `logging/setLevel` chose (everything until then).
-            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None, headers: None, round: None }),
+            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None, headers: None, closer: None, round: None }),
             None => Err(McpError::invalid_params(format!(
                 "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
                  `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"

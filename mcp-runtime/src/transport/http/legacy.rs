@@ -88,6 +88,7 @@ pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResp
     let arrival = Arrival {
         sink: Some(sink),
         headers: Some(Arc::new(parts.headers)),
+        closer: None,
     };
     match session.conn.on_message_with(&text, arrival) {
         Step::Reply(out) => send(out).await,

@@ -17,7 +17,8 @@ use crate::server::connection::{Arrival, Connection, Pending, Step};
 
 /// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
 /// stream (its notifications, then the result) when it does. In a session the handler runs as a
-/// task of its own and the stream's events are kept for resumption.
+/// task of its own and the stream's events are kept for resumption; there the handler may also
+/// end the stream early (`Context::close_stream`), and the client resumes it with a GET.
 pub(crate) async fn respond(
     state: &Arc<State>,
     conn: &Arc<Connection>,
@@ -33,9 +34,13 @@ pub(crate) async fn respond(
     });
     // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
     let sink = (!state.config.json_only).then_some(sink);
+    // A stream can be ended early only where it can be resumed: recorded, with a priming event.
+    let closer = (sink.is_some() && session.is_some_and(|s| s.primes()))
+        .then(|| Arc::new(tokio::sync::Notify::new()));
     let arrival = Arrival {
         sink,
         headers: Some(headers),
+        closer: closer.clone(),
     };
     let fut = match conn.on_message_with(text, arrival) {
         Step::Reply(out) => return body::json(status_of(&out), out),
@@ -46,16 +51,31 @@ pub(crate) async fn respond(
         Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
         None => fut,
     };
+    let closed = move || {
+        let closer = closer.clone();
+        async move {
+            match closer {
+                Some(n) => n.notified().await,
+                None => std::future::pending().await,
+            }
+        }
+    };
+    enum Early {
+        Note(Encoded),
+        Done(Option<Encoded>),
+        Close,
+    }
     let early = tokio::select! {
         biased;
-        Some(note) = notes.recv() => Ok(note),
-        out = &mut result => Err(out),
+        Some(note) = notes.recv() => Early::Note(note),
+        out = &mut result => Early::Done(out),
+        _ = closed() => Early::Close,
     };
-    let (first, done) = match early {
-        Ok(note) => (note, None),
+    let (first, done, close_now) = match early {
+        Early::Note(note) => (Some(note), None, false),
         // The result came first; a notification that raced it still goes first, on a stream.
-        Err(out) => match notes.try_recv() {
-            Ok(note) => (note, Some(out)),
+        Early::Done(out) => match notes.try_recv() {
+            Ok(note) => (Some(note), Some(out), false),
             Err(_) => {
                 return match out {
                     Some(out) => body::json(status_of(&out), out),
@@ -63,6 +83,7 @@ pub(crate) async fn respond(
                 };
             }
         },
+        Early::Close => (None, None, true),
     };
     let (tx, rx) = mpsc::channel(64);
     let mut events = stream_events(state, session);
@@ -71,11 +92,27 @@ pub(crate) async fn respond(
     tokio::spawn(async move {
         // In a session a lost client is not a cancellation: the events are still recorded
         // for a resuming GET. Without one (2026-07-28), dropping `result` cancels the handler.
+        // `None` once the stream is ended for the client to resume.
+        let mut tx = Some(tx);
         let mut client = true;
         if let Some(priming) = events.priming() {
             deliver(&tx, priming, &mut client).await;
         }
-        deliver(&tx, events.event(&first), &mut client).await;
+        if let Some(first) = first {
+            deliver(&tx, events.event(&first), &mut client).await;
+        }
+        if close_now {
+            (tx, client) = (None, false);
+        }
+        let gone = |tx: &Option<mpsc::Sender<Bytes>>| {
+            let tx = tx.clone();
+            async move {
+                match tx {
+                    Some(tx) => tx.closed().await,
+                    None => std::future::pending().await,
+                }
+            }
+        };
         let out = match done {
             Some(out) => out,
             None => loop {
@@ -86,8 +123,9 @@ pub(crate) async fn respond(
                     biased;
                     Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
                     out = &mut result => break out,
-                    _ = tx.closed(), if client => client = false,
-                    _ = tokio::time::sleep(keep_alive) => {
+                    _ = gone(&tx), if client => client = false,
+                    _ = closed(), if client => (tx, client) = (None, false),
+                    _ = tokio::time::sleep(keep_alive), if client => {
                         deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
                     }
                 }
@@ -105,9 +143,14 @@ pub(crate) async fn respond(
 }
 
 /// Sends an event while the client is there; after it left, nothing (events are still recorded).
-async fn deliver(tx: &mpsc::Sender<Bytes>, event: Bytes, client: &mut bool) {
-    if *client && tx.send(event).await.is_err() {
-        *client = false;
+async fn deliver(tx: &Option<mpsc::Sender<Bytes>>, event: Bytes, client: &mut bool) {
+    match tx {
+        Some(tx) if *client => {
+            if tx.send(event).await.is_err() {
+                *client = false;
+            }
+        }
+        _ => *client = false,
     }
 }
 
