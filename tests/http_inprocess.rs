@@ -520,3 +520,53 @@ fn a_handler_can_end_its_stream_and_the_client_resumes_to_the_result() {
     assert_eq!(status, 200, "{text}");
     assert!(text.contains("closed=false"), "{text}");
 }
+
+/// Runs a query in a region, which clients mirror into the `Mcp-Param-Region` header.
+#[tool]
+async fn regional(
+    #[schemars(extend("x-mcp-header" = "Region"))] region: String,
+    query: String,
+) -> String {
+    format!("{region}: {query}")
+}
+
+#[test]
+fn mirrored_arguments_must_match_their_mcp_param_headers() {
+    let port = start(HttpConfig::default());
+    let call = |region: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"regional","arguments":{{"region":"{region}","query":"q"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        )
+    };
+    let base = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "regional"),
+    ];
+    let with = |extra: &[(&'static str, &'static str)]| {
+        let mut h = base.to_vec();
+        h.extend_from_slice(extra);
+        h
+    };
+    // Plain, Base64-encoded (`Hello, 世界`), and an unencoded value that only looks encoded.
+    for (region, header) in [
+        ("us-west1", "us-west1"),
+        ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        ("=?base64?abc", "=?base64?abc"),
+    ] {
+        let (status, text) = exchange(port, &call(region), &with(&[("Mcp-Param-Region", header)]));
+        assert_eq!(status, 200, "{header}: {text}");
+        assert!(text.contains(&format!("{region}: q")), "{text}");
+    }
+    // Missing, different, badly encoded: 400 with -32020.
+    for headers in [
+        with(&[]),
+        with(&[("Mcp-Param-Region", "eu-west1")]),
+        with(&[("Mcp-Param-Region", "=?base64?dXMtd2VzdDE?=")]),
+        with(&[("Mcp-Param-Region", "=?base64?dXMt!!!d2VzdDE=?=")]),
+    ] {
+        let (status, text) = exchange(port, &call("us-west1"), &headers);
+        assert_eq!(status, 400, "{headers:?}: {text}");
+        assert!(text.contains("-32020"), "{text}");
+    }
+}

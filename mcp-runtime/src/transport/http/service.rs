@@ -17,7 +17,7 @@ use super::config::HttpConfig;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session, Sessions};
-use super::stateless::{check_stateless_headers, stateless_status};
+use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, spawn_stream};
 use crate::Server;
 use crate::protocol::jsonrpc::{self, Incoming as Message};
@@ -164,7 +164,10 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     if let Ok(Message::Request(req)) = &decoded {
         let with_meta = era::has_stateless_meta(req);
         if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
-            if with_meta && let Err(e) = check_stateless_headers(headers, req) {
+            if with_meta
+                && let Err(e) = check_stateless_headers(headers, req)
+                    .and_then(|()| check_param_headers(headers, req, &state.server.inner.registry))
+            {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
             return stateless(state, text, headers).await;

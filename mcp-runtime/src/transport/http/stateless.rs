@@ -107,6 +107,90 @@ pub(crate) fn check_stateless_headers(
     check("mcp-name", name.as_deref())
 }
 
+/// 2026-07-28 `tools/call`: each argument the tool mirrors into a header (`x-mcp-header`) must
+/// arrive in its `Mcp-Param-{name}` header too, equal after decoding (-32020 otherwise). A
+/// header for an argument that is absent is a mismatch as well.
+pub(crate) fn check_param_headers(
+    headers: &HeaderMap,
+    req: &jsonrpc::Request<'_>,
+    registry: &crate::registry::Registry,
+) -> Result<(), McpError> {
+    if req.method != "tools/call" {
+        return Ok(());
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        name: Option<Value>,
+        arguments: Option<Value>,
+    }
+    let Some(Params {
+        name: Some(Value::String(name)),
+        arguments,
+    }) = req.params.and_then(|p| serde_json::from_str(p.get()).ok())
+    else {
+        return Ok(()); // a bad body is the dispatcher's to report
+    };
+    let Some(tool) = registry.tool(&name).filter(|t| !t.header_params.is_empty()) else {
+        return Ok(());
+    };
+    let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
+    let arguments = arguments.unwrap_or(Value::Null);
+    for param in &tool.header_params {
+        let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
+        let display = format!("Mcp-Param-{}", param.name);
+        let value = param
+            .path
+            .iter()
+            .try_fold(&arguments, |v, key| v.get(key))
+            .filter(|v| !v.is_null());
+        let expected = match value {
+            None => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Bool(b)) => Some(b.to_string()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            // A value of another type fails the tool's own argument check.
+            Some(_) => continue,
+        };
+        let raw = match headers.get(&header_name) {
+            None => None,
+            Some(v) => Some(v.to_str().map_err(|_| {
+                mismatch(format!(
+                    "Header {display} has characters a header value may not carry"
+                ))
+            })?),
+        };
+        match (raw, expected) {
+            (None, None) => {}
+            (None, Some(_)) => {
+                return Err(mismatch(format!(
+                    "Missing required header {display} (the tool mirrors argument `{}` into it)",
+                    param.path.join(".")
+                )));
+            }
+            (Some(_), None) => {
+                return Err(mismatch(format!(
+                    "Header {display} is set but argument `{}` is absent",
+                    param.path.join(".")
+                )));
+            }
+            (Some(raw), Some(expected)) => {
+                let got = header_value(raw.trim()).ok_or_else(|| {
+                    mismatch(format!(
+                        "Header {display} is not valid =?base64?…?= encoding"
+                    ))
+                })?;
+                if got != expected {
+                    return Err(mismatch(format!(
+                        "Header {display} is {got:?} but argument `{}` is {expected:?}",
+                        param.path.join(".")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
