@@ -220,6 +220,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 states: Arc::new(self.states),
                 changes: self.changes.unwrap_or_default(),
+                sessions: Default::default(),
                 sealer: match &self.state_key {
                     Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
                     None => crate::ask::seal::Sealer::random(self.state_ttl),

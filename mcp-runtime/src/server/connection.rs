@@ -62,17 +62,14 @@ pub(crate) struct Connection {
     /// Requests whose work is not finished: a cancelled sync tool keeps its slot until its
     /// blocking work ends, so `max_in_flight` bounds the work, not just the bookkeeping.
     active: Arc<AtomicUsize>,
-    /// Our requests to the client awaiting its response (session era), by id.
-    outgoing: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, McpError>>>>,
-    next_outgoing: AtomicI64,
-    /// Session era: the resource URIs the client subscribed to.
-    pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
+    /// What only some sessions use (asks, subscriptions), allocated on first use: an idle
+    /// session does not pay for it.
+    extras: OnceLock<Box<Extras>>,
     /// Where notifications unrelated to a request go (stdout; an HTTP session's GET stream).
     pub(crate) standalone: Mutex<Option<Sink>>,
-    /// Flips to `true` when the connection shuts down (ends `subscriptions/listen` streams);
-    /// dropped with the connection (ends its change forwarder).
-    pub(crate) closing: tokio::sync::watch::Sender<bool>,
-    forwarding: std::sync::atomic::AtomicBool,
+    /// Flips to `true` when the connection shuts down (ends `subscriptions/listen` streams).
+    /// (A flag and a `Notify`: a `watch` channel would cost every idle session ~0.5 KiB.)
+    pub(crate) closing: crate::context::Cancellation,
 }
 
 impl Connection {
@@ -104,12 +101,9 @@ impl Connection {
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
             active: Arc::new(AtomicUsize::new(0)),
-            outgoing: Mutex::new(HashMap::new()),
-            next_outgoing: AtomicI64::new(0),
-            subscriptions: Mutex::default(),
+            extras: OnceLock::new(),
             standalone: Mutex::new(sink.clone()),
-            closing: tokio::sync::watch::channel(false).0,
-            forwarding: Default::default(),
+            closing: Default::default(),
             sink,
         })
     }
@@ -315,11 +309,23 @@ impl Connection {
         }
     }
 
+    /// The state only some sessions use, allocated now if it was not.
+    pub(crate) fn extras(&self) -> &Extras {
+        self.extras.get_or_init(Default::default)
+    }
+
+    /// The resource URIs subscribed to, if any ever were.
+    pub(crate) fn subscriptions(&self) -> Option<&Mutex<std::collections::HashSet<String>>> {
+        self.extras.get().map(|e| &e.subscriptions)
+    }
+
     /// A new id for a request to the client, and where its response will arrive.
     pub(crate) fn client_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, McpError>>) {
-        let id = RequestId::Number(self.next_outgoing.fetch_add(1, Ordering::Relaxed));
+        let extras = self.extras();
+        let id = RequestId::Number(extras.next_outgoing.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        self.outgoing
+        extras
+            .outgoing
             .lock()
             .expect("outgoing lock")
             .insert(id.clone(), tx);
@@ -328,16 +334,22 @@ impl Connection {
 
     /// Forgets a request to the client; `true` if it was still unanswered.
     pub(crate) fn forget_client_request(&self, id: &RequestId) -> bool {
-        self.outgoing
-            .lock()
-            .expect("outgoing lock")
-            .remove(id)
-            .is_some()
+        self.extras.get().is_some_and(|e| {
+            e.outgoing
+                .lock()
+                .expect("outgoing lock")
+                .remove(id)
+                .is_some()
+        })
     }
 
     /// A client's response: handed to the ask waiting for it (others are ignored).
     fn on_response(&self, r: jsonrpc::ClientResponse<'_>) {
-        let Some(waiter) = self.outgoing.lock().expect("outgoing lock").remove(&r.id) else {
+        let waiter = self
+            .extras
+            .get()
+            .and_then(|e| e.outgoing.lock().expect("outgoing lock").remove(&r.id));
+        let Some(waiter) = waiter else {
             tracing::debug!(id = %r.id, "ignoring a response to no request of ours");
             return;
         };
@@ -412,44 +424,20 @@ impl Connection {
         })
     }
 
-    /// Starts passing announced changes to the client, once (when its session opens).
+    /// Starts passing announced changes to the client (when its session opens).
     pub(crate) fn start_forwarding(self: &Arc<Self>) {
-        if self.forwarding.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let mut changes = self.server.inner.changes.subscribe();
-        let mut closing = self.closing.subscribe();
-        let conn = Arc::downgrade(self);
-        runtime.spawn(async move {
-            use tokio::sync::broadcast::error::RecvError;
-            loop {
-                let change = tokio::select! {
-                    change = changes.recv() => match change {
-                        Ok(change) => change,
-                        Err(RecvError::Lagged(_)) => continue,
-                        Err(RecvError::Closed) => return,
-                    },
-                    // Shutdown, or the connection was dropped with its sender.
-                    _ = closing.changed() => return,
-                };
-                let Some(conn) = conn.upgrade() else { return };
-                conn.forward(&change);
-            }
-        });
+        self.server.inner.sessions.add(self);
     }
 
-    /// Ends `subscriptions/listen` streams (each answers its request) and change forwarding.
+    /// Ends `subscriptions/listen` streams (each answers its request).
     pub(crate) fn end_listens(&self) {
-        self.closing.send_replace(true);
+        self.closing.cancel();
     }
 
     /// Cancels every request in flight (shutdown).
     pub(crate) fn cancel_all(&self) {
         // Listen streams end first, with a result, rather than as cancelled requests.
-        self.closing.send_replace(true);
+        self.closing.cancel();
         self.in_flight
             .lock()
             .expect("in-flight lock")
@@ -461,6 +449,16 @@ impl Connection {
     pub(crate) fn in_flight(&self) -> usize {
         self.active.load(Ordering::Relaxed)
     }
+}
+
+/// Session state only some connections need.
+#[derive(Default)]
+pub(crate) struct Extras {
+    /// Our requests to the client awaiting its response (session era), by id.
+    outgoing: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, McpError>>>>,
+    next_outgoing: AtomicI64,
+    /// The resource URIs the client subscribed to.
+    pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
 }
 
 /// One unit of a connection's `max_in_flight`, released when the request's last `Context`

@@ -54,6 +54,8 @@ pub(crate) struct ServerInner {
     pub(crate) states: Arc<crate::state::StateMap>,
     /// Where changes are announced, and which items are disabled.
     pub(crate) changes: crate::Changes,
+    /// The session-era connections that hear of changes.
+    pub(crate) sessions: Arc<subscriptions::Sessions>,
     /// Seals 2026-07-28 `requestState`.
     pub(crate) sealer: crate::ask::seal::Sealer,
 }

@@ -1,7 +1,8 @@
 //! Change notifications in both eras: `resources/subscribe`/`unsubscribe` and the list-changed
 //! notifications of a session, and 2026-07-28 `subscriptions/listen` streams.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -67,6 +68,62 @@ fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
     encode_notification(method, params)
 }
 
+/// The session-era connections of a server, which hear of every announced change. One task per
+/// server passes each change on (a task per session would cost every idle session its memory).
+#[derive(Default)]
+pub(crate) struct Sessions {
+    conns: Mutex<Vec<Weak<Connection>>>,
+    /// The length after the last sweep of closed connections (sweeps are amortized).
+    swept: AtomicUsize,
+    started: AtomicBool,
+}
+
+impl Sessions {
+    pub(crate) fn add(self: &Arc<Self>, conn: &Arc<Connection>) {
+        {
+            let mut conns = self.conns.lock().expect("sessions lock");
+            // A `Weak` keeps its connection's allocation: drop those of closed ones now and then.
+            if conns.len() >= 2 * self.swept.load(Ordering::Relaxed).max(16) {
+                conns.retain(|c| c.strong_count() > 0);
+                self.swept.store(conns.len(), Ordering::Relaxed);
+            }
+            conns.push(Arc::downgrade(conn));
+        }
+        if self.started.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.started.store(false, Ordering::Relaxed);
+            return;
+        };
+        let mut changes = conn.server.inner.changes.subscribe();
+        // Ends when the server is gone (its list dropped) or its `Changes` handle is.
+        let sessions = Arc::downgrade(self);
+        runtime.spawn(async move {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                let change = match changes.recv().await {
+                    Ok(change) => change,
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => return,
+                };
+                let Some(sessions) = sessions.upgrade() else {
+                    return;
+                };
+                let live: Vec<Arc<Connection>> = {
+                    let mut conns = sessions.conns.lock().expect("sessions lock");
+                    conns.retain(|c| c.strong_count() > 0);
+                    sessions.swept.store(conns.len(), Ordering::Relaxed);
+                    conns.iter().filter_map(Weak::upgrade).collect()
+                };
+                for conn in live {
+                    conn.forward(&change);
+                }
+            }
+        });
+    }
+}
+
 impl Connection {
     /// Whether the server has anything a change of this kind concerns.
     fn serves(&self, change: &Change) -> bool {
@@ -84,7 +141,10 @@ impl Connection {
             return;
         }
         if let Change::Updated(uri) = change {
-            let subscribed = self.subscriptions.lock().expect("subscriptions lock");
+            let Some(subscribed) = self.subscriptions() else {
+                return;
+            };
+            let subscribed = subscribed.lock().expect("subscriptions lock");
             if !subscribed.iter().any(|s| covers(s, uri)) {
                 return;
             }
@@ -114,7 +174,8 @@ impl Connection {
         if !self.knows_resource(&uri) {
             return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
         }
-        self.subscriptions
+        self.extras()
+            .subscriptions
             .lock()
             .expect("subscriptions lock")
             .insert(uri);
@@ -126,10 +187,9 @@ impl Connection {
             Ok(p) => p.uri,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
-        self.subscriptions
-            .lock()
-            .expect("subscriptions lock")
-            .remove(&uri);
+        if let Some(subscribed) = self.subscriptions() {
+            subscribed.lock().expect("subscriptions lock").remove(&uri);
+        }
         self.reply(scope, req, &Map::new(), Cache::No)
     }
 
@@ -176,7 +236,6 @@ impl Connection {
         };
         // Subscribed before the acknowledgement: nothing announced after it is missed.
         let mut changes = self.server.inner.changes.subscribe();
-        let mut closing = self.closing.subscribe();
         let conn = self.clone();
         Step::Run(Box::pin(async move {
             use tokio::sync::broadcast::error::RecvError;
@@ -195,7 +254,7 @@ impl Connection {
             loop {
                 tokio::select! {
                     biased;
-                    _ = closing.changed() => break,
+                    _ = conn.closing.cancelled() => break,
                     _ = ctx.cancelled() => return None,
                     change = changes.recv() => match change {
                         Ok(change) if honoured.wants(&change) => {
