@@ -342,3 +342,26 @@ async fn listen_and_subscribe_belong_to_their_era() {
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
 }
+
+#[test]
+fn a_server_served_again_on_a_new_runtime_still_passes_changes_on() {
+    let changes = Changes::new();
+    let server = server(&changes);
+    let run = |server: Server| {
+        let changes = changes.clone();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async move {
+                let c = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+                    .await
+                    .unwrap();
+                changes.tools_changed();
+                methods(&notes(&c).await).len()
+            })
+    };
+    assert_eq!(run(server.clone()), 1);
+    // The first runtime, and the forwarding task on it, are gone.
+    assert_eq!(run(server), 1);
+}

@@ -1,7 +1,7 @@
 //! Change notifications in both eras: `resources/subscribe`/`unsubscribe` and the list-changed
 //! notifications of a session, and 2026-07-28 `subscriptions/listen` streams.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,9 @@ pub(crate) struct Sessions {
     conns: Mutex<Vec<Weak<Connection>>>,
     /// The length after the last sweep of closed connections (sweeps are amortized).
     swept: AtomicUsize,
-    started: AtomicBool,
+    /// The forwarding task (restarted if its runtime went away, e.g. a server served again on
+    /// a new runtime).
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Sessions {
@@ -89,17 +91,17 @@ impl Sessions {
             }
             conns.push(Arc::downgrade(conn));
         }
-        if self.started.swap(true, Ordering::Relaxed) {
+        let mut task = self.task.lock().expect("sessions lock");
+        if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return;
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.started.store(false, Ordering::Relaxed);
             return;
         };
         let mut changes = conn.server.inner.changes.subscribe();
         // Ends when the server is gone (its list dropped) or its `Changes` handle is.
         let sessions = Arc::downgrade(self);
-        runtime.spawn(async move {
+        *task = Some(runtime.spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
                 let change = match changes.recv().await {
@@ -120,7 +122,7 @@ impl Sessions {
                     conn.forward(&change);
                 }
             }
-        });
+        }));
     }
 }
 
