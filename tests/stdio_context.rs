@@ -237,3 +237,71 @@ fn stateless_listen_is_answered_at_end_of_input() {
         "more output after the listen's result"
     );
 }
+
+/// The `_meta` of a 2026-07-28 request declaring `capabilities`.
+fn stateless_meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities
+    })
+}
+
+/// 2026-07-28 over stdio: no request reaches the client; the call answers `input_required`
+/// and the retry with the answer completes, even on the same process as a session.
+#[test]
+fn stateless_asks_are_input_required_rounds() {
+    let mut p = spawn();
+    let params = json!({"name": "greet", "arguments": {}, "_meta": stateless_meta(json!({"elicitation": {}}))});
+    p.request(1, "tools/call", params.clone());
+    let r = p.recv();
+    assert_eq!(r["id"], 1, "{r}");
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let ask = &r["result"]["inputRequests"]["elicit-0"];
+    assert_eq!(ask["method"], "elicitation/create", "{r}");
+    assert!(
+        ask.get("id").is_none() && ask.get("jsonrpc").is_none(),
+        "not a JSON-RPC request: {ask}"
+    );
+    let mut retry = params;
+    retry["inputResponses"] = json!({"elicit-0": {"action": "accept", "content": {"name": "Ada"}}});
+    retry["requestState"] = r["result"]["requestState"].clone();
+    p.request(2, "tools/call", retry);
+    let r = p.recv();
+    assert_eq!(r["id"], 2, "{r}");
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
+    assert!(p.silent_for(Duration::from_millis(200)).is_none());
+}
+
+/// Session era over stdio: a subscribed resource's updates and list changes arrive on stdout;
+/// after unsubscribing, only list changes do.
+#[test]
+fn session_subscriptions_and_list_changes_arrive_on_stdout() {
+    let mut p = session(json!({}));
+    p.request(1, "resources/subscribe", json!({"uri": "notes://board"}));
+    assert_eq!(p.recv(), json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    call(&mut p, 2, "pin_note", json!({"text": "hello"}));
+    let mut got = vec![p.recv(), p.recv()];
+    got.sort_by_key(|m| m.get("id").is_some());
+    assert_eq!(
+        got[0],
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "notes://board"}})
+    );
+    assert_eq!(got[1]["id"], 2, "{:?}", got);
+    call(&mut p, 3, "set_beta", json!({"enabled": true}));
+    let mut got = vec![p.recv(), p.recv()];
+    got.sort_by_key(|m| m.get("id").is_some());
+    assert_eq!(
+        got[0]["method"], "notifications/tools/list_changed",
+        "{:?}",
+        got
+    );
+    p.request(4, "resources/unsubscribe", json!({"uri": "notes://board"}));
+    assert_eq!(p.recv()["id"], 4);
+    call(&mut p, 5, "pin_note", json!({"text": "again"}));
+    assert_eq!(p.recv()["id"], 5);
+    assert!(
+        p.silent_for(Duration::from_millis(200)).is_none(),
+        "no update after unsubscribing"
+    );
+}
