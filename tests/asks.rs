@@ -418,22 +418,26 @@ async fn stateless_rounds_carry_earlier_answers_in_the_sealed_state() {
 }
 
 #[tokio::test]
-async fn a_wrong_or_malformed_answer_is_asked_again() {
+async fn a_wrong_key_is_asked_again_and_a_malformed_answer_is_an_error() {
     let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
-    for responses in [
-        json!({"wrong_key": {"action": "accept", "content": {"name": "x"}}}),
-        json!({"elicit-0": {"not": "an elicit result"}}),
-    ] {
-        let r = c
-            .request(
-                "tools/call",
-                json!({"name": "greet", "arguments": {}, "inputResponses": responses}),
-            )
-            .await
-            .unwrap();
-        assert_eq!(r["resultType"], "input_required", "{r}");
-        assert!(r["inputRequests"]["elicit-0"].is_object(), "{r}");
-    }
+    let r = c
+        .request(
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "inputResponses": {"wrong_key": {"action": "accept"}}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    assert!(r["inputRequests"]["elicit-0"].is_object(), "{r}");
+    let e = c
+        .request(
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "inputResponses": {"elicit-0": {"not": "an elicit result"}}}),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    assert!(e.message.contains("malformed"), "{e}");
     let e = c
         .request(
             "tools/call",
@@ -442,6 +446,65 @@ async fn a_wrong_or_malformed_answer_is_asked_again() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+}
+
+#[tokio::test]
+async fn sealed_answers_cannot_be_changed_by_a_retry() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let call = json!({"name": "two_steps", "arguments": {}});
+    let r1 = c.request("tools/call", call.clone()).await.unwrap();
+    let mut retry = call.clone();
+    retry["inputResponses"] = json!({"elicit-0": {"action": "accept", "content": {"name": "Ada"}}});
+    retry["requestState"] = r1["requestState"].clone();
+    let r2 = c.request("tools/call", retry).await.unwrap();
+    // The last round tries to replace the first answer as well: the sealed one stands.
+    let mut retry = call;
+    retry["inputResponses"] = json!({
+        "elicit-0": {"action": "accept", "content": {"name": "Mallory"}},
+        "elicit-1": {"action": "accept", "content": {"colour": "red"}}
+    });
+    retry["requestState"] = r2["requestState"].clone();
+    let r3 = c.request("tools/call", retry).await.unwrap();
+    assert_eq!(
+        r3["content"][0]["text"],
+        "Some(\"Ada\") likes Some(\"red\")"
+    );
+}
+
+/// Asks from a task of its own, then waits for it.
+#[tool]
+async fn ask_in_a_task(ctx: Context) -> Result<String, McpError> {
+    let task = tokio::spawn({
+        let ctx = ctx.clone();
+        async move {
+            ctx.elicit::<Name>("Name?")
+                .await
+                .map(|a| a.accepted().map(|n| n.name))
+        }
+    });
+    let _ = ASKED_IN_TASK.set(());
+    let name = task
+        .await
+        .map_err(|e| McpError::internal(e.to_string()))??;
+    Ok(format!("{name:?}"))
+}
+
+static ASKED_IN_TASK: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+
+#[tokio::test]
+async fn a_stopped_round_ends_asks_awaited_elsewhere() {
+    let server = Server::builder().max_in_flight(1).build().unwrap();
+    let c = TestClient::connect_answering(server, ProtocolVersion::V2026_07_28, ALL_CAPS(), None)
+        .await
+        .unwrap();
+    // With one slot, a second call only works if the first one's context was released: the
+    // spawned ask must not hold it forever.
+    for _ in 0..3 {
+        let r = c.call_tool("ask_in_a_task", json!({})).await.unwrap();
+        assert_eq!(r.raw["resultType"], "input_required", "{:?}", r.raw);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ASKED_IN_TASK.get().is_some());
 }
 
 #[tokio::test]
@@ -549,4 +612,17 @@ async fn the_request_state_key_can_be_shared_by_replicas() {
     // A server with its own random key does not.
     let other = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
     assert!(other.request("tools/call", retry).await.is_err());
+}
+
+#[test]
+fn a_short_request_state_key_is_refused() {
+    let e = Server::builder()
+        .request_state_key(b"too short")
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(e, mcp_runtime::BuildError::WeakRequestStateKey { len: 9 }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("at least 32"));
 }

@@ -162,6 +162,12 @@ pub enum BuildError {
         /// Where it is defined.
         location: String,
     },
+    /// The key given to `request_state_key` is shorter than 32 bytes (a short key makes
+    /// `requestState` forgeable).
+    WeakRequestStateKey {
+        /// Its length in bytes.
+        len: usize,
+    },
     /// A tool's `x-mcp-header` annotation breaks the spec's constraints.
     InvalidHeaderParam {
         /// The tool.
@@ -219,6 +225,10 @@ impl fmt::Display for BuildError {
             BuildError::InvalidInputSchema { name, location } => write!(
                 f,
                 "the input_schema of tool `{name}` at {location} must be a JSON object with \"type\": \"object\""
+            ),
+            BuildError::WeakRequestStateKey { len } => write!(
+                f,
+                "the request_state_key is {len} bytes; use at least 32 random bytes"
             ),
             BuildError::InvalidHeaderParam {
                 name,

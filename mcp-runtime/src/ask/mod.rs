@@ -559,11 +559,10 @@ impl Ask<'_> {
                     // Only an `Ask` made outside `Context`'s methods has none.
                     None => round.next_key(kind.key_prefix()),
                 };
-                // An answer that does not parse is asked again (the client may do better).
-                if let Some(answer) = round.answer(&key)
-                    && let Ok(parsed) = parse(answer)
-                {
-                    return Ok(parsed);
+                let digest = seal::ask_digest(kind.method(), &params);
+                if let Some(answer) = round.answer(&key, &digest) {
+                    // A malformed answer is the client's error, not a question to ask again.
+                    return parse(answer);
                 }
                 round.need(
                     key,
@@ -571,9 +570,14 @@ impl Ask<'_> {
                         method: kind.method(),
                         params,
                     },
+                    digest,
                 );
-                // The dispatcher stops the handler and answers `InputRequiredResult`.
-                std::future::pending().await
+                // The dispatcher now answers `InputRequiredResult` and ends the request; an
+                // ask awaited elsewhere (a spawned task) then fails rather than wait forever.
+                self.ctx.cancelled().await;
+                Err(McpError::internal(
+                    "The request ended to ask the client for input; it runs again with the answer",
+                ))
             }
         }
     }

@@ -2,11 +2,13 @@
 //! and the questions the handler asked that have none yet.
 //!
 //! The handler runs again on every round. Its asks are numbered per kind in the order they are
-//! made (`elicit-0`, `elicit-1`, `sample-0`, …): an ask with an answer gets it at once; one without is recorded
-//! and never completes, and once the handler can go no further the dispatcher drops it and
-//! answers `InputRequiredResult` with every recorded ask (asks made together, with `join!`,
+//! made (`elicit-0`, `elicit-1`, `sample-0`, …): an ask with an answer to the same question gets
+//! it at once; one without is recorded and does not complete. As soon as the handler waits on
+//! such an ask, the dispatcher stops it and answers `InputRequiredResult` with every ask recorded
+//! by then (asks started together, e.g. with `join!`, before any of them awaits anything else,
 //! go out together) and a sealed `requestState` holding the answers used so far.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -14,16 +16,19 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::seal::Binding;
+use super::seal::{Binding, Sealed};
 
 pub(crate) struct Round {
-    /// Answers from the client: restored from `requestState`, then this round's `inputResponses`.
-    answers: Map<String, Value>,
+    /// Answers from the client, by key, with the digest of the question each answers when
+    /// known: restored from `requestState` (which wins), then this round's `inputResponses`.
+    answers: HashMap<String, (Value, Option<String>)>,
     /// Whether the request carried either (a retry, which is never cached).
     pub(crate) retry: bool,
     /// The request's method and params, digested only when a state is sealed or opened.
     method: String,
     params: Option<Box<str>>,
+    /// Who sent the request (on HTTP, its `Authorization` header).
+    principal: Option<Box<str>>,
     binding: std::sync::OnceLock<Binding>,
     /// The next key number of each kind of ask.
     next: Mutex<std::collections::HashMap<&'static str, usize>>,
@@ -34,10 +39,10 @@ pub(crate) struct Round {
 
 #[derive(Default)]
 struct RoundState {
-    /// Answers the handler used this round (kept for the next one).
+    /// Answers the handler used this round (kept for the next one): `{"q", "v"}` by key.
     used: Map<String, Value>,
-    /// Asks with no answer yet, in order.
-    needed: Vec<(String, InputRequest)>,
+    /// Asks with no answer yet, in order, with their digests.
+    needed: Vec<(String, InputRequest, String)>,
 }
 
 /// One entry of `inputRequests`.
@@ -57,17 +62,13 @@ pub(crate) struct InputRequired {
 }
 
 impl Round {
-    pub(crate) fn new(
-        answers: Map<String, Value>,
-        retry: bool,
-        method: &str,
-        params: Option<&str>,
-    ) -> Round {
+    pub(crate) fn new(method: &str, params: Option<&str>, principal: Option<&str>) -> Round {
         Round {
-            answers,
-            retry,
+            answers: HashMap::new(),
+            retry: false,
             method: method.to_owned(),
             params: params.map(Into::into),
+            principal: principal.map(Into::into),
             binding: std::sync::OnceLock::new(),
             next: Mutex::default(),
             state: Mutex::default(),
@@ -77,7 +78,11 @@ impl Round {
     }
 
     /// The round with the client's answers.
-    pub(crate) fn with_answers(mut self, answers: Map<String, Value>, retry: bool) -> Round {
+    pub(crate) fn with_answers(
+        mut self,
+        answers: HashMap<String, (Value, Option<String>)>,
+        retry: bool,
+    ) -> Round {
         self.answers = answers;
         self.retry = retry;
         self
@@ -85,8 +90,13 @@ impl Round {
 
     /// What a state for this request is bound to.
     pub(crate) fn binding(&self) -> &Binding {
-        self.binding
-            .get_or_init(|| Binding::of(&self.method, self.params.as_deref()))
+        self.binding.get_or_init(|| {
+            Binding::of(
+                &self.method,
+                self.params.as_deref(),
+                self.principal.as_deref(),
+            )
+        })
     }
 
     /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
@@ -98,24 +108,30 @@ impl Round {
         key
     }
 
-    /// The client's answer to `key`, if it gave one; it is kept for later rounds.
-    pub(crate) fn answer(&self, key: &str) -> Option<Value> {
-        let answer = self.answers.get(key)?.clone();
+    /// The client's answer to `key`, if it gave one to the question `digest` names (an answer
+    /// to another question, e.g. after the code changed, is not used); it is kept for later
+    /// rounds.
+    pub(crate) fn answer(&self, key: &str, digest: &str) -> Option<Value> {
+        let (answer, asked) = self.answers.get(key)?;
+        if asked.as_deref().is_some_and(|asked| asked != digest) {
+            return None;
+        }
+        let kept = serde_json::json!({ "q": digest, "v": answer });
         self.state
             .lock()
             .expect("round lock")
             .used
-            .insert(key.to_owned(), answer.clone());
-        Some(answer)
+            .insert(key.to_owned(), kept);
+        Some(answer.clone())
     }
 
     /// Records an ask the client must answer, and wakes the dispatcher.
-    pub(crate) fn need(&self, key: String, request: InputRequest) {
+    pub(crate) fn need(&self, key: String, request: InputRequest, digest: String) {
         self.state
             .lock()
             .expect("round lock")
             .needed
-            .push((key, request));
+            .push((key, request, digest));
         self.blocked.store(true, Ordering::Release);
         self.notify.notify_waiters();
     }
@@ -134,16 +150,20 @@ impl Round {
     /// The `InputRequiredResult` body: the asks without answers and the sealed answers so far.
     pub(crate) fn input_required(&self, sealer: &super::seal::Sealer) -> InputRequired {
         let mut state = self.state.lock().expect("round lock");
-        let input_requests = std::mem::take(&mut state.needed)
-            .into_iter()
-            .map(|(key, request)| {
-                let value = serde_json::to_value(request).expect("an input request serializes");
-                (key, value)
-            })
-            .collect();
+        let mut input_requests = Map::new();
+        let mut pending = Map::new();
+        for (key, request, digest) in std::mem::take(&mut state.needed) {
+            let value = serde_json::to_value(request).expect("an input request serializes");
+            input_requests.insert(key.clone(), value);
+            pending.insert(key, Value::String(digest));
+        }
+        let sealed = Sealed {
+            answers: std::mem::take(&mut state.used),
+            pending,
+        };
         InputRequired {
             input_requests,
-            request_state: sealer.seal(self.binding(), std::mem::take(&mut state.used)),
+            request_state: sealer.seal(self.binding(), sealed),
         }
     }
 }

@@ -3,9 +3,11 @@
 //!
 //! A state is `v1.<payload>.<mac>` (base64url): the payload is JSON naming the method, a
 //! SHA-256 digest of the request's params (without `_meta`, `inputResponses` and
-//! `requestState`), an expiry time and the answers; the MAC is HMAC-SHA-256 over `v1.<payload>`
-//! with the server's key. A state is accepted only for the request it was issued for, before
-//! it expires, and with a valid MAC (checked in constant time). The key is random per process
+//! `requestState`) and of its caller (on HTTP, the `Authorization` header), an expiry time, the
+//! answers (each with a digest of the question it answers) and digests of the questions still
+//! open; the MAC is HMAC-SHA-256 over `v1.<payload>` with the server's key. A state is accepted
+//! only for the request and caller it was issued for, before it expires, and with a valid MAC
+//! (checked in constant time); an answer is used only for the question it answered. The key is random per process
 //! unless set with [`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key),
 //! which replicas behind a load balancer must share.
 
@@ -42,8 +44,10 @@ pub(crate) struct Binding {
 }
 
 impl Binding {
-    /// The binding of a request: `params` without the keys that change between rounds.
-    pub(crate) fn of(method: &str, params: Option<&str>) -> Binding {
+    /// The binding of a request: `params` without the keys that change between rounds, and
+    /// who sent it (`principal`: on HTTP, the `Authorization` header), so a state cannot be
+    /// replayed by another caller.
+    pub(crate) fn of(method: &str, params: Option<&str>, principal: Option<&str>) -> Binding {
         let mut value: Value = params
             .and_then(|p| serde_json::from_str(p).ok())
             .unwrap_or(Value::Null);
@@ -52,14 +56,75 @@ impl Binding {
                 obj.remove(key);
             }
         }
-        // serde_json's maps are sorted, so equal params give equal bytes.
-        let bytes = serde_json::to_vec(&value).unwrap_or_default();
-        let digest = Sha256::digest(&bytes);
+        let mut hasher = Sha256::new();
+        hasher.update(canonical(&value));
+        if let Some(principal) = principal {
+            hasher.update([0u8]);
+            hasher.update(Sha256::digest(principal.as_bytes()));
+        }
         Binding {
             method: method.to_owned(),
-            digest: URL_SAFE_NO_PAD.encode(digest),
+            digest: URL_SAFE_NO_PAD.encode(hasher.finalize()),
         }
     }
+}
+
+/// A digest of what an ask asked (its method and params): an answer is used only for the
+/// question it answered.
+pub(crate) fn ask_digest(method: &str, params: &Value) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(method.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(canonical(params));
+    URL_SAFE_NO_PAD.encode(hasher.finalize())
+}
+
+/// JSON with object keys sorted at every level, so equal values give equal bytes whatever the
+/// order they arrived in (and whether or not serde_json preserves it).
+fn canonical(value: &Value) -> Vec<u8> {
+    fn write(value: &Value, out: &mut Vec<u8>) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push(b'{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(serde_json::to_vec(key).expect("a string serializes"));
+                    out.push(b':');
+                    write(&map[key], out);
+                }
+                out.push(b'}');
+            }
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(item, out);
+                }
+                out.push(b']');
+            }
+            other => out.extend(serde_json::to_vec(other).expect("a scalar serializes")),
+        }
+    }
+    let mut out = Vec::new();
+    write(value, &mut out);
+    out
+}
+
+/// What a state carries besides its binding.
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    /// Answers by input key: `{"q": <ask digest>, "v": <answer>}`.
+    #[serde(rename = "a")]
+    pub(crate) answers: Map<String, Value>,
+    /// The asks the state's `InputRequiredResult` sent, by key: their digests.
+    #[serde(rename = "p", default)]
+    pub(crate) pending: Map<String, Value>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -70,8 +135,8 @@ struct Payload {
     d: String,
     /// Expiry, seconds since the Unix epoch.
     e: u64,
-    /// Answers by input key.
-    a: Map<String, Value>,
+    #[serde(flatten)]
+    sealed: Sealed,
 }
 
 const PREFIX: &str = "v1.";
@@ -101,13 +166,13 @@ impl Sealer {
         <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length")
     }
 
-    /// Seals `answers` for a request.
-    pub(crate) fn seal(&self, binding: &Binding, answers: Map<String, Value>) -> String {
+    /// Seals what a request's next round needs.
+    pub(crate) fn seal(&self, binding: &Binding, sealed: Sealed) -> String {
         let payload = Payload {
             m: binding.method.clone(),
             d: binding.digest.clone(),
             e: now().saturating_add(self.ttl.as_secs().max(1)),
-            a: answers,
+            sealed,
         };
         let json = serde_json::to_vec(&payload).expect("a payload serializes");
         let mut token = String::from(PREFIX);
@@ -121,11 +186,7 @@ impl Sealer {
     }
 
     /// Opens a state the client sent back; any failure is -32602.
-    pub(crate) fn open(
-        &self,
-        token: &str,
-        binding: &Binding,
-    ) -> Result<Map<String, Value>, McpError> {
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Sealed, McpError> {
         let invalid = |why: &str| McpError::invalid_params(format!("Invalid requestState: {why}"));
         let (signed, tag) = token
             .rsplit_once('.')
@@ -148,7 +209,7 @@ impl Sealer {
         if payload.e < now() {
             return Err(invalid("expired; send the request again without it"));
         }
-        Ok(payload.a)
+        Ok(payload.sealed)
     }
 }
 
@@ -157,11 +218,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn answers() -> Map<String, Value> {
-        json!({"elicit-0": {"action": "accept", "content": {"name": "Ada"}}})
-            .as_object()
-            .cloned()
-            .unwrap()
+    fn sealed() -> Sealed {
+        Sealed {
+            answers: json!({"elicit-0": {"q": "d", "v": {"action": "accept", "content": {"name": "Ada"}}}})
+                .as_object()
+                .cloned()
+                .unwrap(),
+            pending: json!({"elicit-1": "d2"}).as_object().cloned().unwrap(),
+        }
     }
 
     #[test]
@@ -169,16 +233,25 @@ mod tests {
         let sealer = Sealer::random(Duration::from_secs(60));
         let binding = Binding::of(
             "tools/call",
-            Some(r#"{"name":"t","arguments":{"x":1},"_meta":{"a":1}}"#),
+            Some(r#"{"name":"t","arguments":{"x":1,"y":2},"_meta":{"a":1}}"#),
+            None,
         );
-        let token = sealer.seal(&binding, answers());
-        // The same request in another round (other `_meta`, with inputResponses) matches.
+        let token = sealer.seal(&binding, sealed());
+        // The same request in another round (other `_meta`, keys in another order, with
+        // inputResponses) matches.
         let again = Binding::of(
             "tools/call",
-            Some(r#"{"arguments":{"x":1},"name":"t","inputResponses":{},"requestState":"s"}"#),
+            Some(
+                r#"{"arguments":{"y":2,"x":1},"name":"t","inputResponses":{},"requestState":"s"}"#,
+            ),
+            None,
         );
-        assert_eq!(sealer.open(&token, &again).unwrap(), answers());
-        let other = Binding::of("tools/call", Some(r#"{"name":"t","arguments":{"x":2}}"#));
+        assert_eq!(sealer.open(&token, &again).unwrap(), sealed());
+        let other = Binding::of(
+            "tools/call",
+            Some(r#"{"name":"t","arguments":{"x":2}}"#),
+            None,
+        );
         assert!(sealer.open(&token, &other).is_err());
         let prompt = Binding {
             method: "prompts/get".into(),
@@ -193,10 +266,50 @@ mod tests {
     }
 
     #[test]
+    fn a_state_is_bound_to_its_caller() {
+        let sealer = Sealer::random(Duration::from_secs(60));
+        let params = Some(r#"{"name":"t"}"#);
+        let alice = Binding::of("tools/call", params, Some("Bearer alice"));
+        let token = sealer.seal(&alice, sealed());
+        assert!(sealer.open(&token, &alice).is_ok());
+        for other in [Some("Bearer mallory"), None] {
+            let e = sealer
+                .open(&token, &Binding::of("tools/call", params, other))
+                .unwrap_err();
+            assert!(e.message.contains("different request"), "{e}");
+        }
+    }
+
+    #[test]
+    fn ask_digests_ignore_key_order_but_not_content() {
+        let a = ask_digest(
+            "elicitation/create",
+            &json!({"message": "m", "requestedSchema": {"a": 1, "b": 2}}),
+        );
+        let b = ask_digest(
+            "elicitation/create",
+            &json!({"requestedSchema": {"b": 2, "a": 1}, "message": "m"}),
+        );
+        let c = ask_digest(
+            "elicitation/create",
+            &json!({"message": "other", "requestedSchema": {"a": 1, "b": 2}}),
+        );
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(
+            a,
+            ask_digest(
+                "sampling/createMessage",
+                &json!({"message": "m", "requestedSchema": {"a": 1, "b": 2}})
+            )
+        );
+    }
+
+    #[test]
     fn tampering_is_detected() {
-        let sealer = Sealer::with_key(b"shared", Duration::from_secs(60));
-        let binding = Binding::of("tools/call", None);
-        let token = sealer.seal(&binding, answers());
+        let sealer = Sealer::with_key(&[7u8; 32], Duration::from_secs(60));
+        let binding = Binding::of("tools/call", None, None);
+        let token = sealer.seal(&binding, sealed());
         let (signed, tag) = token.rsplit_once('.').unwrap();
         let forged_payload = URL_SAFE_NO_PAD.encode(
             serde_json::to_vec(
@@ -215,7 +328,7 @@ mod tests {
         }
         // A replica with the same key opens it.
         assert!(
-            Sealer::with_key(b"shared", Duration::from_secs(1))
+            Sealer::with_key(&[7u8; 32], Duration::from_secs(1))
                 .open(&token, &binding)
                 .is_ok()
         );
@@ -224,12 +337,12 @@ mod tests {
     #[test]
     fn expired_states_are_refused() {
         let sealer = Sealer::random(Duration::from_secs(60));
-        let binding = Binding::of("tools/call", None);
+        let binding = Binding::of("tools/call", None, None);
         let json = serde_json::to_vec(&Payload {
             m: binding.method.clone(),
             d: binding.digest.clone(),
             e: now() - 1,
-            a: Map::new(),
+            sealed: Sealed::default(),
         })
         .unwrap();
         let mut token = String::from(PREFIX);

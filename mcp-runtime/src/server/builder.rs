@@ -189,6 +189,11 @@ impl ServerBuilder {
 
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
+        if let Some(key) = &self.state_key
+            && key.len() < 32
+        {
+            return Err(BuildError::WeakRequestStateKey { len: key.len() });
+        }
         let registry = Registry::collect(&*self.filter)?;
         // Capabilities follow what is registered; any handler may log.
         let mut capabilities = serde_json::Map::new();

@@ -237,6 +237,8 @@ impl Connection {
                     ctx.finish();
                     let round = scope.round.as_ref().expect("only rounds block");
                     let body = round.input_required(&conn.server.inner.sealer);
+                    // Whatever still holds the context (a spawned task awaiting an ask) ends.
+                    ctx.cancel();
                     return Some(era::encode_input_required(&conn.server.inner, &id, &body));
                 }
                 _ = timed_out => {

@@ -1,6 +1,7 @@
 //! 2026-07-28 multi-round-trip requests: the `inputResponses` and `requestState` a retry
 //! carries, turned into the round its handler asks through (`ask/round.rs`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -27,24 +28,45 @@ impl super::ServerInner {
             return Ok(());
         }
         let text = req.params.map(|p| p.get());
-        let round = Round::new(Map::new(), false, &req.method, text);
+        let principal = scope
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(http::header::AUTHORIZATION))
+            .and_then(|v| v.to_str().ok());
+        let round = Round::new(&req.method, text, principal);
         let carries = text
             .is_some_and(|t| t.contains("\"inputResponses\"") || t.contains("\"requestState\""));
-        let mut answers = Map::new();
+        let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
         if carries {
             let params: RoundParams = serde_json::from_str(text.unwrap_or("{}"))
                 .map_err(|e| McpError::invalid_params(format!("Invalid params: {e}")))?;
+            let mut pending = Map::new();
             match params.request_state {
                 None | Some(Value::Null) => {}
                 Some(Value::String(state)) => {
-                    answers = self.sealer.open(&state, round.binding())?;
+                    let sealed = self.sealer.open(&state, round.binding())?;
+                    pending = sealed.pending;
+                    for (key, kept) in sealed.answers {
+                        if let Value::Object(mut kept) = kept
+                            && let Some(answer) = kept.remove("v")
+                        {
+                            let asked = kept.get("q").and_then(Value::as_str).map(str::to_owned);
+                            answers.insert(key, (answer, asked));
+                        }
+                    }
                 }
                 Some(_) => return Err(McpError::invalid_params("`requestState` must be a string")),
             }
             match params.input_responses {
                 None | Some(Value::Null) => {}
-                // This round's answers; keys nobody asked for are ignored when asked for.
-                Some(Value::Object(given)) => answers.extend(given),
+                // This round's answers, to the questions the state says were asked. Answers
+                // sealed in earlier rounds stand: a retry cannot change them.
+                Some(Value::Object(given)) => {
+                    for (key, answer) in given {
+                        let asked = pending.get(&key).and_then(Value::as_str).map(str::to_owned);
+                        answers.entry(key).or_insert((answer, asked));
+                    }
+                }
                 Some(_) => {
                     return Err(McpError::invalid_params(
                         "`inputResponses` must be an object",
