@@ -365,3 +365,72 @@ fn a_server_served_again_on_a_new_runtime_still_passes_changes_on() {
     // The first runtime, and the forwarding task on it, are gone.
     assert_eq!(run(server), 1);
 }
+
+#[tokio::test]
+async fn subscriptions_and_listens_have_limits_of_their_own() {
+    let changes = Changes::new();
+    let server = Server::builder()
+        .changes(changes.clone())
+        .max_subscriptions(2)
+        .max_in_flight(1)
+        .max_listens(1)
+        .build()
+        .unwrap();
+    let session = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    for uri in ["file:///docs/a", "file:///docs/b", "file:///docs/a"] {
+        session
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .unwrap();
+    }
+    let e = session
+        .request("resources/subscribe", json!({"uri": "file:///docs/c"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    assert!(e.message.contains("Too many subscriptions"), "{e}");
+
+    // An open listen does not take the one request slot; a second listen is refused.
+    let c = Arc::new(
+        TestClient::connect_to(server, ProtocolVersion::V2026_07_28)
+            .await
+            .unwrap(),
+    );
+    let listener = c.clone();
+    let listen = tokio::spawn(async move {
+        listener
+            .request_with_id(
+                5,
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true}}),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(
+        c.call_tool("other_tool", json!({})).await.unwrap().text(),
+        "other"
+    );
+    let e = c
+        .request(
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("subscriptions/listen streams"), "{e}");
+    let e = c
+        .request(
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": ["a", "b", "c"]}}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("Too many resourceSubscriptions"), "{e}");
+    c.notify("notifications/cancelled", json!({"requestId": 5}));
+    let _ = tokio::time::timeout(Duration::from_secs(5), listen)
+        .await
+        .unwrap();
+}

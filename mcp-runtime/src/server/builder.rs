@@ -175,6 +175,19 @@ impl ServerBuilder {
         self
     }
 
+    /// `subscriptions/listen` streams one connection may have open at once (default 1024; on
+    /// HTTP all 2026-07-28 clients share one count). They do not count as requests in flight.
+    pub fn max_listens(mut self, n: usize) -> Self {
+        self.limits.max_listens = n.max(1);
+        self
+    }
+
+    /// Resources one session may subscribe to (default 1024); more are refused with -32602.
+    pub fn max_subscriptions(mut self, n: usize) -> Self {
+        self.limits.max_subscriptions = n.max(1);
+        self
+    }
+
     /// The largest message accepted, in bytes (default 4 MiB).
     pub fn max_message_bytes(mut self, n: usize) -> Self {
         self.limits.max_message_bytes = n.max(1024);

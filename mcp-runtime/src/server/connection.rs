@@ -384,16 +384,39 @@ impl Connection {
         make: impl FnOnce(Slot) -> Context,
     ) -> Result<InFlight, McpError> {
         let limit = self.server.inner.limits.max_in_flight;
+        self.begin_in(id, &self.active, limit, "requests", make)
+    }
+
+    /// Like [`begin`](Self::begin) for a `subscriptions/listen` stream, which lasts as long as
+    /// the client wants: listens have a limit of their own, so they never crowd out requests.
+    pub(crate) fn begin_listen(
+        self: &Arc<Self>,
+        id: &RequestId,
+        make: impl FnOnce(Slot) -> Context,
+    ) -> Result<InFlight, McpError> {
+        let limit = self.server.inner.limits.max_listens;
+        let counter = self.extras().listens.clone();
+        self.begin_in(id, &counter, limit, "subscriptions/listen streams", make)
+    }
+
+    fn begin_in(
+        self: &Arc<Self>,
+        id: &RequestId,
+        counter: &Arc<AtomicUsize>,
+        limit: usize,
+        what: &str,
+        make: impl FnOnce(Slot) -> Context,
+    ) -> Result<InFlight, McpError> {
         // The shared stateless connection serves every 2026-07-28 client at once: ids are only
         // unique per client, and cancellation there is closing the stream, so no id table.
         if self.stateless_only {
-            if self.active.load(Ordering::Relaxed) >= limit {
+            if counter.load(Ordering::Relaxed) >= limit {
                 return Err(McpError::internal(format!(
-                    "Server busy: {limit} stateless requests in flight"
+                    "Server busy: {limit} stateless {what} in flight"
                 )));
             }
-            self.active.fetch_add(1, Ordering::Relaxed);
-            let ctx = make(Slot(self.active.clone()));
+            counter.fetch_add(1, Ordering::Relaxed);
+            let ctx = make(Slot(counter.clone()));
             return Ok(InFlight {
                 conn: self.clone(),
                 id: id.clone(),
@@ -408,13 +431,13 @@ impl Connection {
                 "Request id {id} is already in flight"
             )));
         }
-        if self.active.load(Ordering::Relaxed) >= limit {
+        if counter.load(Ordering::Relaxed) >= limit {
             return Err(McpError::internal(format!(
-                "Server busy: {limit} requests already in flight on this connection"
+                "Server busy: {limit} {what} already in flight on this connection"
             )));
         }
-        self.active.fetch_add(1, Ordering::Relaxed);
-        let ctx = make(Slot(self.active.clone()));
+        counter.fetch_add(1, Ordering::Relaxed);
+        let ctx = make(Slot(counter.clone()));
         map.insert(id.clone(), ctx.clone());
         Ok(InFlight {
             conn: self.clone(),
@@ -459,6 +482,8 @@ pub(crate) struct Extras {
     next_outgoing: AtomicI64,
     /// The resource URIs the client subscribed to.
     pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
+    /// Open `subscriptions/listen` streams (bounded apart from requests).
+    listens: Arc<AtomicUsize>,
 }
 
 /// One unit of a connection's `max_in_flight`, released when the request's last `Context`

@@ -72,6 +72,8 @@ pub(crate) struct Limits {
     pub(crate) shutdown_grace: Duration,
     pub(crate) request_timeout: Option<Duration>,
     pub(crate) client_request_timeout: Duration,
+    pub(crate) max_listens: usize,
+    pub(crate) max_subscriptions: usize,
 }
 
 impl Default for Limits {
@@ -86,6 +88,8 @@ impl Default for Limits {
             shutdown_grace: Duration::from_secs(5),
             request_timeout: None,
             client_request_timeout: Duration::from_secs(300),
+            max_listens: 1024,
+            max_subscriptions: 1024,
         }
     }
 }

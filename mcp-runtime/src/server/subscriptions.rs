@@ -37,6 +37,24 @@ struct Filter {
 }
 
 impl Filter {
+    /// A change of every kind this filter asks for (after missed changes).
+    fn everything(&self) -> Vec<Change> {
+        let mut all = Vec::new();
+        for (wanted, change) in [
+            (self.tools_list_changed, Change::Tools),
+            (self.prompts_list_changed, Change::Prompts),
+            (self.resources_list_changed, Change::Resources),
+        ] {
+            if wanted {
+                all.push(change);
+            }
+        }
+        for uri in self.resource_subscriptions.iter().flatten() {
+            all.push(Change::Updated(uri.as_str().into()));
+        }
+        all
+    }
+
     fn wants(&self, change: &Change) -> bool {
         match change {
             Change::Tools => self.tools_list_changed,
@@ -105,8 +123,12 @@ impl Sessions {
             use tokio::sync::broadcast::error::RecvError;
             loop {
                 let change = match changes.recv().await {
-                    Ok(change) => change,
-                    Err(RecvError::Lagged(_)) => continue,
+                    Ok(change) => Some(change),
+                    // Changes were missed: tell every client everything may have changed.
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "change notifications lagged; announcing all");
+                        None
+                    }
                     Err(RecvError::Closed) => return,
                 };
                 let Some(sessions) = sessions.upgrade() else {
@@ -119,7 +141,10 @@ impl Sessions {
                     conns.iter().filter_map(Weak::upgrade).collect()
                 };
                 for conn in live {
-                    conn.forward(&change);
+                    match &change {
+                        Some(change) => conn.forward(change),
+                        None => conn.forward_everything(),
+                    }
                 }
             }
         }));
@@ -157,6 +182,26 @@ impl Connection {
         }
     }
 
+    /// After missed changes: every list may have changed, and every subscribed resource.
+    fn forward_everything(&self) {
+        for change in [Change::Tools, Change::Prompts, Change::Resources] {
+            self.forward(&change);
+        }
+        let subscribed: Vec<String> = self
+            .subscriptions()
+            .map(|s| {
+                s.lock()
+                    .expect("subscriptions lock")
+                    .iter()
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for uri in subscribed {
+            self.forward(&Change::Updated(uri.into()));
+        }
+    }
+
     /// Whether `uri` names a registered resource or matches a template.
     fn knows_resource(&self, uri: &str) -> bool {
         let registry = &self.server.inner.registry;
@@ -176,11 +221,21 @@ impl Connection {
         if !self.knows_resource(&uri) {
             return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
         }
-        self.extras()
-            .subscriptions
-            .lock()
-            .expect("subscriptions lock")
-            .insert(uri);
+        {
+            let mut subscribed = self
+                .extras()
+                .subscriptions
+                .lock()
+                .expect("subscriptions lock");
+            let limit = self.server.inner.limits.max_subscriptions;
+            if subscribed.len() >= limit && !subscribed.contains(&uri) {
+                let e = McpError::invalid_params(format!(
+                    "Too many subscriptions: this session has {limit}; unsubscribe from some first"
+                ));
+                return Step::Reply(scope.err(&req.id, e));
+            }
+            subscribed.insert(uri);
+        }
         self.reply(scope, req, &Map::new(), Cache::No)
     }
 
@@ -208,6 +263,17 @@ impl Connection {
             Ok(p) => p.notifications,
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
+        let limit = self.server.inner.limits.max_subscriptions;
+        if asked
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|s| s.len() > limit)
+        {
+            let e = McpError::invalid_params(format!(
+                "Too many resourceSubscriptions: at most {limit} per stream"
+            ));
+            return Step::Reply(scope.err(&req.id, e));
+        }
         // Only what this server can ever send is honoured.
         let registry = &self.server.inner.registry;
         let honoured = Filter {
@@ -225,7 +291,7 @@ impl Connection {
             return Step::Reply(scope.err(&req.id, e));
         };
         let id = req.id.clone();
-        let in_flight = match self.begin(&id, |slot| {
+        let in_flight = match self.begin_listen(&id, |slot| {
             self.context(
                 &scope,
                 &id,
@@ -262,7 +328,13 @@ impl Connection {
                         Ok(change) if honoured.wants(&change) => {
                             sink.send(notification(&change, Some(&meta)));
                         }
-                        Ok(_) | Err(RecvError::Lagged(_)) => {}
+                        Ok(_) => {}
+                        // Changes were missed: everything asked for may have changed.
+                        Err(RecvError::Lagged(_)) => {
+                            for change in honoured.everything() {
+                                sink.send(notification(&change, Some(&meta)));
+                            }
+                        }
                         Err(RecvError::Closed) => break,
                     },
                 }
