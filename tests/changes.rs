@@ -184,6 +184,11 @@ async fn disabling_hides_an_item_and_announces_the_change() {
             .await
             .unwrap_err();
         assert_eq!(e.code, ErrorCode(-32002), "{uri}");
+        let e = c
+            .request("resources/subscribe", json!({"uri": uri}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode(-32002), "{uri}");
     }
 
     // Enabled again: back, announced.

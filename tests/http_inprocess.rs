@@ -564,6 +564,10 @@ fn mirrored_arguments_must_match_their_mcp_param_headers() {
         with(&[("Mcp-Param-Region", "eu-west1")]),
         with(&[("Mcp-Param-Region", "=?base64?dXMtd2VzdDE?=")]),
         with(&[("Mcp-Param-Region", "=?base64?dXMt!!!d2VzdDE=?=")]),
+        with(&[
+            ("Mcp-Param-Region", "us-west1"),
+            ("Mcp-Param-Region", "us-west1"),
+        ]),
     ] {
         let (status, text) = exchange(port, &call("us-west1"), &headers);
         assert_eq!(status, 400, "{headers:?}: {text}");

@@ -65,7 +65,23 @@ fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
                             "`x-mcp-header` {name:?} of {at} is not an HTTP token"
                         ));
                     }
-                    let kind = obj.get("type").and_then(Value::as_str);
+                    // An optional argument may also allow `null` (the header is then omitted).
+                    let kind = match obj.get("type") {
+                        Some(Value::String(t)) => Some(t.as_str()),
+                        Some(Value::Array(types)) => {
+                            let real: Vec<&str> = types
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .filter(|t| *t != "null")
+                                .collect();
+                            if let [one] = real[..] {
+                                Some(one)
+                            } else {
+                                None
+                            }
+                        }
+                        _ => None,
+                    };
                     if !matches!(kind, Some("string" | "integer" | "boolean")) {
                         return Err(format!(
                             "`x-mcp-header` is only allowed on string, integer and boolean properties ({at} is {})",
@@ -688,12 +704,17 @@ mod tests {
         let schema = json!({"type": "object", "properties": {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "options": {"type": "object", "properties": {"dry": {"type": "boolean", "x-mcp-header": "Dry-Run"}}},
-            "plain": {"type": "string"}
+            "plain": {"type": "string"},
+            "maybe": {"type": ["integer", "null"], "x-mcp-header": "Maybe"}
         }});
         let found = header_params(&schema).unwrap();
         assert_eq!(
             found,
             [
+                HeaderParam {
+                    path: vec!["maybe".into()],
+                    name: "Maybe".into()
+                },
                 HeaderParam {
                     path: vec!["options".into(), "dry".into()],
                     name: "Dry-Run".into()

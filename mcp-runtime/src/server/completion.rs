@@ -10,6 +10,7 @@ use super::era::{Cache, Scope};
 use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::Request;
+use crate::registry::Listed;
 
 #[derive(Deserialize)]
 #[serde(tag = "type")]
@@ -63,25 +64,34 @@ impl Connection {
             Err(e) => return Step::Reply(scope.err(&req.id, e)),
         };
         let registry = &self.server.inner.registry;
+        let changes = &self.server.inner.changes;
         let table: &[(&str, CompleteFn)] = match &params.reference {
-            Reference::Prompt { name } => match registry.prompt(name) {
-                Some(p) => p.def.complete,
-                None => {
-                    return Step::Reply(scope.err(
-                        &req.id,
-                        McpError::invalid_params(format!("Unknown prompt: {name}")),
-                    ));
+            Reference::Prompt { name } => {
+                match registry.prompt(name).filter(|p| p.enabled(changes)) {
+                    Some(p) => p.def.complete,
+                    None => {
+                        return Step::Reply(scope.err(
+                            &req.id,
+                            McpError::invalid_params(format!("Unknown prompt: {name}")),
+                        ));
+                    }
                 }
-            },
+            }
             Reference::Resource { uri } => {
                 match registry
                     .templates
                     .items
                     .iter()
                     .find(|t| t.def.uri == uri.as_str())
+                    .filter(|t| t.enabled(changes))
                 {
                     Some(t) => t.def.complete,
-                    None if registry.static_resource(uri).is_some() => &[],
+                    None if registry
+                        .static_resource(uri)
+                        .is_some_and(|r| r.enabled(changes)) =>
+                    {
+                        &[]
+                    }
                     None => {
                         let e =
                             McpError::invalid_params(format!("Unknown resource template: {uri}"));

@@ -94,11 +94,10 @@ impl Connection {
         let registry = &self.server.inner.registry;
         let changes = &self.server.inner.changes;
         let uri = params.uri;
-        let found = registry
-            .static_resource(&uri)
-            .filter(|r| r.enabled(changes));
-        let (def, variables) = match found {
-            Some(r) => (r.def, HashMap::new()),
+        let (def, variables) = match registry.static_resource(&uri) {
+            Some(r) if r.enabled(changes) => (r.def, HashMap::new()),
+            // A disabled resource is not found, even where a template also matches its URI.
+            Some(_) => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
             None => match registry
                 .templates
                 .items

@@ -14,6 +14,7 @@ use crate::ask::Asker;
 use crate::changes::{Change, covers};
 use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{McpError, RequestId};
+use crate::registry::Listed;
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -202,15 +203,18 @@ impl Connection {
         }
     }
 
-    /// Whether `uri` names a registered resource or matches a template.
+    /// Whether `uri` names an enabled resource or matches an enabled template.
     fn knows_resource(&self, uri: &str) -> bool {
         let registry = &self.server.inner.registry;
-        registry.static_resource(uri).is_some()
-            || registry
+        let changes = &self.server.inner.changes;
+        match registry.static_resource(uri) {
+            Some(r) => r.enabled(changes),
+            None => registry
                 .templates
                 .items
                 .iter()
-                .any(|t| t.template.matches(uri).is_some())
+                .any(|t| t.enabled(changes) && t.template.matches(uri).is_some()),
+        }
     }
 
     pub(super) fn subscribe(&self, scope: &Scope, req: &Request<'_>) -> Step {

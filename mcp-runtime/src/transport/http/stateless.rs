@@ -151,9 +151,12 @@ pub(crate) fn check_param_headers(
             // A value of another type fails the tool's own argument check.
             Some(_) => continue,
         };
-        let raw = match headers.get(&header_name) {
-            None => None,
-            Some(v) => Some(v.to_str().map_err(|_| {
+        let mut all = headers.get_all(&header_name).iter();
+        let raw = match (all.next(), all.next()) {
+            (None, _) => None,
+            // Two copies could each be read by a different hop: refuse rather than pick one.
+            (Some(_), Some(_)) => return Err(mismatch(format!("Header {display} is repeated"))),
+            (Some(v), None) => Some(v.to_str().map_err(|_| {
                 mismatch(format!(
                     "Header {display} has characters a header value may not carry"
                 ))
@@ -179,7 +182,11 @@ pub(crate) fn check_param_headers(
                         "Header {display} is not valid =?base64?…?= encoding"
                     ))
                 })?;
-                if got != expected {
+                // Numbers compare as numbers (`42` and `42.0` are the same argument).
+                let same_number = value
+                    .and_then(Value::as_f64)
+                    .is_some_and(|n| got.parse::<f64>().is_ok_and(|g| g == n));
+                if got != expected && !same_number {
                     return Err(mismatch(format!(
                         "Header {display} is {got:?} but argument `{}` is {expected:?}",
                         param.path.join(".")
