@@ -169,7 +169,7 @@ macro_rules! run {
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
-    pub use crate::ask::form::{FormCheck, check_form};
+    pub use crate::ask::form::{FormCheck, FormProbe, ViaForm, ViaNotForm, check_form};
     pub use crate::completion::CompleteFn;
     pub use crate::context::FromContext;
     pub use crate::prompt::{

@@ -98,13 +98,22 @@ pub(crate) fn form_checks(model: &FnModel<'_>, private: &TokenStream, owner: &st
     let location = location(model);
     let checks = crate::forms::elicited_types(&model.item.block)
         .into_iter()
-        .map(|ty| {
+        .enumerate()
+        .map(|(i, ty)| {
+            // Through a probe: a `T` that is not `JsonSchema` (a method of the user's own that
+            // happens to be called `elicit`) is skipped rather than a compile error.
+            let check = local(&format!("__mcp_form_check_{i}"));
             quote_spanned! {ty.span()=>
+                fn #check() -> ::core::result::Result<(), ::std::string::String> {
+                    #[allow(unused_imports)]
+                    use #private::{ViaForm as _, ViaNotForm as _};
+                    (&&#private::FormProbe::<#ty>::new()).check()
+                }
                 #private::inventory::submit! {
                     #private::FormCheck {
                         owner: #owner,
                         location: #location,
-                        check: #private::check_form::<#ty>,
+                        check: #check,
                     }
                 }
             }

@@ -52,6 +52,42 @@ pub fn check_form<T: JsonSchema + 'static>() -> Result<(), String> {
     form_schema_of::<T>().map(|_| ())
 }
 
+/// The autoref-specialization probe behind generated form checks: `T: JsonSchema` is
+/// checked, any other `T` (not an elicitation form at all) passes.
+pub struct FormProbe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> FormProbe<T> {
+    /// A probe for `T`.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        FormProbe(std::marker::PhantomData)
+    }
+}
+
+/// The probe's case for `T: JsonSchema`.
+pub trait ViaForm {
+    /// Checks the form.
+    fn check(&self) -> Result<(), String>;
+}
+
+impl<T: JsonSchema + 'static> ViaForm for &FormProbe<T> {
+    fn check(&self) -> Result<(), String> {
+        check_form::<T>()
+    }
+}
+
+/// The probe's fallback: not a form type.
+pub trait ViaNotForm {
+    /// Nothing to check.
+    fn check(&self) -> Result<(), String>;
+}
+
+impl<T: ?Sized> ViaNotForm for FormProbe<T> {
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
 /// Runs every registered form check; the first failure is the error.
 pub(crate) fn check_registered() -> Result<(), crate::BuildError> {
     for form in inventory::iter::<FormCheck> {
@@ -224,6 +260,30 @@ fn form_field(field: &Value) -> Result<Value, String> {
     Ok(Value::Object(out))
 }
 
+/// A checked form lowered to what 2025-06-18 clients know: no `default`, titled choices as
+/// `enum` + `enumNames`; a multiple-choice field cannot be lowered.
+pub(crate) fn for_2025_06_18(form: &Value) -> Result<Value, String> {
+    let mut form = form.clone();
+    if let Some(Value::Object(fields)) = form.get_mut("properties") {
+        for (name, field) in fields.iter_mut() {
+            let Value::Object(field) = field else {
+                continue;
+            };
+            field.remove("default");
+            if field.get("type").and_then(Value::as_str) == Some("array") {
+                return Err(format!("field `{name}` is a multiple choice"));
+            }
+            if let Some(Value::Array(choices)) = field.remove("oneOf") {
+                let values: Vec<Value> = choices.iter().map(|c| c["const"].clone()).collect();
+                let titles: Vec<Value> = choices.iter().map(|c| c["title"].clone()).collect();
+                field.insert("enum".into(), Value::Array(values));
+                field.insert("enumNames".into(), Value::Array(titles));
+            }
+        }
+    }
+    Ok(form)
+}
+
 fn string_enum(values: Option<&Value>) -> Result<Value, String> {
     match values {
         Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_string) => {
@@ -358,6 +418,34 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("uuid"), "{e}");
+    }
+
+    #[test]
+    fn forms_are_lowered_for_2025_06_18_clients() {
+        #[allow(dead_code)]
+        #[derive(Deserialize, JsonSchema)]
+        struct Pick {
+            #[serde(default)]
+            size: Option<Size>,
+            #[serde(default = "three")]
+            count: u32,
+        }
+        fn three() -> u32 {
+            3
+        }
+        let form = form_schema_of::<Pick>().unwrap();
+        assert_eq!(form["properties"]["count"]["default"], 3, "{form}");
+        let lowered = for_2025_06_18(&form).unwrap();
+        assert_eq!(
+            lowered["properties"]["size"],
+            json!({"type": "string", "enum": ["small", "large"], "enumNames": ["A small one", "A large one"]})
+        );
+        assert!(
+            lowered["properties"]["count"].get("default").is_none(),
+            "{lowered}"
+        );
+        let e = for_2025_06_18(&form_schema_of::<Order>().unwrap()).unwrap_err();
+        assert!(e.contains("field `toppings` is a multiple choice"), "{e}");
     }
 
     #[test]

@@ -478,12 +478,18 @@ impl Ask<'_> {
         message: String,
         schema: Value,
     ) -> Result<Elicitation<Map<String, Value>>, McpError> {
-        let params = json!({ "mode": "form", "message": message, "requestedSchema": schema });
         let params = if self.ctx.protocol_version() < ProtocolVersion::V2025_11_25 {
-            // `mode` came with URL elicitation (2025-11-25); older clients may refuse it.
-            json!({ "message": params["message"], "requestedSchema": params["requestedSchema"] })
+            // 2025-06-18 forms have no `mode` (it came with URL elicitation), no defaults, no
+            // titled or multiple choices: lower the form, or say why it cannot be.
+            let schema = form::for_2025_06_18(&schema).map_err(|e| {
+                McpError::internal(format!(
+                    "This form needs protocol 2025-11-25 (the client speaks {}): {e}",
+                    self.ctx.protocol_version()
+                ))
+            })?;
+            json!({ "message": message, "requestedSchema": schema })
         } else {
-            params
+            json!({ "mode": "form", "message": message, "requestedSchema": schema })
         };
         let result: ElicitResult = self.ask(Kind::Form, params).await?;
         Ok(match result.action {

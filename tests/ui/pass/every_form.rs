@@ -78,7 +78,7 @@ fn main() {
     let names: Vec<_> = server.tool_names().collect();
     assert_eq!(
         names,
-        ["ctx", "echo", "elicits", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
+        ["consult", "ctx", "echo", "elicits", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
     );
     let _ = every_form;
     let _ = sync_with_ref_context;
@@ -185,6 +185,24 @@ mod resources_and_prompts {
         let b = ctx.elicit::<Local>("Note?").await?;
         let c: mcp::Elicitation<Answer> = ctx.ask_as("third").elicit("Again?").await?;
         Ok(format!("{} {} {}", a.accepted().is_some(), b.accepted().map_or(String::new(), |l| l.note), c.accepted().is_some()))
+    }
+
+    /// Something of the user's own with an `elicit` method: not a form, not checked as one.
+    pub struct Oracle;
+
+    impl Oracle {
+        pub fn elicit<T: Default>(&self) -> T {
+            T::default()
+        }
+    }
+
+    /// Calls the user's own `elicit` with a type that is not a form.
+    #[tool(crate = mcp)]
+    pub fn consult() -> String {
+        struct NotAForm;
+        let _ = Oracle.elicit::<std::collections::hash_map::RandomState>();
+        let _ = NotAForm;
+        "ok".into()
     }
 
     pub fn raw_schema() -> serde_json::Value {
