@@ -226,6 +226,14 @@ fn stateless_listen_is_answered_at_end_of_input() {
     assert_eq!(p.silent_for(Duration::from_millis(300)), None);
 
     p.close_stdin();
+    // The server tears the stream down: `notifications/cancelled` for it (stdio), then the
+    // graceful result.
+    let cancelled = p.recv();
+    assert_eq!(
+        (&cancelled["method"], &cancelled["params"]["requestId"]),
+        (&json!("notifications/cancelled"), &json!("L")),
+        "{cancelled}"
+    );
     let end = p.recv();
     assert_eq!(end["id"], "L", "{end}");
     assert!(end["error"].is_null(), "{end}");

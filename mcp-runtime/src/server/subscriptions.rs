@@ -343,6 +343,15 @@ impl Connection {
                     },
                 }
             }
+            // The server ends the stream: on stdio, where there is no stream to close, it says
+            // so with `notifications/cancelled` (the one use 2026-07-28 allows servers), then
+            // answers the request (the graceful end), which the client may then ignore.
+            if conn.transport == "stdio" {
+                sink.send(encode_notification(
+                    "notifications/cancelled",
+                    json!({ "requestId": &id, "reason": "The server is shutting down" }),
+                ));
+            }
             ctx.finish();
             drop(in_flight);
             Some(listen_result(&conn, &scope, &id, meta))
