@@ -626,3 +626,56 @@ fn a_short_request_state_key_is_refused() {
     );
     assert!(e.to_string().contains("at least 32"));
 }
+
+/// Sends the user to a page named by an elicitation id, then reports it complete.
+#[tool]
+async fn connect_account(ctx: Context) -> Result<String, McpError> {
+    // The same id on every 2026-07-28 round, so the question stays the same.
+    let id: String = ctx.remember("connect", mcp_runtime::ask::new_elicitation_id);
+    let url = format!("https://example.com/connect?elicitation={id}");
+    let action = ctx
+        .elicit_url_with_id(id.clone(), "Connect your account", url)
+        .await?;
+    let completed = ctx.complete_elicitation(&id);
+    Ok(format!("{action:?} {id} {completed}"))
+}
+
+#[tokio::test]
+async fn a_url_elicitation_can_be_named_and_reported_complete() {
+    let answer: Answer = Arc::new(|_: &str, _: &Value| Ok(json!({"action": "accept"})));
+    for version in ERAS {
+        let c = client(version, ALL_CAPS(), Some(answer.clone())).await;
+        let text = c
+            .call_tool("connect_account", json!({}))
+            .await
+            .unwrap()
+            .text();
+        let parts: Vec<&str> = text.split(" ").collect();
+        assert_eq!(parts.len(), 3, "{version}: {text}");
+        let (id, completed) = (parts[1], parts[2]);
+        assert_eq!(id.len(), 32, "{text}");
+        let asks = c.take_asks();
+        assert!(asks[0]["params"]["url"].as_str().unwrap().ends_with(id));
+        let done: Vec<Value> = c
+            .take_notifications()
+            .into_iter()
+            .filter(|n| n["method"] == "notifications/elicitation/complete")
+            .collect();
+        if version == ProtocolVersion::V2025_11_25 {
+            assert_eq!(asks[0]["params"]["elicitationId"], id);
+            assert_eq!(completed, "true");
+            assert_eq!(
+                done,
+                [
+                    json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": id}})
+                ]
+            );
+        } else {
+            assert_eq!(
+                completed, "false",
+                "2026-07-28 has no completion notification"
+            );
+            assert!(done.is_empty());
+        }
+    }
+}

@@ -8,7 +8,9 @@
 //!   call returns `InputRequiredResult`; the client retries with the answers, the handler runs
 //!   again from the start, and this time each ask returns its answer (those of earlier rounds
 //!   come back from the sealed `requestState`). **Code before an ask may therefore run more than
-//!   once**: keep side effects after the last ask, and ask the same questions in the same order.
+//!   once**: keep side effects after the last ask, and ask the same questions in the same order
+//!   (an answer is only used for the question it answered). A value that must not change from
+//!   one run to the next (a random id, a timestamp) goes through [`Context::remember`].
 //!
 //! An ask the client did not declare a capability for fails with
 //! [`ErrorCode::MISSING_CLIENT_CAPABILITY`](crate::protocol::ErrorCode::MISSING_CLIENT_CAPABILITY)
@@ -415,8 +417,88 @@ impl Context {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> impl Future<Output = Result<ElicitAction, McpError>> + Send + '_ {
+        self.ask_next(Kind::Url).elicit_url_with_id(
+            new_elicitation_id(),
+            message.into(),
+            url.into(),
+        )
+    }
+
+    /// Like [`elicit_url`](Self::elicit_url), naming the elicitation: make the id with
+    /// [`new_elicitation_id`], put it in your URL so the page knows which elicitation (and
+    /// which user) it serves, and call [`complete_elicitation`](Self::complete_elicitation)
+    /// when the page is done. Session-era clients receive the id (`elicitationId`); 2026-07-28
+    /// has none (its URL alone identifies the interaction).
+    pub fn elicit_url_with_id(
+        &self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> impl Future<Output = Result<ElicitAction, McpError>> + Send + '_ {
         self.ask_next(Kind::Url)
-            .elicit_url(message.into(), url.into())
+            .elicit_url_with_id(id.into(), message.into(), url.into())
+    }
+
+    /// A value that stays the same on every round of a 2026-07-28 request: `make()`'s the first
+    /// time, the same value (sealed in `requestState`) when the handler runs again with the
+    /// client's answers. Use it for what code before an ask must not compute anew: a random
+    /// id, a timestamp, a reservation. Elsewhere it is simply `make()`. `key` names the value
+    /// within the request. A value that does not come back as `T` is made anew.
+    ///
+    /// ```standalone_crate
+    /// # use mcp_runtime::prelude::*;
+    /// /// Connects the user's account on a page of ours.
+    /// #[tool]
+    /// async fn connect(ctx: Context) -> Result<String, McpError> {
+    ///     let id: String = ctx.remember("connect", mcp_runtime::ask::new_elicitation_id);
+    ///     let url = format!("https://example.com/connect?elicitation={id}");
+    ///     let action = ctx.elicit_url_with_id(id.clone(), "Connect your account", url).await?;
+    ///     Ok(format!("{action:?}"))
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn remember<T>(&self, key: &str, make: impl FnOnce() -> T) -> T
+    where
+        T: Serialize + DeserializeOwned,
+    {
+        let Asker::Round(round) = self.asker() else {
+            return make();
+        };
+        if let Some(kept) = round.recall(key)
+            && let Ok(value) = serde_json::from_value(kept)
+        {
+            return value;
+        }
+        let value = make();
+        round.keep(key, serde_json::to_value(&value).unwrap_or(Value::Null));
+        value
+    }
+
+    /// Tells a session-era client that the out-of-band interaction of URL elicitation `id`
+    /// is finished (`notifications/elicitation/complete`), so it can retry what waited on it.
+    /// Works after the tool returned (keep a clone of the `Context`). Returns whether it was
+    /// sent: 2026-07-28 has no such notification, and a closed session cannot receive it.
+    pub fn complete_elicitation(&self, id: &str) -> bool {
+        let Asker::Session(conn) = self.asker() else {
+            return false;
+        };
+        if self.protocol_version() < ProtocolVersion::V2025_11_25 {
+            return false;
+        }
+        let Some(conn) = conn.upgrade() else {
+            return false;
+        };
+        // On the request's stream while it is open, else on the session's own channel.
+        let sink = self
+            .live_sink()
+            .cloned()
+            .or_else(|| conn.standalone.lock().expect("standalone lock").clone());
+        let Some(sink) = sink else { return false };
+        sink.send(crate::protocol::jsonrpc::encode_notification(
+            "notifications/elicitation/complete",
+            json!({ "elicitationId": id }),
+        ));
+        true
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`). The client
@@ -513,13 +595,21 @@ impl Ask<'_> {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> Result<ElicitAction, McpError> {
+        self.elicit_url_with_id(new_elicitation_id(), message, url)
+            .await
+    }
+
+    /// [`Context::elicit_url_with_id`] under this key.
+    pub async fn elicit_url_with_id(
+        self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Result<ElicitAction, McpError> {
         let mut params = json!({ "mode": "url", "message": message.into(), "url": url.into() });
         if self.ctx.era() == crate::protocol::Era::Session {
             // 2025-11-25 correlates URL elicitations by id (2026-07-28 removed it).
-            let mut id = [0u8; 16];
-            getrandom::fill(&mut id).expect("the OS random source works");
-            let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-            params["elicitationId"] = Value::String(id);
+            params["elicitationId"] = Value::String(id.into());
         }
         let result: ElicitResult = self.ask(Kind::Url, params).await?;
         Ok(result.action)
@@ -619,6 +709,14 @@ impl Ask<'_> {
         drop(guard);
         result
     }
+}
+
+/// A new URL elicitation id: 128 bits from the operating system's CSPRNG, as hex (hard to guess,
+/// so it can name the elicitation in a URL).
+pub fn new_elicitation_id() -> String {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).expect("the OS random source works");
+    id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A request to the client awaiting its response.

@@ -41,6 +41,8 @@ pub(crate) struct Round {
 struct RoundState {
     /// Answers the handler used this round (kept for the next one): `{"q", "v"}` by key.
     used: Map<String, Value>,
+    /// Values remembered across rounds (restored, then added to).
+    memo: Map<String, Value>,
     /// Asks with no answer yet, in order, with their digests.
     needed: Vec<(String, InputRequest, String)>,
 }
@@ -81,11 +83,32 @@ impl Round {
     pub(crate) fn with_answers(
         mut self,
         answers: HashMap<String, (Value, Option<String>)>,
+        memo: Map<String, Value>,
         retry: bool,
     ) -> Round {
         self.answers = answers;
+        self.state.get_mut().expect("round lock").memo = memo;
         self.retry = retry;
         self
+    }
+
+    /// The value remembered under `key`, if any.
+    pub(crate) fn recall(&self, key: &str) -> Option<Value> {
+        self.state
+            .lock()
+            .expect("round lock")
+            .memo
+            .get(key)
+            .cloned()
+    }
+
+    /// Remembers `value` under `key` for the rounds to come.
+    pub(crate) fn keep(&self, key: &str, value: Value) {
+        self.state
+            .lock()
+            .expect("round lock")
+            .memo
+            .insert(key.to_owned(), value);
     }
 
     /// What a state for this request is bound to.
@@ -160,6 +183,7 @@ impl Round {
         let sealed = Sealed {
             answers: std::mem::take(&mut state.used),
             pending,
+            memo: std::mem::take(&mut state.memo),
         };
         InputRequired {
             input_requests,

@@ -125,6 +125,9 @@ pub(crate) struct Sealed {
     /// The asks the state's `InputRequiredResult` sent, by key: their digests.
     #[serde(rename = "p", default)]
     pub(crate) pending: Map<String, Value>,
+    /// Values the handler keeps the same on every round (`Context::remember`).
+    #[serde(rename = "s", default, skip_serializing_if = "Map::is_empty")]
+    pub(crate) memo: Map<String, Value>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -225,6 +228,7 @@ mod tests {
                 .cloned()
                 .unwrap(),
             pending: json!({"elicit-1": "d2"}).as_object().cloned().unwrap(),
+            memo: json!({"id": "abc"}).as_object().cloned().unwrap(),
         }
     }
 

@@ -37,6 +37,7 @@ impl super::ServerInner {
         let carries = text
             .is_some_and(|t| t.contains("\"inputResponses\"") || t.contains("\"requestState\""));
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
+        let mut memo = Map::new();
         if carries {
             let params: RoundParams = serde_json::from_str(text.unwrap_or("{}"))
                 .map_err(|e| McpError::invalid_params(format!("Invalid params: {e}")))?;
@@ -46,6 +47,7 @@ impl super::ServerInner {
                 Some(Value::String(state)) => {
                     let sealed = self.sealer.open(&state, round.binding())?;
                     pending = sealed.pending;
+                    memo = sealed.memo;
                     for (key, kept) in sealed.answers {
                         if let Value::Object(mut kept) = kept
                             && let Some(answer) = kept.remove("v")
@@ -74,7 +76,7 @@ impl super::ServerInner {
                 }
             }
         }
-        scope.round = Some(Arc::new(round.with_answers(answers, carries)));
+        scope.round = Some(Arc::new(round.with_answers(answers, memo, carries)));
         Ok(())
     }
 }
