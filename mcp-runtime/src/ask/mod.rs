@@ -381,8 +381,11 @@ impl Context {
     /// or a date format), numbers, booleans, fieldless enums (single choice; variant doc
     /// comments or `#[schemars(title = …)]` become the choices' titles) and `Vec`s of such
     /// enums (multiple choice); `Option` fields are optional, `#[serde(default)]` gives
-    /// defaults. Another shape is an error naming the field. Never ask for passwords, API keys
-    /// or other secrets in a form: use [`elicit_url`](Self::elicit_url).
+    /// defaults. Another shape is an error naming the field: when the server starts for a `T`
+    /// named with a turbofish (`ctx.elicit::<Order>(…)`, which the tool's macro sees), else
+    /// when the ask is made (-32603). A 2025-06-18 client gets the form lowered (titled choices
+    /// as `enumNames`, no defaults; a multiple choice is an error). Never ask for passwords,
+    /// API keys or other secrets in a form: use [`elicit_url`](Self::elicit_url).
     ///
     /// See the [module docs](crate::ask) for how this works in each protocol era.
     pub fn elicit<T>(
