@@ -439,3 +439,32 @@ async fn subscriptions_and_listens_have_limits_of_their_own() {
         .await
         .unwrap();
 }
+
+#[test]
+fn the_forwarder_ends_with_its_server_even_if_nothing_changes() {
+    let changes = Changes::new(); // outlives the server, like the process-wide handle
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = session(&changes).await; // starts the server's forwarder
+        assert!(
+            tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks()
+                >= 1
+        );
+        drop(client);
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks(),
+            0
+        );
+    });
+    drop(changes);
+}

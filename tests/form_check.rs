@@ -62,3 +62,12 @@ fn an_invalid_form_is_a_start_up_error_naming_the_handler_and_field() {
         "{message}"
     );
 }
+
+#[test]
+fn a_tool_left_out_by_the_filter_is_not_checked() {
+    let server = Server::builder()
+        .tool_filter(|t| t.name != "signup")
+        .build()
+        .expect("the invalid form belongs to a tool that is not served");
+    assert!(server.tool_names().all(|n| n != "signup"));
+}

@@ -453,7 +453,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
-        crate::ask::form::check_registered()?;
+        crate::ask::form::check_registered(filter)?;
         Ok(Registry {
             tools: collect_tools(filter)?,
             resources: collect_resources()?,

@@ -94,7 +94,12 @@ pub(crate) fn location(model: &FnModel<'_>) -> TokenStream {
 /// Start-up checks of the forms the fn asks for with `ctx.elicit::<T>(…)`: a `T` that is not a
 /// flat form fails `ServerBuilder::build` with the tool's name and location (a `T` the macro
 /// cannot see, such as an inferred one, is checked when the ask is made).
-pub(crate) fn form_checks(model: &FnModel<'_>, private: &TokenStream, owner: &str) -> TokenStream {
+pub(crate) fn form_checks(
+    model: &FnModel<'_>,
+    private: &TokenStream,
+    kind: &str,
+    owner: &str,
+) -> TokenStream {
     let location = location(model);
     let checks = crate::forms::elicited_types(&model.item.block)
         .into_iter()
@@ -111,6 +116,7 @@ pub(crate) fn form_checks(model: &FnModel<'_>, private: &TokenStream, owner: &st
                 }
                 #private::inventory::submit! {
                     #private::FormCheck {
+                        kind: #kind,
                         owner: #owner,
                         location: #location,
                         check: #check,

@@ -23,7 +23,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
         local("__mcp_return"),
     );
     let prompt_name = common::name(&attr.common, model);
-    let forms = common::form_checks(model, &private, &prompt_name);
+    let forms = common::form_checks(model, &private, "prompt", &prompt_name);
     let arguments: Vec<_> = model
         .arguments()
         .map(|(p, a)| (p, a, common::wire_name(p, a)))

@@ -86,7 +86,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> syn::Result<TokenStream
     let call = common::call(model, &private, &f, &ctx, &call_args);
     let ret = model.return_type();
     let name = common::name(&attr.common, model);
-    let forms = common::form_checks(model, &private, &name);
+    let forms = common::form_checks(model, &private, "resource", &name);
     let description = common::description(&attr.common, model);
     let (title, mime) = (opt(&attr.common.title), opt(&attr.mime_type));
     let size = opt(&attr.size.as_ref().map(|s| quote!(#s as u64)));

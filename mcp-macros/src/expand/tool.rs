@@ -59,7 +59,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_return"),
     );
     let name = common::name(&attr.common, model);
-    let forms = common::form_checks(model, &private, &name);
+    let forms = common::form_checks(model, &private, "tool", &name);
     let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
     let ret = model.return_type();

@@ -37,6 +37,8 @@ pub(crate) fn form_schema_of<T: JsonSchema + 'static>() -> Result<Value, String>
 
 /// A form a handler elicits, registered by its macro to be checked at start-up.
 pub struct FormCheck {
+    /// `"tool"`, `"resource"` or `"prompt"`.
+    pub kind: &'static str,
     /// The tool, resource or prompt that asks.
     pub owner: &'static str,
     /// Where it is defined.
@@ -88,9 +90,19 @@ impl<T: ?Sized> ViaNotForm for FormProbe<T> {
     }
 }
 
-/// Runs every registered form check; the first failure is the error.
-pub(crate) fn check_registered() -> Result<(), crate::BuildError> {
+/// Runs the registered form checks (not those of tools `filter` leaves out); the first
+/// failure is the error.
+pub(crate) fn check_registered(
+    filter: &dyn Fn(&crate::ToolInfo) -> bool,
+) -> Result<(), crate::BuildError> {
     for form in inventory::iter::<FormCheck> {
+        let info = crate::ToolInfo {
+            name: form.owner,
+            location: form.location,
+        };
+        if form.kind == "tool" && !filter(&info) {
+            continue;
+        }
         if let Err(reason) = (form.check)() {
             return Err(crate::BuildError::InvalidForm {
                 owner: form.owner.to_owned(),

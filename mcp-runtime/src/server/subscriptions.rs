@@ -89,7 +89,6 @@ fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
 
 /// The session-era connections of a server, which hear of every announced change. One task per
 /// server passes each change on (a task per session would cost every idle session its memory).
-#[derive(Default)]
 pub(crate) struct Sessions {
     conns: Mutex<Vec<Weak<Connection>>>,
     /// The length after the last sweep of closed connections (sweeps are amortized).
@@ -97,6 +96,19 @@ pub(crate) struct Sessions {
     /// The forwarding task (restarted if its runtime went away, e.g. a server served again on
     /// a new runtime).
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Dropped with the server: ends the forwarding task even if no change ever comes.
+    alive: tokio::sync::watch::Sender<()>,
+}
+
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            conns: Mutex::default(),
+            swept: AtomicUsize::new(0),
+            task: Mutex::default(),
+            alive: tokio::sync::watch::channel(()).0,
+        }
+    }
 }
 
 impl Sessions {
@@ -118,12 +130,18 @@ impl Sessions {
             return;
         };
         let mut changes = conn.server.inner.changes.subscribe();
+        let mut alive = self.alive.subscribe();
         // Ends when the server is gone (its list dropped) or its `Changes` handle is.
         let sessions = Arc::downgrade(self);
         *task = Some(runtime.spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
-                let change = match changes.recv().await {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    // The server is gone (its sender dropped).
+                    _ = alive.changed() => return,
+                };
+                let change = match change {
                     Ok(change) => Some(change),
                     // Changes were missed: tell every client everything may have changed.
                     Err(RecvError::Lagged(missed)) => {
