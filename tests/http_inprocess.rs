@@ -574,3 +574,74 @@ fn mirrored_arguments_must_match_their_mcp_param_headers() {
         assert!(text.contains("-32020"), "{text}");
     }
 }
+
+/// A name to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Who {
+    name: String,
+}
+
+/// Asks the user's name.
+#[tool]
+async fn ask_who(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx.elicit::<Who>("Who are you?").await?;
+    Ok(format!(
+        "Hi {}",
+        answer.accepted().map_or("?".into(), |w| w.name)
+    ))
+}
+
+#[test]
+fn with_json_only_responses_asks_travel_on_the_get_stream() {
+    let port = start(HttpConfig::default().json_only(true));
+    let init = INIT.replace(
+        r#""capabilities":{}"#,
+        r#""capabilities":{"elicitation":{}}"#,
+    );
+    let id = session_id(&exchange(port, &init, &[]).1);
+    // Without a GET stream there is nowhere to ask: an error, at once.
+    let call = r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ask_who"}}"#;
+    let (status, text) = exchange(port, call, &[("Mcp-Session-Id", &id)]);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("no stream to the client"), "{text}");
+    // With one, the request goes there and the answer comes back by POST.
+    let mut get = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(get, "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {id}\r\n\r\n").unwrap();
+    get.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains("\n\n") {
+        let n = get.read(&mut buf).unwrap();
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let mut post = send(
+        port,
+        &call.replace("\"id\":6", "\"id\":7"),
+        &[("Mcp-Session-Id", &id)],
+    );
+    while !seen.contains("elicitation/create") {
+        let n = get.read(&mut buf).unwrap();
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let line = seen
+        .lines()
+        .find(|l| l.contains("elicitation/create"))
+        .unwrap();
+    let request: serde_json::Value =
+        serde_json::from_str(line.trim_start_matches("data:").trim()).unwrap();
+    let answer = serde_json::json!({"jsonrpc": "2.0", "id": request["id"], "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let (status, _) = exchange(port, &answer.to_string(), &[("Mcp-Session-Id", &id)]);
+    assert_eq!(status, 202);
+    post.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut text = String::new();
+    while !text.contains("Hi Ada") {
+        let n = post.read(&mut buf).unwrap();
+        assert!(n > 0, "{text}");
+        text.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{text}"
+    );
+}

@@ -688,11 +688,23 @@ impl Ask<'_> {
         method: &'static str,
         params: Value,
     ) -> Result<Value, McpError> {
-        let sink = self.ctx.live_sink().cloned().ok_or_else(|| {
-            McpError::internal(format!(
-                "Cannot send `{method}`: the request is finished, cancelled, or has no stream to the client (JSON-only HTTP)"
-            ))
-        })?;
+        if self.ctx.is_finished() || self.ctx.is_cancelled() {
+            return Err(McpError::internal(format!(
+                "Cannot send `{method}`: the request is finished or cancelled"
+            )));
+        }
+        // The request's own stream; without one (JSON-only HTTP responses), the session's
+        // (its GET stream), which the spec also allows for requests to the client.
+        let sink = self
+            .ctx
+            .live_sink()
+            .cloned()
+            .or_else(|| conn.standalone.lock().expect("standalone lock").clone())
+            .ok_or_else(|| {
+                McpError::internal(format!(
+                    "Cannot send `{method}`: no stream to the client (JSON-only HTTP responses and no GET stream open)"
+                ))
+            })?;
         let (id, answer) = conn.client_request();
         // Unregisters the request however this ends; tells the client when it is abandoned.
         let guard = Outgoing {
