@@ -429,10 +429,22 @@ async fn a_wrong_key_is_asked_again_and_a_malformed_answer_is_an_error() {
         .unwrap();
     assert_eq!(r["resultType"], "input_required", "{r}");
     assert!(r["inputRequests"]["elicit-0"].is_object(), "{r}");
+    // An answer without the state that asked for it is ignored: asked again.
+    let answer = json!({"elicit-0": {"action": "accept", "content": {"name": "Eve"}}});
+    let r = c
+        .request(
+            "tools/call",
+            json!({"name": "greet", "arguments": {}, "inputResponses": answer}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+    // With it, a malformed answer is an error.
     let e = c
         .request(
             "tools/call",
-            json!({"name": "greet", "arguments": {}, "inputResponses": {"elicit-0": {"not": "an elicit result"}}}),
+            json!({"name": "greet", "arguments": {}, "requestState": r["requestState"],
+                   "inputResponses": {"elicit-0": {"not": "an elicit result"}}}),
         )
         .await
         .unwrap_err();
@@ -678,4 +690,71 @@ async fn a_url_elicitation_can_be_named_and_reported_complete() {
             assert!(done.is_empty());
         }
     }
+}
+
+/// Asks a question that differs on every run (a bug: it should use ctx.remember).
+#[tool]
+async fn restless(ctx: Context) -> Result<String, McpError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let answer = ctx
+        .elicit::<Name>(format!("Name? (asked at {now})"))
+        .await?;
+    Ok(format!("{:?}", answer.accepted().map(|n| n.name)))
+}
+
+#[tokio::test]
+async fn a_question_that_changes_between_rounds_is_an_error_not_a_loop() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), Some(answering())).await;
+    let e = c.call_tool("restless", json!({})).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+    assert!(
+        e.message.contains("changed between rounds") && e.message.contains("ctx.remember"),
+        "{e}"
+    );
+    assert_eq!(c.take_asks().len(), 1, "asked once, then the error");
+}
+
+static HANDLE: std::sync::Mutex<Option<mcp_runtime::ElicitationHandle>> =
+    std::sync::Mutex::new(None);
+
+/// Starts a URL elicitation and leaves a handle to report it complete later.
+#[tool]
+async fn start_link(ctx: Context) -> Result<String, McpError> {
+    let id: String = ctx.remember("id", mcp_runtime::ask::new_elicitation_id);
+    *HANDLE.lock().unwrap() = ctx.elicitation_handle(id.clone());
+    let action = ctx
+        .elicit_url_with_id(id, "Connect", "https://example.com/c")
+        .await?;
+    Ok(format!("{action:?}"))
+}
+
+#[tokio::test]
+async fn an_elicitation_handle_reports_completion_after_the_tool_returned() {
+    let answer: Answer = Arc::new(|_: &str, _: &Value| Ok(json!({"action": "accept"})));
+    let c = client(ProtocolVersion::V2025_11_25, ALL_CAPS(), Some(answer)).await;
+    assert_eq!(
+        c.call_tool("start_link", json!({})).await.unwrap().text(),
+        "Accept"
+    );
+    let id = c.take_asks()[0]["params"]["elicitationId"].clone();
+    let handle = HANDLE
+        .lock()
+        .unwrap()
+        .take()
+        .expect("a 2025-11-25 session has handles");
+    assert!(c.take_notifications().is_empty());
+    assert!(handle.complete());
+    let notes = c.take_notifications();
+    assert_eq!(
+        notes,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": id}})
+        ]
+    );
+    // Once the session is gone, there is no one to tell.
+    drop(c);
+    assert!(!handle.complete());
 }

@@ -645,3 +645,47 @@ fn with_json_only_responses_asks_travel_on_the_get_stream() {
         "{text}"
     );
 }
+
+#[test]
+fn a_request_state_is_bound_to_the_callers_authorization() {
+    let port = start(HttpConfig::default());
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
+    let headers = |auth: &'static str| {
+        vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "ask_who"),
+            ("Authorization", auth),
+        ]
+    };
+    let first = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"ask_who",{meta}}}}}"#
+    );
+    let (status, text) = exchange(port, &first, &headers("Bearer alice"));
+    assert_eq!(status, 200, "{text}");
+    let body: serde_json::Value =
+        serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(body["result"]["resultType"], "input_required", "{text}");
+    let retry = serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {
+            "name": "ask_who",
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}
+            },
+            "inputResponses": {"elicit-0": {"action": "accept", "content": {"name": "Ada"}}},
+            "requestState": body["result"]["requestState"]
+        }
+    })
+    .to_string();
+    // Another caller cannot use the state.
+    let (_, text) = exchange(port, &retry, &headers("Bearer mallory"));
+    assert!(
+        text.contains("-32602") && text.contains("different request"),
+        "{text}"
+    );
+    // The caller it was issued to can.
+    let (_, text) = exchange(port, &retry, &headers("Bearer alice"));
+    assert!(text.contains("Hi Ada"), "{text}");
+}

@@ -205,7 +205,9 @@ impl Context {
                 data,
             },
         ) {
-            Some(message) => sink.send(message),
+            Some(message) => {
+                sink.send(message);
+            }
             None => tracing::warn!("a log message could not be serialized; dropped"),
         }
     }

@@ -74,7 +74,7 @@ mod text_arg;
 pub mod tool;
 pub mod transport;
 
-pub use ask::{ElicitAction, Elicitation, Root, SampledMessage, Sampling};
+pub use ask::{ElicitAction, Elicitation, ElicitationHandle, Root, SampledMessage, Sampling};
 pub use changes::{Changes, changes};
 pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};

@@ -14,14 +14,16 @@ use crate::protocol::jsonrpc::Encoded;
 
 /// Where a request's notifications go.
 #[derive(Clone)]
-pub(crate) struct Sink(Arc<dyn Fn(Encoded) + Send + Sync>);
+pub(crate) struct Sink(Arc<dyn Fn(Encoded) -> bool + Send + Sync>);
 
 impl Sink {
-    pub(crate) fn new(send: impl Fn(Encoded) + Send + Sync + 'static) -> Sink {
+    /// `send` returns whether the message was handed on (not whether the client read it).
+    pub(crate) fn new(send: impl Fn(Encoded) -> bool + Send + Sync + 'static) -> Sink {
         Sink(Arc::new(send))
     }
 
-    pub(crate) fn send(&self, message: Encoded) {
+    /// Sends a message; `false` when it could not be handed on (the stream is gone or full).
+    pub(crate) fn send(&self, message: Encoded) -> bool {
         (self.0)(message)
     }
 }

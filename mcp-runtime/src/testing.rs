@@ -168,18 +168,19 @@ impl TestClient {
                 serde_json::from_slice(&message).expect("the server sends valid JSON");
             let (Some(id), Some(method)) = (value.get("id"), value["method"].as_str()) else {
                 collected.lock().expect("notifications lock").push(value);
-                return;
+                return true;
             };
             // A request to the client: answer it through the connection, as a client would.
             asked.lock().expect("asks lock").push(value.clone());
             let response = match answer_in_sink.as_ref().map(|a| a(method, &value["params"])) {
                 Some(Ok(result)) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                 Some(Err(e)) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
-                None => return,
+                None => return true,
             };
             if let Some(conn) = conn_of_sink.get().and_then(std::sync::Weak::upgrade) {
                 let _ = conn.on_message(&response.to_string());
             }
+            true
         });
         let conn = Connection::with_sink(server, "in-process", sink);
         let _ = conn_cell.set(Arc::downgrade(&conn));

@@ -33,7 +33,7 @@ use crate::context::Context;
 use crate::protocol::jsonrpc::encode_request;
 use crate::protocol::{Content, ErrorCode, McpError, ProtocolVersion, Role};
 use crate::server::connection::Connection;
-use round::{InputRequest, Round};
+use round::{Answer, InputRequest, Round};
 
 pub use form::form_schema;
 
@@ -473,35 +473,39 @@ impl Context {
             return value;
         }
         let value = make();
-        round.keep(key, serde_json::to_value(&value).unwrap_or(Value::Null));
+        // A value JSON cannot hold (a NaN, a u128 beyond u64) would come back different.
+        let kept = serde_json::to_value(&value)
+            .unwrap_or_else(|e| panic!("ctx.remember({key:?}): the value has no JSON form: {e}"));
+        round.keep(key, kept);
         value
     }
 
-    /// Tells a session-era client that the out-of-band interaction of URL elicitation `id`
-    /// is finished (`notifications/elicitation/complete`), so it can retry what waited on it.
-    /// Works after the tool returned (keep a clone of the `Context`). Returns whether it was
-    /// sent: 2026-07-28 has no such notification, and a closed session cannot receive it.
+    /// Tells a session-era client, while this request runs, that the out-of-band interaction
+    /// of URL elicitation `id` is finished (`notifications/elicitation/complete`). Returns
+    /// whether it was sent: 2026-07-28 has no such notification. To report it later, when the
+    /// page is done, keep an [`elicitation_handle`](Self::elicitation_handle) (a `Context`
+    /// kept alive would hold the request's place among those in flight).
     pub fn complete_elicitation(&self, id: &str) -> bool {
-        let Asker::Session(conn) = self.asker() else {
+        let Some(handle) = self.elicitation_handle(id) else {
             return false;
         };
-        if self.protocol_version() < ProtocolVersion::V2025_11_25 {
-            return false;
+        match self.live_sink() {
+            Some(sink) => sink.send(handle.notification()),
+            None => handle.complete(),
         }
-        let Some(conn) = conn.upgrade() else {
-            return false;
+    }
+
+    /// A handle that reports URL elicitation `id` complete at any later time, from anywhere
+    /// (the web handler of your page); `None` where there is no such notification
+    /// (2026-07-28, or a client before 2025-11-25).
+    pub fn elicitation_handle(&self, id: impl Into<String>) -> Option<ElicitationHandle> {
+        let Asker::Session(conn) = self.asker() else {
+            return None;
         };
-        // On the request's stream while it is open, else on the session's own channel.
-        let sink = self
-            .live_sink()
-            .cloned()
-            .or_else(|| conn.standalone.lock().expect("standalone lock").clone());
-        let Some(sink) = sink else { return false };
-        sink.send(crate::protocol::jsonrpc::encode_notification(
-            "notifications/elicitation/complete",
-            json!({ "elicitationId": id }),
-        ));
-        true
+        (self.protocol_version() >= ProtocolVersion::V2025_11_25).then(|| ElicitationHandle {
+            conn: conn.clone(),
+            id: id.into(),
+        })
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`). The client
@@ -563,6 +567,8 @@ impl Ask<'_> {
         message: String,
         schema: Value,
     ) -> Result<Elicitation<Map<String, Value>>, McpError> {
+        // A client that cannot take forms hears so first (not that the form is too new).
+        Kind::Form.check(self.ctx.protocol_version(), self.ctx.client_capabilities())?;
         let params = if self.ctx.protocol_version() < ProtocolVersion::V2025_11_25 {
             // 2025-06-18 forms have no `mode` (it came with URL elicitation), no defaults, no
             // titled or multiple choices: lower the form, or say why it cannot be.
@@ -653,15 +659,31 @@ impl Ask<'_> {
                 parse(self.request_client(&conn, kind.method(), params).await?)
             }
             Asker::Round(round) => {
+                // A spawned task asking after the request ended would wait for ever.
+                if self.ctx.is_finished() || self.ctx.is_cancelled() {
+                    return Err(McpError::internal(format!(
+                        "Cannot send `{}`: the request is finished or cancelled",
+                        kind.method()
+                    )));
+                }
                 let key = match &self.key {
                     Some(key) => key.clone(),
                     // Only an `Ask` made outside `Context`'s methods has none.
                     None => round.next_key(kind.key_prefix()),
                 };
                 let digest = seal::ask_digest(kind.method(), &params);
-                if let Some(answer) = round.answer(&key, &digest) {
+                match round.answer(&key, &digest) {
                     // A malformed answer is the client's error, not a question to ask again.
-                    return parse(answer);
+                    Answer::Given(answer) => return parse(answer),
+                    // Asking again would never end: the handler is not deterministic.
+                    Answer::Changed => {
+                        return Err(McpError::internal(format!(
+                            "The question `{key}` changed between rounds of this request: code \
+                             before an ask runs again on every round and must ask the same; keep \
+                             values that vary (ids, times) with ctx.remember"
+                        )));
+                    }
+                    Answer::Missing => {}
                 }
                 round.need(
                     key,
@@ -712,7 +734,11 @@ impl Ask<'_> {
             id: id.clone(),
             sink: &sink,
         };
-        sink.send(encode_request(&id, method, &params));
+        if !sink.send(encode_request(&id, method, &params)) {
+            return Err(McpError::internal(format!(
+                "Cannot send `{method}`: the stream to the client is closed or full"
+            )));
+        }
         let limit = conn.server.inner.limits.client_request_timeout;
         let result = tokio::select! {
             answer = answer => answer.unwrap_or_else(|_| Err(McpError::internal("The client connection is gone"))),
@@ -723,6 +749,33 @@ impl Ask<'_> {
         };
         drop(guard);
         result
+    }
+}
+
+/// Reports a URL elicitation complete to the session that was asked
+/// ([`Context::elicitation_handle`]). Holds the session weakly.
+#[derive(Clone, Debug)]
+pub struct ElicitationHandle {
+    conn: Weak<Connection>,
+    id: String,
+}
+
+impl ElicitationHandle {
+    fn notification(&self) -> Vec<u8> {
+        crate::protocol::jsonrpc::encode_notification(
+            "notifications/elicitation/complete",
+            json!({ "elicitationId": &self.id }),
+        )
+    }
+
+    /// Sends `notifications/elicitation/complete` on the session's own channel (stdout, or its
+    /// GET stream). Returns whether it could: not when the session ended or has no stream open.
+    pub fn complete(&self) -> bool {
+        let Some(conn) = self.conn.upgrade() else {
+            return false;
+        };
+        let sink = conn.standalone.lock().expect("standalone lock").clone();
+        sink.is_some_and(|sink| sink.send(self.notification()))
     }
 }
 

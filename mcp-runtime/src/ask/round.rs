@@ -27,8 +27,8 @@ pub(crate) struct Round {
     /// The request's method and params, digested only when a state is sealed or opened.
     method: String,
     params: Option<Box<str>>,
-    /// Who sent the request (on HTTP, its `Authorization` header).
-    principal: Option<Box<str>>,
+    /// Who sent the request (on HTTP, its `Authorization` header by default).
+    principal: Option<Box<[u8]>>,
     binding: std::sync::OnceLock<Binding>,
     /// The next key number of each kind of ask.
     next: Mutex<std::collections::HashMap<&'static str, usize>>,
@@ -45,6 +45,16 @@ struct RoundState {
     memo: Map<String, Value>,
     /// Asks with no answer yet, in order, with their digests.
     needed: Vec<(String, InputRequest, String)>,
+}
+
+/// What the client said to one ask.
+pub(crate) enum Answer {
+    /// Its answer.
+    Given(Value),
+    /// Nothing yet.
+    Missing,
+    /// It answered under this key, but a different question.
+    Changed,
 }
 
 /// One entry of `inputRequests`.
@@ -64,7 +74,7 @@ pub(crate) struct InputRequired {
 }
 
 impl Round {
-    pub(crate) fn new(method: &str, params: Option<&str>, principal: Option<&str>) -> Round {
+    pub(crate) fn new(method: &str, params: Option<&str>, principal: Option<&[u8]>) -> Round {
         Round {
             answers: HashMap::new(),
             retry: false,
@@ -131,13 +141,14 @@ impl Round {
         key
     }
 
-    /// The client's answer to `key`, if it gave one to the question `digest` names (an answer
-    /// to another question, e.g. after the code changed, is not used); it is kept for later
-    /// rounds.
-    pub(crate) fn answer(&self, key: &str, digest: &str) -> Option<Value> {
-        let (answer, asked) = self.answers.get(key)?;
+    /// The client's answer to `key`, if it gave one to the question `digest` names; it is
+    /// kept for later rounds.
+    pub(crate) fn answer(&self, key: &str, digest: &str) -> Answer {
+        let Some((answer, asked)) = self.answers.get(key) else {
+            return Answer::Missing;
+        };
         if asked.as_deref().is_some_and(|asked| asked != digest) {
-            return None;
+            return Answer::Changed;
         }
         let kept = serde_json::json!({ "q": digest, "v": answer });
         self.state
@@ -145,7 +156,7 @@ impl Round {
             .expect("round lock")
             .used
             .insert(key.to_owned(), kept);
-        Some(answer.clone())
+        Answer::Given(answer.clone())
     }
 
     /// Records an ask the client must answer, and wakes the dispatcher.

@@ -47,7 +47,7 @@ impl Binding {
     /// The binding of a request: `params` without the keys that change between rounds, and
     /// who sent it (`principal`: on HTTP, the `Authorization` header), so a state cannot be
     /// replayed by another caller.
-    pub(crate) fn of(method: &str, params: Option<&str>, principal: Option<&str>) -> Binding {
+    pub(crate) fn of(method: &str, params: Option<&str>, principal: Option<&[u8]>) -> Binding {
         let mut value: Value = params
             .and_then(|p| serde_json::from_str(p).ok())
             .unwrap_or(Value::Null);
@@ -60,7 +60,7 @@ impl Binding {
         hasher.update(canonical(&value));
         if let Some(principal) = principal {
             hasher.update([0u8]);
-            hasher.update(Sha256::digest(principal.as_bytes()));
+            hasher.update(Sha256::digest(principal));
         }
         Binding {
             method: method.to_owned(),
@@ -273,10 +273,10 @@ mod tests {
     fn a_state_is_bound_to_its_caller() {
         let sealer = Sealer::random(Duration::from_secs(60));
         let params = Some(r#"{"name":"t"}"#);
-        let alice = Binding::of("tools/call", params, Some("Bearer alice"));
+        let alice = Binding::of("tools/call", params, Some(b"Bearer alice".as_slice()));
         let token = sealer.seal(&alice, sealed());
         assert!(sealer.open(&token, &alice).is_ok());
-        for other in [Some("Bearer mallory"), None] {
+        for other in [Some(b"Bearer mallory".as_slice()), None] {
             let e = sealer
                 .open(&token, &Binding::of("tools/call", params, other))
                 .unwrap_err();

@@ -31,6 +31,7 @@ pub struct ServerBuilder {
     states: crate::state::StateMap,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
+    state_caller: Option<super::StateCaller>,
     changes: Option<crate::Changes>,
 }
 
@@ -51,6 +52,7 @@ impl ServerBuilder {
             states: Default::default(),
             state_key: None,
             state_ttl: Duration::from_secs(600),
+            state_caller: None,
             changes: None,
         }
     }
@@ -126,6 +128,18 @@ impl ServerBuilder {
     /// [`run!`](crate::run) does. By default the server has a handle of its own.
     pub fn changes(mut self, changes: crate::Changes) -> Self {
         self.changes = Some(changes);
+        self
+    }
+
+    /// Who a 2026-07-28 `requestState` is bound to, from the HTTP request's headers, so that
+    /// another caller cannot replay it. By default: the `Authorization` header as sent, which
+    /// breaks a multi-round call if the token changes between rounds; return a stable identity
+    /// instead (the token's subject), or `None` to bind to nobody.
+    pub fn request_state_caller(
+        mut self,
+        caller: impl Fn(&http::HeaderMap) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.state_caller = Some(Arc::new(caller));
         self
     }
 
@@ -238,6 +252,7 @@ impl ServerBuilder {
                 limits: self.limits,
                 states: Arc::new(self.states),
                 changes: self.changes.unwrap_or_default(),
+                state_caller: self.state_caller,
                 sessions: Default::default(),
                 sealer: match &self.state_key {
                     Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),

@@ -468,9 +468,14 @@ impl Connection {
             .for_each(Context::cancel);
     }
 
-    /// How many requests have work running (including cancelled sync tools still blocking).
+    /// How many requests have work running (including cancelled sync tools still blocking)
+    /// and listen streams are open.
     pub(crate) fn in_flight(&self) -> usize {
-        self.active.load(Ordering::Relaxed)
+        let listens = self
+            .extras
+            .get()
+            .map_or(0, |e| e.listens.load(Ordering::Relaxed));
+        self.active.load(Ordering::Relaxed) + listens
     }
 }
 

@@ -28,12 +28,17 @@ impl super::ServerInner {
             return Ok(());
         }
         let text = req.params.map(|p| p.get());
+        // Who is asking: by default the `Authorization` header (its bytes, readable or not).
         let principal = scope
             .headers
-            .as_ref()
-            .and_then(|h| h.get(http::header::AUTHORIZATION))
-            .and_then(|v| v.to_str().ok());
-        let round = Round::new(&req.method, text, principal);
+            .as_deref()
+            .and_then(|h| match &self.state_caller {
+                Some(caller) => caller(h).map(String::into_bytes),
+                None => h
+                    .get(http::header::AUTHORIZATION)
+                    .map(|v| v.as_bytes().to_vec()),
+            });
+        let round = Round::new(&req.method, text, principal.as_deref());
         let carries = text
             .is_some_and(|t| t.contains("\"inputResponses\"") || t.contains("\"requestState\""));
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
@@ -61,12 +66,15 @@ impl super::ServerInner {
             }
             match params.input_responses {
                 None | Some(Value::Null) => {}
-                // This round's answers, to the questions the state says were asked. Answers
-                // sealed in earlier rounds stand: a retry cannot change them.
+                // This round's answers, to the questions the state says were asked (an answer
+                // to anything else, or without the state, is ignored). Answers sealed in
+                // earlier rounds stand: a retry cannot change them.
                 Some(Value::Object(given)) => {
                     for (key, answer) in given {
-                        let asked = pending.get(&key).and_then(Value::as_str).map(str::to_owned);
-                        answers.entry(key).or_insert((answer, asked));
+                        if let Some(asked) = pending.get(&key).and_then(Value::as_str) {
+                            let asked = Some(asked.to_owned());
+                            answers.entry(key).or_insert((answer, asked));
+                        }
                     }
                 }
                 Some(_) => {

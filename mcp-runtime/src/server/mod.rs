@@ -56,9 +56,14 @@ pub(crate) struct ServerInner {
     pub(crate) changes: crate::Changes,
     /// The session-era connections that hear of changes.
     pub(crate) sessions: Arc<subscriptions::Sessions>,
+    /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
+    pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
     pub(crate) sealer: crate::ask::seal::Sealer,
 }
+
+/// How a server identifies the caller of a request from its HTTP headers.
+pub(crate) type StateCaller = Arc<dyn Fn(&http::HeaderMap) -> Option<String> + Send + Sync>;
 
 /// Limits and tunables; the defaults live in one place, [`Limits::default`].
 #[derive(Clone, Debug)]

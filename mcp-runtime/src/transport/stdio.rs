@@ -91,7 +91,9 @@ where
     let notify = output.clone();
     let sink = Sink::new(move |message| {
         let mut w = notify.lock().expect("output lock");
-        let _ = write_message(&mut w, &message).and_then(|()| w.flush());
+        write_message(&mut w, &message)
+            .and_then(|()| w.flush())
+            .is_ok()
     });
     let conn = Connection::with_sink(server, "stdio", sink);
     let limits = conn.server.inner.limits.clone();

@@ -83,7 +83,9 @@ pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResp
     // Notifications (progress, logs) go on the session's one stream too; dropped if it is full.
     let notes = stream.clone();
     let sink = crate::outbound::Sink::new(move |message| {
-        let _ = notes.try_send(body::event(None, Some("message"), &message));
+        notes
+            .try_send(body::event(None, Some("message"), &message))
+            .is_ok()
     });
     let arrival = Arrival {
         sink: Some(sink),

@@ -182,10 +182,14 @@ pub(crate) fn check_param_headers(
                         "Header {display} is not valid =?base64?…?= encoding"
                     ))
                 })?;
-                // Numbers compare as numbers (`42` and `42.0` are the same argument).
+                // Integers compare exactly, as decimal text (no `+42`, `042` or `1e3`, and no
+                // rounding of large ids); a whole float in the body (`42.0`) matches `42`.
                 let same_number = value
+                    .filter(|v| v.is_f64())
                     .and_then(Value::as_f64)
-                    .is_some_and(|n| got.parse::<f64>().is_ok_and(|g| g == n));
+                    .is_some_and(|n| {
+                        n.fract() == 0.0 && got.parse::<i64>().is_ok_and(|g| g as f64 == n)
+                    });
                 if got != expected && !same_number {
                     return Err(mismatch(format!(
                         "Header {display} is {got:?} but argument `{}` is {expected:?}",

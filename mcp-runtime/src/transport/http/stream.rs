@@ -29,9 +29,7 @@ pub(crate) async fn respond(
 ) -> HttpResponse {
     // Bounded: a client that reads slowly loses notifications, never the server its memory.
     let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
-    let sink = Sink::new(move |message| {
-        let _ = ntx.try_send(message);
-    });
+    let sink = Sink::new(move |message| ntx.try_send(message).is_ok());
     // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
     let sink = (!state.config.json_only).then_some(sink);
     // A stream can be ended early only where it can be resumed: recorded, with a priming event.
@@ -212,9 +210,8 @@ impl StreamEvents {
 pub(crate) fn standalone_sink(tx: &mpsc::Sender<Bytes>, event: Option<&'static str>) -> Sink {
     let weak = tx.downgrade();
     Sink::new(move |message| {
-        if let Some(tx) = weak.upgrade() {
-            let _ = tx.try_send(body::event(None, event, &message));
-        }
+        weak.upgrade()
+            .is_some_and(|tx| tx.try_send(body::event(None, event, &message)).is_ok())
     })
 }
 
