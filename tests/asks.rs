@@ -429,17 +429,19 @@ async fn a_wrong_key_is_asked_again_and_a_malformed_answer_is_an_error() {
         .unwrap();
     assert_eq!(r["resultType"], "input_required", "{r}");
     assert!(r["inputRequests"]["elicit-0"].is_object(), "{r}");
-    // An answer without the state that asked for it is ignored: asked again.
-    let answer = json!({"elicit-0": {"action": "accept", "content": {"name": "Eve"}}});
-    let r = c
+    let first_round = r;
+    // An answer given before the question was asked is taken (extra keys are ignored).
+    let answer = json!({"elicit-0": {"action": "accept", "content": {"name": "Eve"}}, "extra": 1});
+    let done = c
         .request(
             "tools/call",
             json!({"name": "greet", "arguments": {}, "inputResponses": answer}),
         )
         .await
         .unwrap();
-    assert_eq!(r["resultType"], "input_required", "{r}");
-    // With it, a malformed answer is an error.
+    assert_eq!(done["content"][0]["text"], "Hello, Eve!", "{done}");
+    let r = first_round;
+    // A malformed answer is an error.
     let e = c
         .request(
             "tools/call",

@@ -66,15 +66,14 @@ impl super::ServerInner {
             }
             match params.input_responses {
                 None | Some(Value::Null) => {}
-                // This round's answers, to the questions the state says were asked (an answer
-                // to anything else, or without the state, is ignored). Answers sealed in
-                // earlier rounds stand: a retry cannot change them.
+                // This round's answers, each bound to the question the state says it answers.
+                // An answer to a question not asked yet is taken as given (the client could
+                // answer it anyway once asked; the SEP-2322 conformance suite answers before
+                // asking). Answers sealed in earlier rounds stand: a retry cannot change them.
                 Some(Value::Object(given)) => {
                     for (key, answer) in given {
-                        if let Some(asked) = pending.get(&key).and_then(Value::as_str) {
-                            let asked = Some(asked.to_owned());
-                            answers.entry(key).or_insert((answer, asked));
-                        }
+                        let asked = pending.get(&key).and_then(Value::as_str).map(str::to_owned);
+                        answers.entry(key).or_insert((answer, asked));
                     }
                 }
                 Some(_) => {
