@@ -21,15 +21,16 @@ Run by tests/interop_context.rs with the venv that tests/interop/setup.sh instal
 from __future__ import annotations
 
 import sys
-import traceback
 import warnings
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 import anyio
-from mcp import Client, MCPDeprecationWarning, MCPError, StdioServerParameters, types
+from mcp import Client, MCPDeprecationWarning, StdioServerParameters, types
 from mcp.client.subscriptions import ResourceUpdated, ToolsListChanged
+
+from harness import DEADLINE_S, Checks, describe, run_script, text_is
 
 EXPECTED_VERSION = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 # beta_feature starts disabled.
@@ -39,44 +40,9 @@ BOARD = "notes://board"
 ORDER_PROMPT = "What would you like?"
 NAME_PROMPT = "What is your name?"
 WAIT_S = 5.0  # how long a notification may take to arrive
-DEADLINE_S = 60.0  # a hung server must fail the run, not hang it
 
 # Logging, roots and resources/subscribe are deprecated in 2026-07-28, and exactly what is tested.
 warnings.simplefilter("ignore", MCPDeprecationWarning)
-
-
-class Checks:
-    """Runs every check even after a failure, so one run shows everything that is wrong."""
-
-    def __init__(self) -> None:
-        self.failed: list[str] = []
-
-    def __call__(self, name: str, ok: bool, detail: str) -> bool:
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}", flush=True)
-        if not ok:
-            self.failed.append(name)
-        return ok
-
-    async def attempt(self, name: str, step: Callable[[], Awaitable[None]]) -> None:
-        """Runs one check's coroutine; an exception (an MCP error, a validation error) fails it."""
-        try:
-            await step()
-        except MCPError as e:
-            self(name, False, f"MCP error {e.code}: {e.message!r}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
-            self(name, False, f"{type(e).__name__}: {e}")
-
-
-def texts(result: Any) -> list[str]:
-    return [block.text for block in result.content if getattr(block, "type", None) == "text"]
-
-
-def text_is(result: Any, expected: str) -> bool:
-    return not result.is_error and texts(result) == [expected]
-
-
-def describe(result: Any) -> str:
-    return f"isError={result.is_error!r} text={texts(result)!r}"
 
 
 async def eventually(ok: Callable[[], bool], timeout: float = WAIT_S) -> bool:
@@ -461,11 +427,7 @@ async def run(mode: str, target: list[str]) -> int:
             for name, step in STEPS[mode]:
                 await check.attempt(name, lambda: step(r))
 
-    if check.failed:
-        print(f"py_context {mode}: {len(check.failed)} check(s) failed: {', '.join(check.failed)}", file=sys.stderr)
-        return 1
-    print(f"py_context {mode}: all checks passed")
-    return 0
+    return check.outcome(f"py_context {mode}")
 
 
 def main(argv: list[str]) -> int:
@@ -475,14 +437,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     mode, target = argv[0], argv[1:]
-    try:
-        return anyio.run(run, mode, target)
-    except TimeoutError:
-        print(f"py_context {mode}: FAIL: no answer within {DEADLINE_S}s", file=sys.stderr)
-    except Exception as e:  # connect failures land here: report them, don't just traceback
-        print(f"py_context {mode}: FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        traceback.print_exc()
-    return 1
+    return run_script(f"py_context {mode}", run, mode, target)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import sys
 import time
-import traceback
 from contextlib import AsyncExitStack
 from typing import Any, Callable
 
 import anyio
 from mcp import Client, MCPError
 from mcp.client.sse import sse_client
+
+from harness import DEADLINE_S, Checks, describe, run_script, texts
 
 EXPECTED_VERSION = {
     "legacy": "2025-11-25",
@@ -39,30 +40,7 @@ INVALID_PARAMS = -32602
 # `auto` waits up to 10 s for a server/discover answer before falling back to initialize, so a
 # server that mishandles the probe still connects, just late: the budget has to sit well below that.
 CONNECT_BUDGET_S = 5.0
-# A hung server must fail the run, not hang it.
-DEADLINE_S = 60.0
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-
-
-class Checks:
-    """Runs every check even after a failure, so one run shows everything that is wrong."""
-
-    def __init__(self) -> None:
-        self.failed: list[str] = []
-
-    def __call__(self, name: str, ok: bool, detail: str) -> bool:
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}", flush=True)
-        if not ok:
-            self.failed.append(name)
-        return ok
-
-
-def texts(result: Any) -> list[str]:
-    return [block.text for block in result.content if getattr(block, "type", None) == "text"]
-
-
-def describe(result: Any) -> str:
-    return f"isError={result.is_error!r} text={texts(result)!r} structured={result.structured_content!r}"
 
 
 def make_client(mode: str, url: str) -> Client:
@@ -120,11 +98,7 @@ async def run(mode: str, url: str) -> int:
                 check("unknown tool", e.code == INVALID_PARAMS,
                       f"MCP error {e.code}: {e.message!r} (expected code {INVALID_PARAMS})")
 
-    if check.failed:
-        print(f"py_http {mode}: {len(check.failed)} check(s) failed: {', '.join(check.failed)}", file=sys.stderr)
-        return 1
-    print(f"py_http {mode}: all checks passed")
-    return 0
+    return check.outcome(f"py_http {mode}")
 
 
 async def call(check: Checks, client: Client, label: str, tool: str, args: dict[str, Any],
@@ -143,14 +117,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     mode, url = argv
-    try:
-        return anyio.run(run, mode, url)
-    except TimeoutError:
-        print(f"py_http {mode}: FAIL: no answer within {DEADLINE_S}s", file=sys.stderr)
-    except Exception as e:  # connect failures land here: report them, don't just traceback
-        print(f"py_http {mode}: FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        traceback.print_exc()
-    return 1
+    return run_script(f"py_http {mode}", run, mode, url)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -26,34 +25,13 @@ import anyio
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.types import PromptReference, ResourceTemplateReference
 
+from harness import DEADLINE_S, Checks, run_script
+
 EXPECTED_VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28", "2026-07-28": "2026-07-28"}
 # "Resource not found": the session era's own code, and invalid params from 2026-07-28 on.
 NOT_FOUND_CODE = {"legacy": -32002, "auto": -32602, "2026-07-28": -32602}
 EXPECTED_RESOURCES = ["tickets://statuses", "tickets://1", "tickets://2", "tickets://3", "tickets://4"]
 EXPECTED_STATUSES = ["open", "in_progress", "closed"]
-DEADLINE_S = 60.0  # a hung server must fail the run, not hang it
-
-
-class Checks:
-    """Runs every check even after a failure, so one run shows everything that is wrong."""
-
-    def __init__(self) -> None:
-        self.failed: list[str] = []
-
-    def __call__(self, name: str, ok: bool, detail: str) -> bool:
-        print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}", flush=True)
-        if not ok:
-            self.failed.append(name)
-        return ok
-
-    async def attempt(self, name: str, step: Any) -> None:
-        """Runs one check's coroutine; an exception (an MCP error, a validation error) fails it."""
-        try:
-            await step()
-        except MCPError as e:
-            self(name, False, f"MCP error {e.code}: {e.message!r}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, not raised
-            self(name, False, f"{type(e).__name__}: {e}")
 
 
 def json_text(contents: Any) -> Any:
@@ -169,11 +147,7 @@ async def run(mode: str, command: list[str], db: str) -> int:
             await check.attempt("tool query_tickets_by_status", tool)
             await check.attempt("read after update is fresh", fresh_after_update)
 
-    if check.failed:
-        print(f"py_tickets {mode}: {len(check.failed)} check(s) failed: {', '.join(check.failed)}", file=sys.stderr)
-        return 1
-    print(f"py_tickets {mode}: all checks passed")
-    return 0
+    return check.outcome(f"py_tickets {mode}")
 
 
 def main(argv: list[str]) -> int:
@@ -182,14 +156,7 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     mode, command = argv[0], argv[2:]
-    try:
-        return anyio.run(run, mode, command, db)
-    except TimeoutError:
-        print(f"py_tickets {mode}: FAIL: no answer within {DEADLINE_S}s", file=sys.stderr)
-    except Exception as e:  # connect failures land here: report them, don't just traceback
-        print(f"py_tickets {mode}: FAIL: {type(e).__name__}: {e}", file=sys.stderr)
-        traceback.print_exc()
-    return 1
+    return run_script(f"py_tickets {mode}", run, mode, command, db)
 
 
 if __name__ == "__main__":

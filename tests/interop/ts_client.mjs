@@ -7,20 +7,14 @@
 // Prints one line per check; exits 0 when all pass, 1 when any fails, 2 on bad usage.
 //
 // The SDK is loaded from the npm project tests/interop/setup.sh installs ($ROOT/.interop/node,
-// or $MCP_INTEROP_NODE_DIR). It cannot be a static `import`: ESM resolves bare specifiers from
-// this file's own directory and ignores both the working directory and NODE_PATH. A require()
-// anchored in that project resolves it, through the package's "require" export (the CommonJS
-// build of the same release).
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// or $MCP_INTEROP_NODE_DIR), with require() anchored there (see harness.mjs for why).
+import { check, describe, loadSdk, runMain, sameJson, sleep, texts } from './harness.mjs';
 
 const EXPECTED_VERSION = '2025-11-25';
 const EXPECTED_SERVER = 'mcp-examples';
 const EXPECTED_TOOLS = ['add', 'divide', 'greet', 'measure', 'sleep'];
 const INVALID_PARAMS = -32602;
 const CONNECT_BUDGET_MS = 5000; // same budget as the Python client
-const DEADLINE_MS = 60000; // a hung server must fail the run, not hang it
 
 const argv = process.argv.slice(2);
 if (argv[0] !== '--' || argv.length < 2) {
@@ -29,32 +23,8 @@ if (argv[0] !== '--' || argv.length < 2) {
 }
 const [command, ...args] = argv.slice(1);
 
-const nodeDir = process.env.MCP_INTEROP_NODE_DIR || fileURLToPath(new URL('../../.interop/node/', import.meta.url));
-const require = createRequire(join(nodeDir, 'package.json'));
-let sdk;
-try {
-  sdk = {
-    ...require('@modelcontextprotocol/sdk/client/index.js'),
-    ...require('@modelcontextprotocol/sdk/client/stdio.js'),
-    ...require('@modelcontextprotocol/sdk/types.js'),
-  };
-} catch (e) {
-  console.error(`ts_client: FAIL: cannot load @modelcontextprotocol/sdk from ${nodeDir} (run tests/interop/setup.sh): ${e.message}`);
-  process.exit(1);
-}
+const sdk = loadSdk('ts_client', ['client/index.js', 'client/stdio.js', 'types.js']);
 const { Client, StdioClientTransport, McpError } = sdk;
-
-const failed = [];
-function check(name, ok, detail) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
-  if (!ok) failed.push(name);
-  return ok;
-}
-
-const texts = (r) => (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text);
-const describe = (r) =>
-  `isError=${JSON.stringify(r.isError)} text=${JSON.stringify(texts(r))} structured=${JSON.stringify(r.structuredContent)}`;
-const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 async function call(client, label, name, args, ok, expected) {
   // A JSON-RPC error here is a failed check too (these calls should all produce results).
@@ -117,20 +87,4 @@ async function main() {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`ts_client: FAIL: no answer within ${DEADLINE_MS / 1000}s`);
-  process.exit(1);
-}, DEADLINE_MS);
-try {
-  await main();
-} catch (e) {
-  console.error(`ts_client: FAIL: ${e?.stack ?? e}`);
-  process.exit(1);
-}
-clearTimeout(deadline);
-if (failed.length) {
-  console.error(`ts_client: ${failed.length} check(s) failed: ${failed.join(', ')}`);
-  process.exit(1);
-}
-console.log('ts_client: all checks passed');
-process.exit(0);
+await runMain('ts_client', main);

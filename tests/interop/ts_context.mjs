@@ -11,10 +11,8 @@
 // board. Prints one line per check; exits 0 when all pass, 1 when any fails, 2 on bad usage.
 //
 // The SDK is loaded from the npm project tests/interop/setup.sh installs ($ROOT/.interop/node,
-// or $MCP_INTEROP_NODE_DIR), with require() anchored there (see ts_client.mjs for why).
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// or $MCP_INTEROP_NODE_DIR), with require() anchored there (see harness.mjs for why).
+import { attempt, check, describe, loadSdk, runMain, sameJson, sleep, textIs } from './harness.mjs';
 
 const EXPECTED_VERSION = '2025-11-25';
 const EXPECTED_TOOLS = ['count', 'greet', 'list_roots', 'order_pizza', 'pin_note', 'set_beta', 'summarize'];
@@ -22,7 +20,6 @@ const BOARD = 'notes://board';
 const ORDER_PROMPT = 'What would you like?';
 const NAME_PROMPT = 'What is your name?';
 const WAIT_MS = 5000; // how long a notification may take to arrive
-const DEADLINE_MS = 60000; // a hung server must fail the run, not hang it
 
 const argv = process.argv.slice(2);
 const stdio = argv[0] === '--' && argv.length >= 2;
@@ -32,47 +29,12 @@ if (!stdio && !http) {
   process.exit(2);
 }
 
-const nodeDir = process.env.MCP_INTEROP_NODE_DIR || fileURLToPath(new URL('../../.interop/node/', import.meta.url));
-const require = createRequire(join(resolve(nodeDir), 'package.json'));
-let sdk;
-try {
-  sdk = {
-    ...require('@modelcontextprotocol/sdk/client/index.js'),
-    ...require('@modelcontextprotocol/sdk/client/stdio.js'),
-    ...require('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    ...require('@modelcontextprotocol/sdk/types.js'),
-  };
-} catch (e) {
-  console.error(`ts_context: FAIL: cannot load @modelcontextprotocol/sdk from ${nodeDir} (run tests/interop/setup.sh): ${e.message}`);
-  process.exit(1);
-}
+const sdk = loadSdk('ts_context', ['client/index.js', 'client/stdio.js', 'client/streamableHttp.js', 'types.js']);
 const {
   Client, StdioClientTransport, StreamableHTTPClientTransport,
   ElicitRequestSchema, CreateMessageRequestSchema, ListRootsRequestSchema,
   LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema,
 } = sdk;
-
-const failed = [];
-function check(name, ok, detail) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
-  if (!ok) failed.push(name);
-  return ok;
-}
-
-/** Runs one check's steps; an exception (an McpError, a timeout) fails it. */
-async function attempt(name, step) {
-  try {
-    await step();
-  } catch (e) {
-    check(name, false, `${e?.name} ${e?.code ?? ''}: ${e?.message ?? e}`);
-  }
-}
-
-const texts = (r) => (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text);
-const textIs = (r, expected) => !r.isError && sameJson(texts(r), [expected]);
-const describe = (r) => `isError=${JSON.stringify(r.isError)} text=${JSON.stringify(texts(r))}`;
-const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `ok` until it holds or `timeout` passes. */
 async function eventually(ok, timeout = WAIT_MS) {
@@ -322,20 +284,4 @@ async function main() {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`ts_context: FAIL: no answer within ${DEADLINE_MS / 1000}s`);
-  process.exit(1);
-}, DEADLINE_MS);
-try {
-  await main();
-} catch (e) {
-  console.error(`ts_context: FAIL: ${e?.stack ?? e}`);
-  process.exit(1);
-}
-clearTimeout(deadline);
-if (failed.length) {
-  console.error(`ts_context: ${failed.length} check(s) failed: ${failed.join(', ')}`);
-  process.exit(1);
-}
-console.log('ts_context: all checks passed');
-process.exit(0);
+await runMain('ts_context', main);

@@ -11,10 +11,8 @@
 // Prints one line per check; exits 0 when all pass, 1 when any fails, 2 on bad usage.
 //
 // The SDK is loaded from the npm project tests/interop/setup.sh installs ($ROOT/.interop/node,
-// or $MCP_INTEROP_NODE_DIR), with require() anchored there (see ts_client.mjs for why).
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// or $MCP_INTEROP_NODE_DIR), with require() anchored there (see harness.mjs for why).
+import { check, describe, loadSdk, runMain, sameJson, sleep, texts } from './harness.mjs';
 
 const EXPECTED_VERSION = '2025-11-25';
 const EXPECTED_SERVER = 'mcp-examples';
@@ -22,7 +20,6 @@ const EXPECTED_TOOLS = ['add', 'divide', 'greet', 'measure', 'sleep'];
 const INVALID_PARAMS = -32602;
 const CONNECT_BUDGET_MS = 5000; // same budget as the Python client
 const GET_STREAM_WAIT_MS = 5000; // the SDK opens the GET stream in the background
-const DEADLINE_MS = 60000; // a hung server must fail the run, not hang it
 
 const argv = process.argv.slice(2);
 if (argv.length !== 1 || !/^https?:\/\//.test(argv[0])) {
@@ -31,33 +28,8 @@ if (argv.length !== 1 || !/^https?:\/\//.test(argv[0])) {
 }
 const url = new URL(argv[0]);
 
-const nodeDir = process.env.MCP_INTEROP_NODE_DIR || fileURLToPath(new URL('../../.interop/node/', import.meta.url));
-const require = createRequire(join(resolve(nodeDir), 'package.json'));
-let sdk;
-try {
-  sdk = {
-    ...require('@modelcontextprotocol/sdk/client/index.js'),
-    ...require('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    ...require('@modelcontextprotocol/sdk/types.js'),
-  };
-} catch (e) {
-  console.error(`ts_http: FAIL: cannot load @modelcontextprotocol/sdk from ${nodeDir} (run tests/interop/setup.sh): ${e.message}`);
-  process.exit(1);
-}
+const sdk = loadSdk('ts_http', ['client/index.js', 'client/streamableHttp.js', 'types.js']);
 const { Client, StreamableHTTPClientTransport, McpError } = sdk;
-
-const failed = [];
-function check(name, ok, detail) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
-  if (!ok) failed.push(name);
-  return ok;
-}
-
-const texts = (r) => (r.content ?? []).filter((b) => b.type === 'text').map((b) => b.text);
-const describe = (r) =>
-  `isError=${JSON.stringify(r.isError)} text=${JSON.stringify(texts(r))} structured=${JSON.stringify(r.structuredContent)}`;
-const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // Every HTTP exchange the transport makes: what it sent and what came back (the body untouched).
 const exchanges = [];
@@ -183,20 +155,4 @@ async function main() {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`ts_http: FAIL: no answer within ${DEADLINE_MS / 1000}s; exchanges: ${log()}`);
-  process.exit(1);
-}, DEADLINE_MS);
-try {
-  await main();
-} catch (e) {
-  console.error(`ts_http: FAIL: ${e?.stack ?? e}\nexchanges: ${log()}`);
-  process.exit(1);
-}
-clearTimeout(deadline);
-if (failed.length) {
-  console.error(`ts_http: ${failed.length} check(s) failed: ${failed.join(', ')}\nexchanges: ${log()}`);
-  process.exit(1);
-}
-console.log('ts_http: all checks passed');
-process.exit(0);
+await runMain('ts_http', main);

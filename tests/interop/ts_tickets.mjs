@@ -7,16 +7,13 @@
 // "safe" variables (PATH, HOME, ...), never the rest of our environment. PATH should name a fresh
 // database: the checks expect the four seeded tickets. This SDK only knows the initialize
 // handshake (2025-11-25). Prints one line per check; exits 0 when all pass, 1 when any fails,
-// 2 on bad usage. The SDK is loaded as in ts_client.mjs (from $MCP_INTEROP_NODE_DIR).
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// 2 on bad usage. The SDK is loaded by harness.mjs (from $MCP_INTEROP_NODE_DIR).
+import { attempt, check, loadSdk, runMain, sameJson } from './harness.mjs';
 
 const EXPECTED_RESOURCES = ['tickets://statuses', 'tickets://1', 'tickets://2', 'tickets://3', 'tickets://4'];
 const EXPECTED_STATUSES = ['open', 'in_progress', 'closed'];
 const RESOURCE_NOT_FOUND = -32002; // the session era's code
 const INVALID_PARAMS = -32602;
-const DEADLINE_MS = 60000; // a hung server must fail the run, not hang it
 
 const argv = process.argv.slice(2);
 const db = process.env.TICKETS_DB;
@@ -26,38 +23,9 @@ if (argv[0] !== '--' || argv.length < 2 || !db) {
 }
 const [command, ...args] = argv.slice(1);
 
-const nodeDir = process.env.MCP_INTEROP_NODE_DIR || fileURLToPath(new URL('../../.interop/node/', import.meta.url));
-const require = createRequire(join(nodeDir, 'package.json'));
-let sdk;
-try {
-  sdk = {
-    ...require('@modelcontextprotocol/sdk/client/index.js'),
-    ...require('@modelcontextprotocol/sdk/client/stdio.js'),
-    ...require('@modelcontextprotocol/sdk/types.js'),
-  };
-} catch (e) {
-  console.error(`ts_tickets: FAIL: cannot load @modelcontextprotocol/sdk from ${nodeDir} (run tests/interop/setup.sh): ${e.message}`);
-  process.exit(1);
-}
+const sdk = loadSdk('ts_tickets', ['client/index.js', 'client/stdio.js', 'types.js']);
 const { Client, StdioClientTransport, McpError } = sdk;
 
-const failed = [];
-function check(name, ok, detail) {
-  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${detail}`);
-  if (!ok) failed.push(name);
-  return ok;
-}
-
-// Runs one check; an exception (an MCP error, a schema mismatch) fails it instead of the run.
-async function attempt(name, step) {
-  try {
-    await step();
-  } catch (e) {
-    check(name, false, `${e?.name} ${e?.code ?? ''}: ${e?.message ?? e}`);
-  }
-}
-
-const sameJson = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 const parse = (text) => {
   try {
     return JSON.parse(text);
@@ -158,20 +126,4 @@ async function main() {
   }
 }
 
-const deadline = setTimeout(() => {
-  console.error(`ts_tickets: FAIL: no answer within ${DEADLINE_MS / 1000}s`);
-  process.exit(1);
-}, DEADLINE_MS);
-try {
-  await main();
-} catch (e) {
-  console.error(`ts_tickets: FAIL: ${e?.stack ?? e}`);
-  process.exit(1);
-}
-clearTimeout(deadline);
-if (failed.length) {
-  console.error(`ts_tickets: ${failed.length} check(s) failed: ${failed.join(', ')}`);
-  process.exit(1);
-}
-console.log('ts_tickets: all checks passed');
-process.exit(0);
+await runMain('ts_tickets', main);
