@@ -60,6 +60,7 @@ pub mod ask;
 pub mod changes;
 pub mod completion;
 pub mod context;
+mod id;
 pub mod outbound;
 pub mod prompt;
 pub mod protocol;

@@ -20,22 +20,26 @@
 pub(crate) mod form;
 pub(crate) mod round;
 pub(crate) mod seal;
+mod session;
+mod types;
 
 use std::future::Future;
 use std::sync::{Arc, Weak};
 
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::context::Context;
-use crate::protocol::jsonrpc::encode_request;
-use crate::protocol::{Content, ErrorCode, McpError, ProtocolVersion, Role};
+use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::server::connection::Connection;
 use round::{Answer, InputRequest, Round};
 
 pub use form::form_schema;
+pub use session::{ElicitationHandle, new_elicitation_id};
+pub use types::{ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage};
+use types::{ElicitResult, ListRootsResult};
 
 /// How a request's handler reaches the client.
 pub(crate) enum Asker {
@@ -55,205 +59,6 @@ impl std::fmt::Debug for Asker {
             Asker::Round(_) => "Round",
         })
     }
-}
-
-/// The user's answer to a form ([`Context::elicit`]).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Elicitation<T> {
-    /// The user submitted the form.
-    Accept(T),
-    /// The user explicitly declined.
-    Decline,
-    /// The user dismissed the request without choosing.
-    Cancel,
-}
-
-impl<T> Elicitation<T> {
-    /// The submitted value, if the user accepted.
-    pub fn accepted(self) -> Option<T> {
-        match self {
-            Elicitation::Accept(v) => Some(v),
-            _ => None,
-        }
-    }
-}
-
-/// The user's answer to a URL elicitation ([`Context::elicit_url`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ElicitAction {
-    /// The user agreed to open the URL (the interaction itself happens out of band).
-    Accept,
-    /// The user declined.
-    Decline,
-    /// The user dismissed the request.
-    Cancel,
-}
-
-#[derive(Deserialize)]
-struct ElicitResult {
-    action: ElicitAction,
-    #[serde(default)]
-    content: Option<Value>,
-}
-
-/// A `sampling/createMessage` request: messages for the client's model, and preferences.
-///
-/// ```
-/// # use mcp_runtime::ask::Sampling;
-/// let request = Sampling::prompt("Summarize: …", 200)
-///     .system_prompt("You are terse.")
-///     .temperature(0.2)
-///     .model_hint("claude");
-/// ```
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Sampling {
-    messages: Vec<SamplingMessage>,
-    max_tokens: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system_prompt: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    stop_sequences: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    model_preferences: Option<Map<String, Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    metadata: Option<Value>,
-}
-
-/// One message of a [`Sampling`] request or its answer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SamplingMessage {
-    /// Who speaks.
-    pub role: Role,
-    /// A content block (or, from newer clients, a list of them).
-    pub content: Value,
-}
-
-impl Sampling {
-    /// A request with no messages yet, for at most `max_tokens` tokens.
-    pub fn new(max_tokens: u32) -> Sampling {
-        Sampling {
-            messages: Vec::new(),
-            max_tokens,
-            system_prompt: None,
-            temperature: None,
-            stop_sequences: Vec::new(),
-            model_preferences: None,
-            metadata: None,
-        }
-    }
-
-    /// A request of one user message.
-    pub fn prompt(text: impl Into<String>, max_tokens: u32) -> Sampling {
-        Sampling::new(max_tokens).user(text)
-    }
-
-    /// Adds a user message.
-    pub fn user(self, text: impl Into<String>) -> Sampling {
-        self.message(Role::User, Content::text(text))
-    }
-
-    /// Adds an assistant message.
-    pub fn assistant(self, text: impl Into<String>) -> Sampling {
-        self.message(Role::Assistant, Content::text(text))
-    }
-
-    /// Adds a message with any content block (text, image, audio).
-    pub fn message(mut self, role: Role, content: Content) -> Sampling {
-        let content = serde_json::to_value(content).expect("content serializes");
-        self.messages.push(SamplingMessage { role, content });
-        self
-    }
-
-    /// The system prompt.
-    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Sampling {
-        self.system_prompt = Some(prompt.into());
-        self
-    }
-
-    /// The sampling temperature.
-    pub fn temperature(mut self, t: f64) -> Sampling {
-        self.temperature = Some(t);
-        self
-    }
-
-    /// Adds a stop sequence.
-    pub fn stop_sequence(mut self, s: impl Into<String>) -> Sampling {
-        self.stop_sequences.push(s.into());
-        self
-    }
-
-    /// Adds a model name hint (the client maps it to a model it has).
-    pub fn model_hint(mut self, name: impl Into<String>) -> Sampling {
-        let prefs = self.model_preferences.get_or_insert_with(Map::new);
-        let hints = prefs.entry("hints").or_insert_with(|| json!([]));
-        if let Some(list) = hints.as_array_mut() {
-            list.push(json!({ "name": name.into() }));
-        }
-        self
-    }
-
-    /// Sets a priority from 0 to 1: `"cost"`, `"speed"` or `"intelligence"`.
-    pub fn priority(mut self, which: &str, value: f64) -> Sampling {
-        let prefs = self.model_preferences.get_or_insert_with(Map::new);
-        prefs.insert(format!("{which}Priority"), json!(value.clamp(0.0, 1.0)));
-        self
-    }
-
-    /// Provider-specific metadata.
-    pub fn metadata(mut self, metadata: Value) -> Sampling {
-        self.metadata = Some(metadata);
-        self
-    }
-}
-
-/// The client model's answer to a [`Sampling`] request.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SampledMessage {
-    /// Who speaks (the assistant).
-    pub role: Role,
-    /// A content block, or a list of them.
-    pub content: Value,
-    /// The model that answered.
-    pub model: String,
-    /// Why it stopped (`endTurn`, `stopSequence`, `maxTokens`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stop_reason: Option<String>,
-}
-
-impl SampledMessage {
-    /// The text of the answer (text blocks joined), if it has any.
-    pub fn text(&self) -> Option<String> {
-        let blocks = match &self.content {
-            Value::Array(blocks) => blocks.iter().collect(),
-            block => vec![block],
-        };
-        let texts: Vec<&str> = blocks
-            .into_iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect();
-        (!texts.is_empty()).then(|| texts.join("\n"))
-    }
-}
-
-/// One of the client's roots ([`Context::roots`]): a directory or file it works on.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Root {
-    /// The root's URI (`file://…`).
-    pub uri: String,
-    /// A display name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct ListRootsResult {
-    roots: Vec<Root>,
 }
 
 /// What is asked, for capability checks and keys.
@@ -700,108 +505,6 @@ impl Ask<'_> {
                     "The request ended to ask the client for input; it runs again with the answer",
                 ))
             }
-        }
-    }
-
-    /// A JSON-RPC request to the client, answered by its response (session era).
-    async fn request_client(
-        &self,
-        conn: &Arc<Connection>,
-        method: &'static str,
-        params: Value,
-    ) -> Result<Value, McpError> {
-        if self.ctx.is_finished() || self.ctx.is_cancelled() {
-            return Err(McpError::internal(format!(
-                "Cannot send `{method}`: the request is finished or cancelled"
-            )));
-        }
-        // The request's own stream; without one (JSON-only HTTP responses), the session's
-        // (its GET stream), which the spec also allows for requests to the client.
-        let sink = self
-            .ctx
-            .live_sink()
-            .cloned()
-            .or_else(|| conn.standalone.lock().expect("standalone lock").clone())
-            .ok_or_else(|| {
-                McpError::internal(format!(
-                    "Cannot send `{method}`: no stream to the client (JSON-only HTTP responses and no GET stream open)"
-                ))
-            })?;
-        let (id, answer) = conn.client_request();
-        // Unregisters the request however this ends; tells the client when it is abandoned.
-        let guard = Outgoing {
-            conn,
-            id: id.clone(),
-            sink: &sink,
-        };
-        if !sink.send(encode_request(&id, method, &params)) {
-            return Err(McpError::internal(format!(
-                "Cannot send `{method}`: the stream to the client is closed or full"
-            )));
-        }
-        let limit = conn.server.inner.limits.client_request_timeout;
-        let result = tokio::select! {
-            answer = answer => answer.unwrap_or_else(|_| Err(McpError::internal("The client connection is gone"))),
-            _ = self.ctx.cancelled() => Err(McpError::internal("The request was cancelled")),
-            _ = tokio::time::sleep(limit) => Err(McpError::internal(format!(
-                "The client did not answer `{method}` within {} s", limit.as_secs()
-            ))),
-        };
-        drop(guard);
-        result
-    }
-}
-
-/// Reports a URL elicitation complete to the session that was asked
-/// ([`Context::elicitation_handle`]). Holds the session weakly.
-#[derive(Clone, Debug)]
-pub struct ElicitationHandle {
-    conn: Weak<Connection>,
-    id: String,
-}
-
-impl ElicitationHandle {
-    fn notification(&self) -> Vec<u8> {
-        crate::protocol::jsonrpc::encode_notification(
-            "notifications/elicitation/complete",
-            json!({ "elicitationId": &self.id }),
-        )
-    }
-
-    /// Sends `notifications/elicitation/complete` on the session's own channel (stdout, or its
-    /// GET stream). Returns whether it could: not when the session ended or has no stream open.
-    pub fn complete(&self) -> bool {
-        let Some(conn) = self.conn.upgrade() else {
-            return false;
-        };
-        let sink = conn.standalone.lock().expect("standalone lock").clone();
-        sink.is_some_and(|sink| sink.send(self.notification()))
-    }
-}
-
-/// A new URL elicitation id: 128 bits from the operating system's CSPRNG, as hex (hard to guess,
-/// so it can name the elicitation in a URL).
-pub fn new_elicitation_id() -> String {
-    let mut id = [0u8; 16];
-    getrandom::fill(&mut id).expect("the OS random source works");
-    id.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A request to the client awaiting its response.
-struct Outgoing<'a> {
-    conn: &'a Arc<Connection>,
-    id: crate::protocol::RequestId,
-    sink: &'a crate::outbound::Sink,
-}
-
-impl Drop for Outgoing<'_> {
-    fn drop(&mut self) {
-        if self.conn.forget_client_request(&self.id) {
-            // Still unanswered (timed out, cancelled, abandoned): the client may stop asking.
-            self.sink.send(crate::protocol::jsonrpc::encode_notification(
-                "notifications/cancelled",
-                json!({ "requestId": self.id, "reason": "The server no longer needs the answer" }),
-            ));
         }
     }
 }

@@ -74,13 +74,6 @@ pub(crate) struct Sessions {
     idle: Duration,
 }
 
-/// A new session id: 128 bits from the operating system's CSPRNG, as hex (visible ASCII).
-fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the OS random source works");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl Sessions {
     pub(crate) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
         Arc::new(Sessions {
@@ -100,7 +93,7 @@ impl Sessions {
             return Err(Full(self.max));
         }
         Ok(Arc::new(Session {
-            id: new_id(),
+            id: crate::id::random_id(),
             conn: Connection::new(server.clone(), "http"),
             last_seen: Mutex::new(Instant::now()),
             next_stream: AtomicU64::new(0),

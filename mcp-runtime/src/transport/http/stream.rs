@@ -49,15 +49,6 @@ pub(crate) async fn respond(
         Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
         None => fut,
     };
-    let closed = move || {
-        let closer = closer.clone();
-        async move {
-            match closer {
-                Some(n) => n.notified().await,
-                None => std::future::pending().await,
-            }
-        }
-    };
     enum Early {
         Note(Encoded),
         Done(Option<Encoded>),
@@ -67,7 +58,7 @@ pub(crate) async fn respond(
         biased;
         Some(note) = notes.recv() => Early::Note(note),
         out = &mut result => Early::Done(out),
-        _ = closed() => Early::Close,
+        _ = or_never(closer.as_ref().map(|c| c.notified())) => Early::Close,
     };
     let (first, done, close_now) = match early {
         Early::Note(note) => (Some(note), None, false),
@@ -102,15 +93,6 @@ pub(crate) async fn respond(
         if close_now {
             (tx, client) = (None, false);
         }
-        let gone = |tx: &Option<mpsc::Sender<Bytes>>| {
-            let tx = tx.clone();
-            async move {
-                match tx {
-                    Some(tx) => tx.closed().await,
-                    None => std::future::pending().await,
-                }
-            }
-        };
         let out = match done {
             Some(out) => out,
             None => loop {
@@ -121,8 +103,10 @@ pub(crate) async fn respond(
                     biased;
                     Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
                     out = &mut result => break out,
-                    _ = gone(&tx), if client => client = false,
-                    _ = closed(), if client => (tx, client) = (None, false),
+                    _ = or_never(tx.as_ref().map(|t| t.closed())), if client => client = false,
+                    _ = or_never(closer.as_ref().map(|c| c.notified())), if client => {
+                        (tx, client) = (None, false);
+                    }
                     _ = tokio::time::sleep(keep_alive), if client => {
                         deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
                     }
@@ -138,6 +122,14 @@ pub(crate) async fn respond(
         events.finish();
     });
     body::sse(rx)
+}
+
+/// Completes when `future` does; never when there is none.
+async fn or_never(future: Option<impl Future<Output = ()>>) {
+    match future {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Sends an event while the client is there; after it left, nothing (events are still recorded).
