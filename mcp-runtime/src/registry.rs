@@ -66,22 +66,7 @@ fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
                         ));
                     }
                     // An optional argument may also allow `null` (the header is then omitted).
-                    let kind = match obj.get("type") {
-                        Some(Value::String(t)) => Some(t.as_str()),
-                        Some(Value::Array(types)) => {
-                            let real: Vec<&str> = types
-                                .iter()
-                                .filter_map(Value::as_str)
-                                .filter(|t| *t != "null")
-                                .collect();
-                            if let [one] = real[..] {
-                                Some(one)
-                            } else {
-                                None
-                            }
-                        }
-                        _ => None,
-                    };
+                    let kind = crate::schema::type_without_null(obj).ok().flatten();
                     if !matches!(kind, Some("string" | "integer" | "boolean")) {
                         return Err(format!(
                             "`x-mcp-header` is only allowed on string, integer and boolean properties ({at} is {})",

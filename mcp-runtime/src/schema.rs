@@ -35,6 +35,23 @@ pub fn generator(profile: Profile) -> SchemaGenerator {
     settings.into_generator()
 }
 
+/// A schema's `type` without a `null` alternative (what an `Option` adds): `Ok(None)` when it
+/// has no `type`, `Err` when it is not one type (several, or not a string).
+pub(crate) fn type_without_null(schema: &Map<String, Value>) -> Result<Option<&str>, ()> {
+    match schema.get("type") {
+        None => Ok(None),
+        Some(Value::String(t)) => Ok(Some(t)),
+        Some(Value::Array(types)) => {
+            let mut real = types.iter().filter(|t| t.as_str() != Some("null"));
+            match (real.next().and_then(Value::as_str), real.next()) {
+                (Some(one), None) => Ok(Some(one)),
+                _ => Err(()),
+            }
+        }
+        Some(_) => Err(()),
+    }
+}
+
 /// The client-compatible schema of `T`.
 pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
     let mut value = generator(profile).into_root_schema_for::<T>().to_value();
@@ -286,7 +303,7 @@ fn is_null_schema(v: &Value) -> bool {
 
 /// Removes the `null` alternative `Option<T>` adds: an argument may be left out, and that is
 /// what clients understand; a `null` union trips several of them.
-fn strip_null(obj: &mut Map<String, Value>) {
+pub(crate) fn strip_null(obj: &mut Map<String, Value>) {
     if let Some(Value::Array(types)) = obj.get_mut("type") {
         types.retain(|t| t != "null");
         if types.len() == 1 {

@@ -154,22 +154,9 @@ pub fn form_schema(schema: &Value) -> Result<Value, String> {
 
 /// The `type` of a field, with a `null` alternative (an `Option`) taken away.
 fn field_type(field: &Map<String, Value>) -> Result<Option<String>, String> {
-    match field.get("type") {
-        None => Ok(None),
-        Some(Value::String(t)) => Ok(Some(t.clone())),
-        Some(Value::Array(types)) => {
-            let types: Vec<&str> = types
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            match types[..] {
-                [one] => Ok(Some(one.to_owned())),
-                _ => Err("a field has one type".into()),
-            }
-        }
-        Some(_) => Err("`type` must be a string".into()),
-    }
+    crate::schema::type_without_null(field)
+        .map(|t| t.map(str::to_owned))
+        .map_err(|()| "a field has one type (a string)".into())
 }
 
 fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
@@ -183,18 +170,14 @@ fn copy(from: &Map<String, Value>, to: &mut Map<String, Value>, keys: &[&str]) {
 const ANNOTATIONS: [&str; 3] = ["title", "description", "default"];
 
 fn form_field(field: &Value) -> Result<Value, String> {
-    let field = field.as_object().ok_or("a field schema is a JSON object")?;
-    // An `Option<Enum>` arrives as `anyOf: [<enum>, {type: null}]`.
-    if let Some(Value::Array(options)) = field.get("anyOf") {
-        let real: Vec<&Value> = options
-            .iter()
-            .filter(|o| o.get("type").and_then(Value::as_str) != Some("null"))
-            .collect();
-        if let [only] = real[..] {
-            let mut merged = only.as_object().cloned().unwrap_or_default();
-            copy(field, &mut merged, &ANNOTATIONS);
-            return form_field(&Value::Object(merged));
-        }
+    let mut field = field
+        .as_object()
+        .ok_or("a field schema is a JSON object")?
+        .clone();
+    // An optional field (`Option<T>`) is just `T` in a form: it is not `required`.
+    crate::schema::strip_null(&mut field);
+    let field = &field;
+    if field.contains_key("anyOf") {
         return Err("a field cannot be one of several shapes (`anyOf`)".into());
     }
     let mut out = Map::new();
