@@ -253,7 +253,7 @@ impl ServerBuilder {
                 states: Arc::new(self.states),
                 changes: self.changes.unwrap_or_default(),
                 state_caller: self.state_caller,
-                sessions: Default::default(),
+                forwarder: Default::default(),
                 sealer: match &self.state_key {
                     Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
                     None => crate::ask::seal::Sealer::random(self.state_ttl),

@@ -449,7 +449,7 @@ impl Connection {
 
     /// Starts passing announced changes to the client (when its session opens).
     pub(crate) fn start_forwarding(self: &Arc<Self>) {
-        self.server.inner.sessions.add(self);
+        self.server.inner.forwarder.add(self);
     }
 
     /// Ends `subscriptions/listen` streams (each answers its request).

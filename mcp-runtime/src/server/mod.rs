@@ -54,8 +54,8 @@ pub(crate) struct ServerInner {
     pub(crate) states: Arc<crate::state::StateMap>,
     /// Where changes are announced, and which items are disabled.
     pub(crate) changes: crate::Changes,
-    /// The session-era connections that hear of changes.
-    pub(crate) sessions: Arc<subscriptions::Sessions>,
+    /// Passes announced changes to the session-era connections.
+    pub(crate) forwarder: Arc<subscriptions::Forwarder>,
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.

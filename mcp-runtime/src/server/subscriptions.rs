@@ -87,9 +87,9 @@ fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
     encode_notification(method, params)
 }
 
-/// The session-era connections of a server, which hear of every announced change. One task per
+/// Passes announced changes to a server's session-era connections (held weakly). One task per
 /// server passes each change on (a task per session would cost every idle session its memory).
-pub(crate) struct Sessions {
+pub(crate) struct Forwarder {
     conns: Mutex<Vec<Weak<Connection>>>,
     /// The length after the last sweep of closed connections (sweeps are amortized).
     swept: AtomicUsize,
@@ -100,9 +100,9 @@ pub(crate) struct Sessions {
     alive: tokio::sync::watch::Sender<()>,
 }
 
-impl Default for Sessions {
+impl Default for Forwarder {
     fn default() -> Self {
-        Sessions {
+        Forwarder {
             conns: Mutex::default(),
             swept: AtomicUsize::new(0),
             task: Mutex::default(),
@@ -111,10 +111,10 @@ impl Default for Sessions {
     }
 }
 
-impl Sessions {
+impl Forwarder {
     pub(crate) fn add(self: &Arc<Self>, conn: &Arc<Connection>) {
         {
-            let mut conns = self.conns.lock().expect("sessions lock");
+            let mut conns = self.conns.lock().expect("forwarder lock");
             // A `Weak` keeps its connection's allocation: drop those of closed ones now and then.
             if conns.len() >= 2 * self.swept.load(Ordering::Relaxed).max(16) {
                 conns.retain(|c| c.strong_count() > 0);
@@ -122,7 +122,7 @@ impl Sessions {
             }
             conns.push(Arc::downgrade(conn));
         }
-        let mut task = self.task.lock().expect("sessions lock");
+        let mut task = self.task.lock().expect("forwarder lock");
         if task.as_ref().is_some_and(|t| !t.is_finished()) {
             return;
         }
@@ -132,7 +132,7 @@ impl Sessions {
         let mut changes = conn.server.inner.changes.subscribe();
         let mut alive = self.alive.subscribe();
         // Ends when the server is gone (its list dropped) or its `Changes` handle is.
-        let sessions = Arc::downgrade(self);
+        let forwarder = Arc::downgrade(self);
         *task = Some(runtime.spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
@@ -150,13 +150,13 @@ impl Sessions {
                     }
                     Err(RecvError::Closed) => return,
                 };
-                let Some(sessions) = sessions.upgrade() else {
+                let Some(forwarder) = forwarder.upgrade() else {
                     return;
                 };
                 let live: Vec<Arc<Connection>> = {
-                    let mut conns = sessions.conns.lock().expect("sessions lock");
+                    let mut conns = forwarder.conns.lock().expect("forwarder lock");
                     conns.retain(|c| c.strong_count() > 0);
-                    sessions.swept.store(conns.len(), Ordering::Relaxed);
+                    forwarder.swept.store(conns.len(), Ordering::Relaxed);
                     conns.iter().filter_map(Weak::upgrade).collect()
                 };
                 for conn in live {
