@@ -65,6 +65,7 @@ pub mod outbound;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
+mod request;
 pub mod resource;
 mod runner;
 pub mod schema;

@@ -1,12 +1,11 @@
 //! [`State<T>`]: values the program registers once and tools receive by type.
 
-use std::any::{Any, TypeId, type_name};
-use std::collections::HashMap;
+use std::any::type_name;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::context::{Context, FromContext};
 use crate::protocol::McpError;
+use crate::request::{Context, FromContext};
 
 /// Shared state of type `T`, registered once with [`ServerBuilder::state`](crate::ServerBuilder::state)
 /// or `run!(state = value)`, and injected into any tool, resource or prompt that takes a
@@ -47,29 +46,6 @@ impl<T: ?Sized> Deref for State<T> {
 impl<T: ?Sized + std::fmt::Debug> std::fmt::Debug for State<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("State").field(&&*self.0).finish()
-    }
-}
-
-/// The registered states, by type.
-#[derive(Default)]
-pub(crate) struct StateMap(HashMap<TypeId, Arc<dyn Any + Send + Sync>>);
-
-impl std::fmt::Debug for StateMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StateMap({} values)", self.0.len())
-    }
-}
-
-impl StateMap {
-    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
-        self.0.insert(TypeId::of::<T>(), Arc::new(value));
-    }
-
-    fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.0
-            .get(&TypeId::of::<T>())
-            .cloned()
-            .and_then(|any| any.downcast::<T>().ok())
     }
 }
 

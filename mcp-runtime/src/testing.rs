@@ -236,12 +236,12 @@ impl TestClient {
     /// Sends one raw message (any text) and returns the response object, or `None` when there is
     /// none (a notification, or a cancelled request).
     pub async fn send_raw(&self, text: &str) -> Option<Value> {
-        let encoded = match self.conn.on_message(text) {
+        let reply = match self.conn.on_message(text) {
             Step::Reply(out) => out,
             Step::Run(pending) => tokio::spawn(pending).await.expect("request task")?,
             Step::Nothing => return None,
         };
-        Some(serde_json::from_slice(&encoded).expect("the server sends valid JSON"))
+        Some(serde_json::from_slice(&reply.bytes).expect("the server sends valid JSON"))
     }
 
     /// Sends a request with this id and params as given (no `_meta` added).

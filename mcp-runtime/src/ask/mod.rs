@@ -24,42 +24,20 @@ mod session;
 mod types;
 
 use std::future::Future;
-use std::sync::{Arc, Weak};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::context::Context;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::server::connection::Connection;
-use round::{Answer, InputRequest, Round};
+use crate::request::{Asker, Context};
+use round::{Answer, InputRequest};
 
 pub use form::form_schema;
 pub use session::{ElicitationHandle, new_elicitation_id};
 pub use types::{ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage};
 use types::{ElicitResult, ListRootsResult};
-
-/// How a request's handler reaches the client.
-pub(crate) enum Asker {
-    /// It cannot (with the reason given to the handler).
-    Unavailable(&'static str),
-    /// Session era: requests over the connection.
-    Session(Weak<Connection>),
-    /// 2026-07-28: answers arrive in retries.
-    Round(Arc<Round>),
-}
-
-impl std::fmt::Debug for Asker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Asker::Unavailable(_) => "Unavailable",
-            Asker::Session(_) => "Session",
-            Asker::Round(_) => "Round",
-        })
-    }
-}
 
 /// What is asked, for capability checks and keys.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -304,11 +282,11 @@ impl Context {
     /// (the web handler of your page); `None` where there is no such notification
     /// (2026-07-28, or a client before 2025-11-25).
     pub fn elicitation_handle(&self, id: impl Into<String>) -> Option<ElicitationHandle> {
-        let Asker::Session(conn) = self.asker() else {
+        let Asker::Session(peer) = self.asker() else {
             return None;
         };
         (self.protocol_version() >= ProtocolVersion::V2025_11_25).then(|| ElicitationHandle {
-            conn: conn.clone(),
+            peer: peer.clone(),
             id: id.into(),
         })
     }
@@ -457,11 +435,11 @@ impl Ask<'_> {
                 "Cannot send `{}`: {why}",
                 kind.method()
             ))),
-            Asker::Session(conn) => {
-                let conn = conn
+            Asker::Session(peer) => {
+                let peer = peer
                     .upgrade()
                     .ok_or_else(|| McpError::internal("The client connection is gone"))?;
-                parse(self.request_client(&conn, kind.method(), params).await?)
+                parse(self.request_client(&*peer, kind.method(), params).await?)
             }
             Asker::Round(round) => {
                 // A spawned task asking after the request ended would wait for ever.

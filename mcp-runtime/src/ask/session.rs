@@ -1,7 +1,7 @@
 //! Session-era asks: real JSON-RPC requests to the client, answered by id, and the
 //! `notifications/elicitation/complete` a URL elicitation may be followed by.
 
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
 use serde_json::{Value, json};
 
@@ -9,13 +9,13 @@ use super::Ask;
 use crate::outbound::Sink;
 use crate::protocol::jsonrpc::{encode_notification, encode_request};
 use crate::protocol::{McpError, RequestId};
-use crate::server::connection::Connection;
+use crate::request::Peer;
 
 impl Ask<'_> {
     /// A JSON-RPC request to the client, answered by its response (session era).
     pub(super) async fn request_client(
         &self,
-        conn: &Arc<Connection>,
+        peer: &dyn Peer,
         method: &'static str,
         params: Value,
     ) -> Result<Value, McpError> {
@@ -30,16 +30,16 @@ impl Ask<'_> {
             .ctx
             .live_sink()
             .cloned()
-            .or_else(|| conn.standalone.lock().expect("standalone lock").clone())
+            .or_else(|| peer.standalone())
             .ok_or_else(|| {
                 McpError::internal(format!(
                     "Cannot send `{method}`: no stream to the client (JSON-only HTTP responses and no GET stream open)"
                 ))
             })?;
-        let (id, answer) = conn.client_request();
+        let (id, answer) = peer.start_request();
         // Unregisters the request however this ends; tells the client when it is abandoned.
         let guard = Outgoing {
-            conn,
+            peer,
             id: id.clone(),
             sink: &sink,
         };
@@ -48,7 +48,7 @@ impl Ask<'_> {
                 "Cannot send `{method}`: the stream to the client is closed or full"
             )));
         }
-        let limit = conn.server.inner.limits.client_request_timeout;
+        let limit = peer.request_timeout();
         let result = tokio::select! {
             answer = answer => answer.unwrap_or_else(|_| Err(McpError::internal("The client connection is gone"))),
             _ = self.ctx.cancelled() => Err(McpError::internal("The request was cancelled")),
@@ -65,7 +65,7 @@ impl Ask<'_> {
 /// ([`Context::elicitation_handle`](crate::Context::elicitation_handle)). Holds the session weakly.
 #[derive(Clone, Debug)]
 pub struct ElicitationHandle {
-    pub(super) conn: Weak<Connection>,
+    pub(super) peer: Weak<dyn Peer>,
     pub(super) id: String,
 }
 
@@ -80,11 +80,11 @@ impl ElicitationHandle {
     /// Sends `notifications/elicitation/complete` on the session's own channel (stdout, or its
     /// GET stream). Returns whether it could: not when the session ended or has no stream open.
     pub fn complete(&self) -> bool {
-        let Some(conn) = self.conn.upgrade() else {
+        let Some(peer) = self.peer.upgrade() else {
             return false;
         };
-        let sink = conn.standalone.lock().expect("standalone lock").clone();
-        sink.is_some_and(|sink| sink.send(self.notification()))
+        peer.standalone()
+            .is_some_and(|sink| sink.send(self.notification()))
     }
 }
 
@@ -96,14 +96,14 @@ pub fn new_elicitation_id() -> String {
 
 /// A request to the client awaiting its response.
 struct Outgoing<'a> {
-    conn: &'a Arc<Connection>,
+    peer: &'a dyn Peer,
     id: RequestId,
     sink: &'a Sink,
 }
 
 impl Drop for Outgoing<'_> {
     fn drop(&mut self) {
-        if self.conn.forget_client_request(&self.id) {
+        if self.peer.forget_request(&self.id) {
             // Still unanswered (timed out, cancelled, abandoned): the client may stop asking.
             self.sink.send(encode_notification(
                 "notifications/cancelled",

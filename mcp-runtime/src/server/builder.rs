@@ -28,7 +28,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     filter: ToolFilter,
     limits: Limits,
-    states: crate::state::StateMap,
+    states: crate::request::StateMap,
     state_key: Option<Vec<u8>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,

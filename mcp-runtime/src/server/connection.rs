@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 
@@ -15,19 +15,19 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use super::Server;
-use super::era::ClientInfo;
-use crate::context::Context;
+use super::envelope::{self, Envelope};
 use crate::outbound::{LogLevel, Sink};
-use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification, encode_error};
+use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification};
 use crate::protocol::{McpError, ProtocolVersion, RequestId};
+use crate::request::{Cancellation, ClientAnswer, ClientInfo, Context, Gauge, Peer, Reply, Slot};
 
 /// A response the transport must still wait for; `None` when the request was cancelled.
-pub(crate) type Pending = Pin<Box<dyn Future<Output = Option<Encoded>> + Send + 'static>>;
+pub(crate) type Pending = Pin<Box<dyn Future<Output = Option<Reply>> + Send + 'static>>;
 
 /// What the transport does with one incoming message.
 pub(crate) enum Step {
     /// Send this response now (cheap requests are answered without a task).
-    Reply(Encoded),
+    Reply(Reply),
     /// Run this to completion (on a task of its own) and send what it yields.
     Run(Pending),
     /// Nothing to send (a notification or a client response).
@@ -61,7 +61,7 @@ pub(crate) struct Connection {
     in_flight: Mutex<HashMap<RequestId, Context>>,
     /// Requests whose work is not finished: a cancelled sync tool keeps its slot until its
     /// blocking work ends, so `max_in_flight` bounds the work, not just the bookkeeping.
-    active: Arc<AtomicUsize>,
+    active: Arc<Gauge>,
     /// What only some sessions use (asks, subscriptions), allocated on first use: an idle
     /// session does not pay for it.
     extras: OnceLock<Box<Extras>>,
@@ -69,7 +69,7 @@ pub(crate) struct Connection {
     pub(crate) standalone: Mutex<Option<Sink>>,
     /// Flips to `true` when the connection shuts down (ends `subscriptions/listen` streams).
     /// (A flag and a `Notify`: a `watch` channel would cost every idle session ~0.5 KiB.)
-    pub(crate) closing: crate::context::Cancellation,
+    pub(crate) closing: Cancellation,
 }
 
 impl Connection {
@@ -100,7 +100,7 @@ impl Connection {
             log_level: std::sync::atomic::AtomicU8::new(0),
             session: OnceLock::new(),
             in_flight: Mutex::new(HashMap::new()),
-            active: Arc::new(AtomicUsize::new(0)),
+            active: Default::default(),
             extras: OnceLock::new(),
             standalone: Mutex::new(sink.clone()),
             closing: Default::default(),
@@ -145,28 +145,36 @@ impl Connection {
         if text.trim_start().starts_with('[') {
             return self.on_batch(text);
         }
-        match jsonrpc::decode(text) {
+        match envelope::decode(text) {
+            Ok(envelope) => self.on_envelope(envelope, arrival),
             // No response to a notification, however malformed (JSON-RPC and the spec's
             // cancellation rules both say so).
             Err(e) if e.notification => {
                 tracing::debug!(error = %e.error, "ignoring a malformed notification");
                 Step::Nothing
             }
-            Err(e) => Step::Reply(encode_error(e.id.as_ref(), &e.error)),
-            Ok(Incoming::Request(req)) => {
+            Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
+        }
+    }
+
+    /// Decides what to do with a message the transport has decoded (and maybe routed by).
+    pub(crate) fn on_envelope(self: &Arc<Self>, envelope: Envelope<'_>, arrival: Arrival) -> Step {
+        match envelope.message {
+            Incoming::Request(req) => {
                 let id = req.id.clone();
+                let head = envelope.head;
                 // Handlers run user code (argument parsing, defaults) before any task exists;
                 // a panic there fails this request only.
-                catch_unwind(AssertUnwindSafe(|| self.on_request(req, arrival))).unwrap_or_else(|payload| {
+                catch_unwind(AssertUnwindSafe(|| self.on_request(req, head, arrival))).unwrap_or_else(|payload| {
                     tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
-                    Step::Reply(encode_error(Some(&id), &McpError::internal("Internal error")))
+                    Step::Reply(Reply::error(Some(&id), &McpError::internal("Internal error")))
                 })
             }
-            Ok(Incoming::Notification(n)) => {
+            Incoming::Notification(n) => {
                 self.on_notification(n);
                 Step::Nothing
             }
-            Ok(Incoming::Response(r)) => {
+            Incoming::Response(r) => {
                 self.on_response(r);
                 Step::Nothing
             }
@@ -180,7 +188,7 @@ impl Connection {
             .session()
             .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
         if !batches_allowed {
-            return Step::Reply(encode_error(
+            return Step::Reply(Reply::error(
                 None,
                 &McpError::invalid_request(
                     "Invalid request: JSON-RPC batches are only accepted after initializing with protocol 2025-03-26",
@@ -194,11 +202,11 @@ impl Connection {
                     crate::protocol::ErrorCode::PARSE_ERROR,
                     format!("Parse error: {}", jsonrpc::strip_position(&e)),
                 );
-                return Step::Reply(encode_error(None, &e));
+                return Step::Reply(Reply::error(None, &e));
             }
         };
         if items.is_empty() {
-            return Step::Reply(encode_error(
+            return Step::Reply(Reply::error(
                 None,
                 &McpError::invalid_request("Invalid request: empty batch"),
             ));
@@ -208,7 +216,7 @@ impl Connection {
         for item in items {
             let text = item.get();
             let step = if text.starts_with('[') {
-                Step::Reply(encode_error(
+                Step::Reply(Reply::error(
                     None,
                     &McpError::invalid_request("Invalid request: nested batch"),
                 ))
@@ -222,7 +230,7 @@ impl Connection {
             {
                 let e =
                     McpError::invalid_request("Invalid request: `initialize` must not be batched");
-                Step::Reply(encode_error(Some(&id), &e))
+                Step::Reply(Reply::error(Some(&id), &e))
             } else {
                 self.on_message(text)
             };
@@ -232,20 +240,21 @@ impl Connection {
                 Step::Nothing => {}
             }
         }
-        let join = |mut ready: Vec<Encoded>| -> Option<Encoded> {
+        let join = |mut ready: Vec<Reply>| -> Option<Reply> {
             if ready.is_empty() {
                 return None;
             }
-            let mut out = Vec::with_capacity(ready.iter().map(|r| r.len() + 1).sum::<usize>() + 2);
+            let len = ready.iter().map(|r| r.bytes.len() + 1).sum::<usize>() + 2;
+            let mut out: Encoded = Vec::with_capacity(len);
             out.push(b'[');
             for (i, r) in ready.drain(..).enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(&r);
+                out.extend_from_slice(&r.bytes);
             }
             out.push(b']');
-            Some(out)
+            Some(Reply::result(out))
         };
         if pending.is_empty() {
             return join(ready).map_or(Step::Nothing, Step::Reply);
@@ -261,17 +270,17 @@ impl Connection {
     }
 
     /// The message for an input line longer than the limit (the line itself was dropped).
-    pub(crate) fn too_large(&self) -> Encoded {
+    pub(crate) fn too_large(&self) -> Reply {
         let limit = self.server.inner.limits.max_message_bytes;
-        encode_error(
+        Reply::error(
             None,
             &McpError::invalid_request(format!("Message larger than {limit} bytes")),
         )
     }
 
     /// The message for an input line that is not UTF-8.
-    pub(crate) fn invalid_utf8(&self) -> Encoded {
-        encode_error(
+    pub(crate) fn invalid_utf8(&self) -> Reply {
+        Reply::error(
             None,
             &McpError::new(
                 crate::protocol::ErrorCode::PARSE_ERROR,
@@ -317,30 +326,6 @@ impl Connection {
     /// The resource URIs subscribed to, if any ever were.
     pub(crate) fn subscriptions(&self) -> Option<&Mutex<std::collections::HashSet<String>>> {
         self.extras.get().map(|e| &e.subscriptions)
-    }
-
-    /// A new id for a request to the client, and where its response will arrive.
-    pub(crate) fn client_request(&self) -> (RequestId, oneshot::Receiver<Result<Value, McpError>>) {
-        let extras = self.extras();
-        let id = RequestId::Number(extras.next_outgoing.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = oneshot::channel();
-        extras
-            .outgoing
-            .lock()
-            .expect("outgoing lock")
-            .insert(id.clone(), tx);
-        (id, rx)
-    }
-
-    /// Forgets a request to the client; `true` if it was still unanswered.
-    pub(crate) fn forget_client_request(&self, id: &RequestId) -> bool {
-        self.extras.get().is_some_and(|e| {
-            e.outgoing
-                .lock()
-                .expect("outgoing lock")
-                .remove(id)
-                .is_some()
-        })
     }
 
     /// A client's response: handed to the ask waiting for it (others are ignored).
@@ -402,7 +387,7 @@ impl Connection {
     fn begin_in(
         self: &Arc<Self>,
         id: &RequestId,
-        counter: &Arc<AtomicUsize>,
+        counter: &Arc<Gauge>,
         limit: usize,
         what: &str,
         make: impl FnOnce(Slot) -> Context,
@@ -410,13 +395,12 @@ impl Connection {
         // The shared stateless connection serves every 2026-07-28 client at once: ids are only
         // unique per client, and cancellation there is closing the stream, so no id table.
         if self.stateless_only {
-            if counter.load(Ordering::Relaxed) >= limit {
+            let Some(slot) = counter.try_take(limit) else {
                 return Err(McpError::internal(format!(
                     "Server busy: {limit} stateless {what} in flight"
                 )));
-            }
-            counter.fetch_add(1, Ordering::Relaxed);
-            let ctx = make(Slot(counter.clone()));
+            };
+            let ctx = make(slot);
             return Ok(InFlight {
                 conn: self.clone(),
                 id: id.clone(),
@@ -431,13 +415,12 @@ impl Connection {
                 "Request id {id} is already in flight"
             )));
         }
-        if counter.load(Ordering::Relaxed) >= limit {
+        let Some(slot) = counter.try_take(limit) else {
             return Err(McpError::internal(format!(
                 "Server busy: {limit} {what} already in flight on this connection"
             )));
-        }
-        counter.fetch_add(1, Ordering::Relaxed);
-        let ctx = make(Slot(counter.clone()));
+        };
+        let ctx = make(slot);
         map.insert(id.clone(), ctx.clone());
         Ok(InFlight {
             conn: self.clone(),
@@ -471,11 +454,50 @@ impl Connection {
     /// How many requests have work running (including cancelled sync tools still blocking)
     /// and listen streams are open.
     pub(crate) fn in_flight(&self) -> usize {
-        let listens = self
-            .extras
-            .get()
-            .map_or(0, |e| e.listens.load(Ordering::Relaxed));
-        self.active.load(Ordering::Relaxed) + listens
+        let listens = self.extras.get().map_or(0, |e| e.listens.get());
+        self.active.get() + listens
+    }
+
+    /// Completes when no request has work running and no listen stream is open.
+    pub(crate) async fn drained(&self) {
+        while self.in_flight() > 0 {
+            self.active.idle().await;
+            if let Some(extras) = self.extras.get() {
+                extras.listens.idle().await;
+            }
+        }
+    }
+}
+
+impl Peer for Connection {
+    fn standalone(&self) -> Option<Sink> {
+        self.standalone.lock().expect("standalone lock").clone()
+    }
+
+    fn start_request(&self) -> (RequestId, ClientAnswer) {
+        let extras = self.extras();
+        let id = RequestId::Number(extras.next_outgoing.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        extras
+            .outgoing
+            .lock()
+            .expect("outgoing lock")
+            .insert(id.clone(), tx);
+        (id, rx)
+    }
+
+    fn forget_request(&self, id: &RequestId) -> bool {
+        self.extras.get().is_some_and(|e| {
+            e.outgoing
+                .lock()
+                .expect("outgoing lock")
+                .remove(id)
+                .is_some()
+        })
+    }
+
+    fn request_timeout(&self) -> std::time::Duration {
+        self.server.inner.limits.client_request_timeout
     }
 }
 
@@ -488,18 +510,7 @@ pub(crate) struct Extras {
     /// The resource URIs the client subscribed to.
     pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
     /// Open `subscriptions/listen` streams (bounded apart from requests).
-    listens: Arc<AtomicUsize>,
-}
-
-/// One unit of a connection's `max_in_flight`, released when the request's last `Context`
-/// clone is dropped (which a sync tool's blocking closure holds until it returns).
-#[derive(Debug)]
-pub(crate) struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
+    listens: Arc<Gauge>,
 }
 
 /// A request in flight; unregisters itself when dropped (finished, cancelled or abandoned).

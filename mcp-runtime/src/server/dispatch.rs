@@ -6,23 +6,26 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::connection::{CatchUnwind, Connection, Step};
-use super::era::{self, Cache, ClientInfo, Scope};
-use crate::ask::Asker;
-use crate::context::{Cancellation, Context, RequestInfo};
-use crate::protocol::jsonrpc::{Request, encode_error};
+use super::connection::{Arrival, CatchUnwind, Connection, Step};
+use super::envelope::Head;
+use super::era::{self, Cache, Scope};
+use crate::protocol::jsonrpc::Request;
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::request::{Asker, Cancellation, ClientInfo, Context, Reply, RequestInfo, Slot};
 
 impl Connection {
     pub(crate) fn on_request(
         self: &Arc<Self>,
         req: Request<'_>,
-        arrival: super::connection::Arrival,
+        head: Option<Head<'_>>,
+        arrival: Arrival,
     ) -> Step {
+        let meta = head.and_then(|h| h.meta);
+        let with_meta = meta.as_ref().is_some_and(|m| m.protocol_version.is_some());
         if req.method == "initialize" {
             // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
             // serves only that era) it is an unknown method, and it never opens a session.
-            if self.stateless_only || era::has_stateless_meta(&req) {
+            if self.stateless_only || with_meta {
                 let e = McpError::method_not_found(&req.method);
                 return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
             }
@@ -34,7 +37,7 @@ impl Connection {
         }
         // A ping is answered even before `initialize` (the lifecycle allows pings then); a
         // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
-        if req.method == "ping" && !era::has_stateless_meta(&req) {
+        if req.method == "ping" && !with_meta {
             return Step::Reply(era::encode_ok(
                 &self.server.inner,
                 Era::Session,
@@ -44,9 +47,10 @@ impl Connection {
                 Cache::No,
             ));
         }
-        let mut scope = match era::resolve(self, &req) {
+        let session = self.session().map(|client| (client, self.log_level()));
+        let mut scope = match era::resolve(&req.id, meta, session) {
             Ok(scope) => scope,
-            Err(e) => return Step::Reply(encode_error(Some(&req.id), &e)),
+            Err(reply) => return Step::Reply(reply),
         };
         scope.sink = self.sink_for(arrival.sink);
         scope.headers = arrival.headers;
@@ -116,7 +120,7 @@ impl Connection {
         Step::Reply(scope.ok(&self.server.inner, &req.id, body, None, cache))
     }
 
-    fn initialize(&self, req: &Request<'_>) -> Vec<u8> {
+    fn initialize(&self, req: &Request<'_>) -> Reply {
         #[derive(Deserialize)]
         struct Params {
             #[serde(rename = "protocolVersion")]
@@ -128,7 +132,7 @@ impl Connection {
         }
         let params: Params = match parse_params(req) {
             Ok(p) => p,
-            Err(e) => return encode_error(Some(&req.id), &e),
+            Err(e) => return Reply::error(Some(&req.id), &e),
         };
         // Echo a session-era version we speak; otherwise offer our newest (the client decides).
         let version = ProtocolVersion::parse(&params.protocol_version)
@@ -142,7 +146,7 @@ impl Connection {
             info: params.client_info,
             capabilities,
         }) {
-            return encode_error(
+            return Reply::error(
                 Some(&req.id),
                 &McpError::invalid_request(
                     "Already initialized: `initialize` may be sent once per connection",
@@ -200,7 +204,10 @@ impl Connection {
     ) -> Step {
         let asker = match (&scope.round, scope.version().era()) {
             (Some(round), _) => Asker::Round(round.clone()),
-            (None, Era::Session) => Asker::Session(Arc::downgrade(self)),
+            (None, Era::Session) => {
+                let peer: std::sync::Weak<Self> = Arc::downgrade(self);
+                Asker::Session(peer)
+            }
             (None, Era::Stateless) => Asker::Unavailable(
                 "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
             ),
@@ -277,7 +284,7 @@ impl Connection {
         &self,
         scope: &Scope,
         id: &RequestId,
-        slot: super::connection::Slot,
+        slot: Slot,
         asker: Asker,
     ) -> Context {
         Context::new(RequestInfo {

@@ -9,24 +9,18 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::connection::Connection;
+use super::envelope::RequestMeta;
 use super::{CacheScope, ServerInner};
-use crate::protocol::jsonrpc::{Encoded, Request, encode_error, encode_result};
+use crate::outbound::LogLevel;
+use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::{
     CallToolResult, Content, Era, ErrorCode, McpError, ProtocolVersion, RequestId,
 };
-
-/// What the client told us about itself: per session, or per request in the stateless era.
-#[derive(Debug)]
-pub(crate) struct ClientInfo {
-    pub(crate) version: ProtocolVersion,
-    pub(crate) info: Option<Value>,
-    pub(crate) capabilities: Value,
-}
+use crate::request::{ClientInfo, Reply};
 
 /// The era-specific view of one request.
 pub(crate) struct Scope {
@@ -55,92 +49,92 @@ pub(crate) enum Cache {
     Data,
 }
 
-#[derive(Deserialize)]
-struct ParamsMeta {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMeta>,
-}
-
-#[derive(Deserialize)]
-struct RequestMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: Option<Value>,
-    #[serde(rename = "progressToken")]
-    progress_token: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel")]
-    log_level: Option<String>,
-}
-
 pub(crate) const STATELESS_KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const STATELESS_KEY_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 
-/// Decides the era of a request (anything but `initialize`) and checks its `_meta`.
-pub(crate) fn resolve(conn: &Connection, req: &Request<'_>) -> Result<Scope, McpError> {
-    // Most session-era requests carry no `_meta`; skip parsing their params twice.
-    let meta = req
-        .params
-        .filter(|p| p.get().contains("\"_meta\""))
-        .and_then(|p| serde_json::from_str::<ParamsMeta>(p.get()).ok())
-        .and_then(|p| p.meta);
+/// Decides the era of a request (anything but `initialize`) from its `_meta` (parsed once, by
+/// the envelope) and the connection's session, if one is open (with its `logging/setLevel`).
+/// A missing member or session is an envelope error ([`Reply::missing`]).
+pub(crate) fn resolve(
+    id: &RequestId,
+    meta: Option<RequestMeta>,
+    session: Option<(Arc<ClientInfo>, LogLevel)>,
+) -> Result<Scope, Reply> {
+    let invalid = |e: McpError| Reply::error(Some(id), &e);
     let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
     let requested_level = meta
         .as_ref()
         .and_then(|m| m.log_level.as_deref())
-        .map(crate::outbound::LogLevel::parse)
-        .transpose()?;
+        .map(LogLevel::parse)
+        .transpose()
+        .map_err(invalid)?;
     match meta {
-        Some(RequestMeta { protocol_version: Some(version), client_capabilities, client_info, .. }) => {
+        Some(RequestMeta {
+            protocol_version: Some(version),
+            client_capabilities,
+            client_info,
+            ..
+        }) => {
             let requested = version.as_str().ok_or_else(|| {
-                McpError::invalid_params(format!("`_meta.{STATELESS_KEY_VERSION}` must be a string"))
+                invalid(McpError::invalid_params(format!(
+                    "`_meta.{STATELESS_KEY_VERSION}` must be a string"
+                )))
             })?;
             let version = ProtocolVersion::parse(requested)
                 .filter(|v| v.era() == Era::Stateless)
-                .ok_or_else(|| unsupported_version(requested))?;
+                .ok_or_else(|| invalid(unsupported_version(requested)))?;
             let capabilities = match client_capabilities {
                 Some(caps @ Value::Object(_)) => caps,
                 Some(_) => {
-                    return Err(McpError::invalid_params(format!(
+                    return Err(invalid(McpError::invalid_params(format!(
                         "`_meta.{STATELESS_KEY_CAPS}` must be an object"
-                    )));
+                    ))));
                 }
                 None => {
-                    return Err(McpError::invalid_params(format!(
+                    let e = McpError::invalid_params(format!(
                         "Missing required `_meta.{STATELESS_KEY_CAPS}` (protocol {version} requires it on every request)"
                     ))
-                    .with_data(serde_json::json!({ "missing": [STATELESS_KEY_CAPS] })));
+                    .with_data(serde_json::json!({ "missing": [STATELESS_KEY_CAPS] }));
+                    return Err(Reply::missing(Some(id), &e));
                 }
             };
-            let client = Arc::new(ClientInfo { version, info: client_info, capabilities });
+            let client = Arc::new(ClientInfo {
+                version,
+                info: client_info,
+                capabilities,
+            });
             // 2026-07-28: log notifications only when this request asks for them.
-            Ok(Scope { client, progress_token, log_level: requested_level, sink: None, headers: None, closer: None, round: None })
+            Ok(Scope {
+                client,
+                progress_token,
+                log_level: requested_level,
+                sink: None,
+                headers: None,
+                closer: None,
+                round: None,
+            })
         }
-        _ => match conn.session() {
+        _ => match session {
             // Session era: the level `logging/setLevel` chose (everything until then).
-            Some(client) => Ok(Scope { client, progress_token, log_level: Some(conn.log_level()), sink: None, headers: None, closer: None, round: None }),
-            None => Err(McpError::invalid_params(format!(
-                "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
-                 `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"
-            ))
-            .with_data(serde_json::json!({ "missing": [STATELESS_KEY_VERSION, STATELESS_KEY_CAPS] }))),
+            Some((client, level)) => Ok(Scope {
+                client,
+                progress_token,
+                log_level: Some(level),
+                sink: None,
+                headers: None,
+                closer: None,
+                round: None,
+            }),
+            None => {
+                let e = McpError::invalid_params(format!(
+                    "No session: send `initialize` first (protocol 2025-11-25 and earlier), or put \
+                     `{STATELESS_KEY_VERSION}` and `{STATELESS_KEY_CAPS}` in `_meta` (protocol 2026-07-28)"
+                ))
+                .with_data(serde_json::json!({ "missing": [STATELESS_KEY_VERSION, STATELESS_KEY_CAPS] }));
+                Err(Reply::missing(Some(id), &e))
+            }
         },
     }
-}
-
-/// Whether a request names a protocol version in its `_meta` (a stateless-era request).
-pub(crate) fn has_stateless_meta(req: &Request<'_>) -> bool {
-    // The substring test is a cheap filter; the parse decides (the key could be inside an
-    // argument's text rather than in `_meta`).
-    req.params.is_some_and(|p| {
-        p.get().contains(STATELESS_KEY_VERSION)
-            && serde_json::from_str::<ParamsMeta>(p.get())
-                .ok()
-                .and_then(|p| p.meta)
-                .is_some_and(|m| m.protocol_version.is_some())
-    })
 }
 
 /// Shapes a tool result for what `version` knows: no `structuredContent` before 2025-06-18,
@@ -222,12 +216,12 @@ impl Scope {
         body: &T,
         meta: Option<&Map<String, Value>>,
         cache: Cache,
-    ) -> Encoded {
+    ) -> Reply {
         encode_ok(server, self.version().era(), id, body, meta, cache)
     }
 
     /// Encodes an error response for this era.
-    pub(crate) fn err(&self, id: &RequestId, error: McpError) -> Encoded {
+    pub(crate) fn err(&self, id: &RequestId, error: McpError) -> Reply {
         encode_err(self.version().era(), id, error)
     }
 }
@@ -239,11 +233,11 @@ pub(crate) fn encode_ok<T: Serialize>(
     body: &T,
     meta: Option<&Map<String, Value>>,
     cache: Cache,
-) -> Encoded {
+) -> Reply {
     let stateless = era == Era::Stateless;
     if !stateless && meta.is_none_or(Map::is_empty) {
         // Nothing to add: the body is the result (the common session-era case, kept direct).
-        return encode_result(id, body);
+        return Reply::result(encode_result(id, body));
     }
     let limits = &server.limits;
     let ttl = match cache {
@@ -252,7 +246,7 @@ pub(crate) fn encode_ok<T: Serialize>(
         Cache::Data => Some(limits.resource_cache_ttl),
     };
     let cached = stateless && ttl.is_some();
-    encode_result(
+    Reply::result(encode_result(
         id,
         Envelope {
             body,
@@ -266,7 +260,7 @@ pub(crate) fn encode_ok<T: Serialize>(
                 server_info: stateless.then_some(&*server.info_raw),
             },
         },
-    )
+    ))
 }
 
 /// Encodes a 2026-07-28 `InputRequiredResult` (never cacheable).
@@ -274,8 +268,8 @@ pub(crate) fn encode_input_required(
     server: &ServerInner,
     id: &RequestId,
     body: &crate::ask::round::InputRequired,
-) -> Encoded {
-    encode_result(
+) -> Reply {
+    Reply::result(encode_result(
         id,
         Envelope {
             body,
@@ -287,12 +281,12 @@ pub(crate) fn encode_input_required(
                 server_info: Some(&*server.info_raw),
             },
         },
-    )
+    ))
 }
 
-pub(crate) fn encode_err(era: Era, id: &RequestId, mut error: McpError) -> Encoded {
+pub(crate) fn encode_err(era: Era, id: &RequestId, mut error: McpError) -> Reply {
     if era == Era::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
         error.code = ErrorCode::INVALID_PARAMS;
     }
-    encode_error(Some(id), &error)
+    Reply::error(Some(id), &error)
 }

@@ -5,6 +5,7 @@ mod builder;
 mod completion;
 pub(crate) mod connection;
 mod dispatch;
+pub(crate) mod envelope;
 pub(crate) mod era;
 mod input;
 mod prompts;
@@ -51,7 +52,7 @@ pub(crate) struct ServerInner {
     pub(crate) registry: Registry,
     pub(crate) capabilities: Value,
     pub(crate) limits: Limits,
-    pub(crate) states: Arc<crate::state::StateMap>,
+    pub(crate) states: Arc<crate::request::StateMap>,
     /// Where changes are announced, and which items are disabled.
     pub(crate) changes: crate::Changes,
     /// Passes announced changes to the session-era connections.

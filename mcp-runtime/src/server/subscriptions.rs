@@ -10,11 +10,12 @@ use serde_json::{Map, Value, json};
 use super::connection::{Connection, Step};
 use super::dispatch::parse_params;
 use super::era::{self, Cache, Scope};
-use crate::ask::Asker;
 use crate::changes::{Change, covers};
 use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{McpError, RequestId};
 use crate::registry::Listed;
+use crate::request::Asker;
+use crate::request::Reply;
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -378,7 +379,7 @@ impl Connection {
 }
 
 /// The result that ends a listen stream: empty, with the subscription id.
-fn listen_result(conn: &Connection, scope: &Scope, id: &RequestId, meta: Value) -> Vec<u8> {
+fn listen_result(conn: &Connection, scope: &Scope, id: &RequestId, meta: Value) -> Reply {
     let meta = meta.as_object().cloned().unwrap_or_default();
     era::encode_ok(
         &conn.server.inner,

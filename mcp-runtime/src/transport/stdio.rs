@@ -138,10 +138,7 @@ where
     // Let running requests finish (their responses are still wanted), within the grace period;
     // listen streams have no end of their own, so they end now.
     conn.end_listens();
-    let deadline = tokio::time::Instant::now() + limits.shutdown_grace;
-    while conn.in_flight() > 0 && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let _ = tokio::time::timeout(limits.shutdown_grace, conn.drained()).await;
     conn.cancel_all();
     drop(conn);
     if signalled {
@@ -197,18 +194,18 @@ fn read_loop<R: Read, W: Write>(
             }
         };
         let ready = match step {
-            Step::Reply(out) => Some(out),
+            Step::Reply(out) => Some(out.bytes),
             Step::Run(mut pending) => {
                 match pending
                     .as_mut()
                     .poll(&mut TaskContext::from_waker(Waker::noop()))
                 {
-                    Poll::Ready(out) => out,
+                    Poll::Ready(out) => out.map(|r| r.bytes),
                     Poll::Pending => {
                         let tx = tx.clone();
                         runtime.spawn(async move {
                             if let Some(out) = pending.await {
-                                let _ = tx.send(out);
+                                let _ = tx.send(out.bytes);
                             }
                         });
                         None

@@ -105,3 +105,12 @@ pub(crate) fn event(id: Option<&str>, name: Option<&str>, data: &[u8]) -> Bytes 
     out.push(b'\n');
     Bytes::from(out)
 }
+
+/// The priming event of a resumable stream: its id and a `retry` hint, with empty data (the
+/// client then knows where to resume from before any message arrived).
+pub(crate) fn priming(id: &str, retry: std::time::Duration) -> Bytes {
+    Bytes::from(format!(
+        "id: {id}\nretry: {}\ndata: \n\n",
+        retry.as_millis()
+    ))
+}

@@ -9,13 +9,13 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
-use super::service::{State, read_body};
 use super::session::Full;
+use super::state::{Shared, read_body};
 use super::stream::spawn_stream;
 use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};
 
-pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
+pub(crate) fn open(state: &Arc<Shared>, _headers: &HeaderMap) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
     let session = match state.sessions.create(&state.server, Some(tx.clone())) {
         Ok(s) => s,
@@ -30,7 +30,9 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
         Some(super::stream::standalone_sink(&tx, Some("message")));
     let endpoint = format!("/messages?sessionId={}", session.id);
     let id = session.id.clone();
-    let ended = session.ended();
+    let first = body::event(None, Some("endpoint"), endpoint.as_bytes());
+    // Listed first, so a POST naming it (after the `endpoint` event) finds it.
+    let stream_of = session.clone();
     state.sessions.insert(session);
     // The session lives as long as its stream: when the client goes away, it ends.
     let sessions = state.sessions.clone();
@@ -40,17 +42,11 @@ pub(crate) fn open(state: &Arc<State>, _headers: &HeaderMap) -> HttpResponse {
         sessions.remove(&id);
         tracing::debug!(session = %id, "legacy SSE session closed");
     });
-    spawn_stream(
-        state,
-        tx,
-        None,
-        Some(body::event(None, Some("endpoint"), endpoint.as_bytes())),
-        Some(ended),
-    );
+    spawn_stream(state, tx, &stream_of, Some(first));
     body::sse(rx)
 }
 
-pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     let id = req
         .uri()
         .query()
@@ -93,12 +89,14 @@ pub(crate) async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResp
         closer: None,
     };
     match session.conn.on_message_with(&text, arrival) {
-        Step::Reply(out) => send(out).await,
+        Step::Reply(out) => send(out.bytes).await,
         Step::Nothing => {}
         Step::Run(fut) => {
             tokio::spawn(async move {
                 if let Some(out) = fut.await {
-                    let _ = stream.send(body::event(None, Some("message"), &out)).await;
+                    let _ = stream
+                        .send(body::event(None, Some("message"), &out.bytes))
+                        .await;
                 }
             });
         }

@@ -20,6 +20,7 @@ mod guard;
 mod legacy;
 mod service;
 mod session;
+mod state;
 mod stateless;
 mod stream;
 
@@ -35,12 +36,12 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 pub use config::HttpConfig;
-pub use events::{EventStore, MemoryEventStore};
+pub use events::{EventStore, MemoryEventStore, Replay, StoredEvent, WaitFuture};
 
 use crate::Server;
 use crate::server::connection::Connection;
-use service::State;
 use session::Sessions;
+use state::Shared;
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM.
 pub async fn serve_http(server: Server, config: HttpConfig) -> io::Result<()> {
@@ -68,7 +69,7 @@ pub(crate) async fn serve_until(
     tracing::info!("serving MCP on http://{local}{}", config.path);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let sessions = Sessions::new(config.max_sessions, config.session_idle_timeout);
-    let state = Arc::new(State {
+    let state = Arc::new(Shared {
         stateless: Connection::stateless_only(server.clone(), "http"),
         server,
         loopback: config.is_loopback_bind(local),

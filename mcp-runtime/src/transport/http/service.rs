@@ -5,43 +5,26 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
-use http::header::{ACCEPT, ALLOW, CONTENT_LENGTH};
+use http::header::{ACCEPT, ALLOW};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
-use super::config::HttpConfig;
 use super::guard::{self, Refusal};
 use super::legacy;
-use super::session::{Full, Session, Sessions};
+use super::session::{Full, Session};
+use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, read_body};
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
-use super::stream::{respond, spawn_stream};
-use crate::Server;
+use super::stream::{respond, resume, spawn_stream};
 use crate::protocol::jsonrpc::{self, Incoming as Message};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::server::connection::Connection;
-use crate::server::era;
-
-const SESSION_HEADER: &str = "mcp-session-id";
-const VERSION_HEADER: &str = "mcp-protocol-version";
-
-/// Everything a request handler needs.
-pub(crate) struct State {
-    pub(crate) server: Server,
-    pub(crate) config: HttpConfig,
-    pub(crate) sessions: Arc<Sessions>,
-    /// Stateless (2026-07-28) requests share one connection: it never opens a session.
-    pub(crate) stateless: Arc<Connection>,
-    pub(crate) loopback: bool,
-    /// Flips to `true` at shutdown, ending SSE streams.
-    pub(crate) shutdown: watch::Receiver<bool>,
-}
+use crate::request::Reply;
+use crate::server::connection::{Arrival, Connection, Step};
+use crate::server::envelope::{self, Envelope};
 
 pub(crate) async fn handle(
-    state: Arc<State>,
+    state: Arc<Shared>,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, Infallible> {
     let start = Instant::now();
@@ -51,7 +34,7 @@ pub(crate) async fn handle(
     Ok(response)
 }
 
-async fn route(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+async fn route(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
     if let Err(refusal) = guard::check(
@@ -102,39 +85,7 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
     r
 }
 
-pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-/// Reads the body, refusing more than the limit with 413.
-pub(crate) async fn read_body(
-    body: Incoming,
-    headers: &HeaderMap,
-    limit: usize,
-) -> Result<Bytes, HttpResponse> {
-    let too_large = || {
-        body::error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            McpError::invalid_request(format!("Request body larger than {limit} bytes")),
-        )
-    };
-    if header(headers, CONTENT_LENGTH.as_str())
-        .and_then(|l| l.parse::<usize>().ok())
-        .is_some_and(|l| l > limit)
-    {
-        return Err(too_large());
-    }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(_) => Err(body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::invalid_request("Could not read the request body"),
-        )),
-    }
-}
-
-async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
+async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     let (parts, incoming) = req.into_parts();
     let bytes = match read_body(incoming, &parts.headers, state.config.max_body_bytes).await {
         Ok(b) => b,
@@ -147,10 +98,14 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
         );
     };
     let headers = &parts.headers;
-    let decoded = jsonrpc::decode(text);
+    // Decoded once: routing reads the envelope and `_meta`, and the dispatcher gets them.
+    let decoded = envelope::decode(text);
     // Errors found here still name the request they answer.
     let request_id = match &decoded {
-        Ok(Message::Request(req)) => Some(req.id.clone()),
+        Ok(Envelope {
+            message: Message::Request(req),
+            ..
+        }) => Some(req.id.clone()),
         Err(e) => e.id.clone(),
         _ => None,
     };
@@ -161,18 +116,29 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
     // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
     let stateless_header =
         header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
-    if let Ok(Message::Request(req)) = &decoded {
-        let with_meta = era::has_stateless_meta(req);
+    if let Ok(envelope) = &decoded
+        && let Message::Request(req) = &envelope.message
+    {
+        let with_meta = envelope.is_stateless();
         if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
+            let head = envelope.head.as_ref();
             if with_meta
-                && let Err(e) = check_stateless_headers(headers, req)
-                    .and_then(|()| check_param_headers(headers, req, &state.server.inner.registry))
+                && let Err(e) = check_stateless_headers(headers, req, head).and_then(|()| {
+                    check_param_headers(headers, req, head, &state.server.inner.registry)
+                })
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            return stateless(state, text, headers).await;
+            let Ok(envelope) = decoded else {
+                unreachable!("checked above")
+            };
+            return stateless(state, Body::Decoded(envelope), headers).await;
         }
     }
+    let (body, undecodable) = match decoded {
+        Ok(envelope) => (Body::Decoded(envelope), None),
+        Err(e) => (Body::Raw(text), Some(e)),
+    };
     if let Some(id) = header(headers, SESSION_HEADER) {
         let Some(session) = state.sessions.get(id) else {
             return fail(
@@ -188,24 +154,43 @@ async fn post(state: &Arc<State>, req: Request<Incoming>) -> HttpResponse {
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        return in_session(state, &session, text, headers).await;
+        return in_session(state, &session, body, headers).await;
     }
-    match decoded {
-        Ok(Message::Request(req)) if req.method == "initialize" => {
-            initialize(state, text, headers).await
+    match (body, undecodable) {
+        (Body::Decoded(envelope), _) if matches!(&envelope.message, Message::Request(req) if req.method == "initialize") => {
+            initialize(state, Body::Decoded(envelope), headers).await
         }
-        Err(e) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
-        _ => fail(
-            StatusCode::BAD_REQUEST,
-            McpError::invalid_request(
-                "Missing Mcp-Session-Id header: send `initialize` first (protocol 2025-11-25 and earlier), \
-                 or 2026-07-28 `_meta` on every request",
-            ),
-        ),
+        (_, Some(e)) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
+        _ => fail(StatusCode::BAD_REQUEST, no_session()),
     }
 }
 
-async fn initialize(state: &Arc<State>, text: &str, headers: &HeaderMap) -> HttpResponse {
+fn no_session() -> McpError {
+    McpError::invalid_request(
+        "Missing Mcp-Session-Id header: send `initialize` first (protocol 2025-11-25 and earlier), \
+         or 2026-07-28 `_meta` on every request",
+    )
+}
+
+/// A POST body on its way to a connection: decoded here when it is one message, raw when it
+/// is a batch or does not decode (the connection takes batches apart and words the errors).
+// It lives on the stack for one POST: boxing the envelope would cost an allocation per request.
+#[allow(clippy::large_enum_variant)]
+enum Body<'a> {
+    Decoded(Envelope<'a>),
+    Raw(&'a str),
+}
+
+impl Body<'_> {
+    fn run(self, conn: &Arc<Connection>, arrival: Arrival) -> Step {
+        match self {
+            Body::Decoded(envelope) => conn.on_envelope(envelope, arrival),
+            Body::Raw(text) => conn.on_message_with(text, arrival),
+        }
+    }
+}
+
+async fn initialize(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
     let session = match state.sessions.create(&state.server, None) {
         Ok(s) => s,
         Err(Full(max)) => {
@@ -215,7 +200,7 @@ async fn initialize(state: &Arc<State>, text: &str, headers: &HeaderMap) -> Http
             );
         }
     };
-    let mut response = in_session(state, &session, text, headers).await;
+    let mut response = in_session(state, &session, message, headers).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
@@ -230,34 +215,36 @@ async fn initialize(state: &Arc<State>, text: &str, headers: &HeaderMap) -> Http
 /// session era a dropped connection is not a cancellation (the client sends
 /// `notifications/cancelled`).
 async fn in_session(
-    state: &Arc<State>,
+    state: &Arc<Shared>,
     session: &Arc<Session>,
-    text: &str,
+    message: Body<'_>,
     headers: &HeaderMap,
 ) -> HttpResponse {
     let headers = Arc::new(headers.clone());
-    respond(state, &session.conn, text, Some(session), headers, |_| {
-        StatusCode::OK
+    let conn = &session.conn;
+    respond(state, Some(session), headers, session_status, |arrival| {
+        message.run(conn, arrival)
     })
     .await
 }
 
+/// Session-era errors travel in the JSON-RPC body of a 200.
+fn session_status(_: &Reply) -> StatusCode {
+    StatusCode::OK
+}
+
 /// A 2026-07-28 request. Dropping this future (the client closed the connection) drops the
 /// handler: closing the stream is the cancellation in this era.
-async fn stateless(state: &Arc<State>, text: &str, headers: &HeaderMap) -> HttpResponse {
+async fn stateless(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
     let headers = Arc::new(headers.clone());
-    respond(
-        state,
-        &state.stateless,
-        text,
-        None,
-        headers,
-        stateless_status,
-    )
+    let conn = &state.stateless;
+    respond(state, None, headers, stateless_status, |arrival| {
+        message.run(conn, arrival)
+    })
     .await
 }
 
-fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
+fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
             return not_allowed("POST");
@@ -282,77 +269,39 @@ fn get(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
         );
     }
     let (tx, rx) = mpsc::channel(64);
-    let priming =
-        |session: &Session, stream: u64| session.primes().then(|| session.event_id(stream).0);
     // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
     // that event is sent again, and a POST's stream is followed until its result, then ends.
     if let Some(last) = header(headers, "last-event-id")
         && let Some(stream) = session.known_stream(last)
     {
-        let mut after = last
+        let after = last
             .split_once('-')
             .and_then(|(_, seq)| seq.parse::<u64>().ok())
             .unwrap_or(0);
-        let store = state.config.events.clone();
-        if store.replay(&session.id, stream, after).is_none() {
+        if state
+            .config
+            .events
+            .replay(&session.id, stream, after)
+            .is_some()
+        {
+            resume(state, &session, stream, after, tx);
+        } else {
             // A standalone GET stream (nothing is recorded on those yet): carry on with keep-alives.
-            spawn_stream(
-                state,
-                tx,
-                priming(&session, stream),
-                None,
-                Some(session.ended()),
-            );
-            return body::sse(rx);
+            let priming = session.priming(stream, state.config.sse_retry);
+            spawn_stream(state, tx, &session, priming);
         }
-        let retry = state.config.sse_retry.as_millis();
-        let first = priming(&session, stream)
-            .map(|id| Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n")));
-        let mut ended = session.ended();
-        let session = session.clone();
-        tokio::spawn(async move {
-            if let Some(first) = first
-                && tx.send(first).await.is_err()
-            {
-                return;
-            }
-            loop {
-                let Some((events, finished)) = store.replay(&session.id, stream, after) else {
-                    return; // forgotten (the session ended or the stream aged out)
-                };
-                for (seq, event) in events {
-                    after = seq;
-                    if tx.send(event).await.is_err() {
-                        return;
-                    }
-                }
-                if finished {
-                    return;
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(std::time::Duration::from_millis(25)) => {}
-                    _ = tx.closed() => return,
-                    _ = ended.changed() => return,
-                }
-            }
-        });
         return body::sse(rx);
     }
     let stream = session.new_stream();
     // Notifications unrelated to a request go on the newest GET stream.
     *session.conn.standalone.lock().expect("standalone lock") =
         Some(super::stream::standalone_sink(&tx, None));
-    spawn_stream(
-        state,
-        tx,
-        priming(&session, stream),
-        None,
-        Some(session.ended()),
-    );
+    let priming = session.priming(stream, state.config.sse_retry);
+    spawn_stream(state, tx, &session, priming);
     body::sse(rx)
 }
 
-fn delete(state: &Arc<State>, headers: &HeaderMap) -> HttpResponse {
+fn delete(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         return body::error(
             StatusCode::BAD_REQUEST,

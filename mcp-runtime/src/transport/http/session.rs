@@ -58,6 +58,13 @@ impl Session {
         (format!("{stream}-{seq}"), seq)
     }
 
+    /// The priming event of `stream` (for resumable streams, of clients at 2025-11-25 or later:
+    /// older SDKs fail on an event with empty data).
+    pub(crate) fn priming(&self, stream: u64, retry: Duration) -> Option<Bytes> {
+        self.primes()
+            .then(|| super::body::priming(&self.event_id(stream).0, retry))
+    }
+
     /// Completes when the session ends (DELETE, expiry, shutdown of its legacy stream).
     pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
         self.ended.subscribe()

@@ -5,37 +5,27 @@ use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::service::header;
+use super::state::header;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, McpError};
+use crate::request::{Reply, ReplyKind};
+use crate::server::envelope::Head;
 
-/// The HTTP status of a 2026-07-28 response, from its JSON-RPC error (the spec's mapping).
-pub(crate) fn stateless_status(out: &[u8]) -> StatusCode {
-    #[derive(Deserialize)]
-    struct Shape {
-        error: Option<ErrorShape>,
-    }
-    #[derive(Deserialize)]
-    struct ErrorShape {
-        code: i32,
-        data: Option<Value>,
-    }
-    let Ok(Shape { error: Some(e) }) = serde_json::from_slice::<Shape>(out) else {
-        return StatusCode::OK;
+/// The HTTP status of a 2026-07-28 response, from its kind (the spec's mapping).
+pub(crate) fn stateless_status(reply: &Reply) -> StatusCode {
+    let code = match reply.kind {
+        ReplyKind::Result => return StatusCode::OK,
+        // A missing `_meta` member (or session) is 400; other invalid params are ordinary errors.
+        ReplyKind::Missing(_) => return StatusCode::BAD_REQUEST,
+        ReplyKind::Error(code) => code,
     };
-    match ErrorCode(e.code) {
+    match code {
         ErrorCode::METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
         ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
         | ErrorCode::MISSING_CLIENT_CAPABILITY
         | ErrorCode::HEADER_MISMATCH
         | ErrorCode::PARSE_ERROR
         | ErrorCode::INVALID_REQUEST => StatusCode::BAD_REQUEST,
-        // A missing `_meta` field is 400; other invalid params are ordinary errors.
-        ErrorCode::INVALID_PARAMS
-            if e.data.as_ref().is_some_and(|d| d.get("missing").is_some()) =>
-        {
-            StatusCode::BAD_REQUEST
-        }
         _ => StatusCode::OK,
     }
 }
@@ -60,30 +50,9 @@ fn header_value(raw: &str) -> Option<String> {
 pub(crate) fn check_stateless_headers(
     headers: &HeaderMap,
     req: &jsonrpc::Request<'_>,
+    head: Option<&Head<'_>>,
 ) -> Result<(), McpError> {
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "_meta", borrow)]
-        meta: Option<Meta<'a>>,
-        // Any JSON: a body whose `name` is not a string must still have its headers checked
-        // (the dispatcher then reports the bad `name` itself).
-        name: Option<Value>,
-        uri: Option<Value>,
-    }
-    #[derive(Deserialize)]
-    struct Meta<'a> {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow)]
-        version: Option<std::borrow::Cow<'a, str>>,
-    }
-    let params: Params<'_> = req
-        .params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or(Params {
-            meta: None,
-            name: None,
-            uri: None,
-        });
     let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
         let got = header(headers, name).and_then(header_value);
         match (got.as_deref(), expected) {
@@ -95,15 +64,22 @@ pub(crate) fn check_stateless_headers(
             (_, None) => Ok(()),
         }
     };
-    let version = params.meta.as_ref().and_then(|m| m.version.as_deref());
+    let version = head
+        .and_then(|h| h.meta.as_ref())
+        .and_then(|m| m.protocol_version.as_ref())
+        .and_then(Value::as_str);
     check("mcp-protocol-version", version)?;
     check("mcp-method", Some(&req.method))?;
-    let named = match &*req.method {
-        "tools/call" | "prompts/get" => params.name.as_ref(),
-        "resources/read" => params.uri.as_ref(),
+    let named = head.and_then(|h| match &*req.method {
+        "tools/call" | "prompts/get" => h.name,
+        "resources/read" => h.uri,
         _ => None,
-    };
-    let name = named.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    });
+    // Any JSON: a body whose `name` is not a string must still have its headers checked (the
+    // dispatcher then reports the bad `name` itself).
+    let name = named
+        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
     check("mcp-name", name.as_deref())
 }
 
@@ -113,26 +89,30 @@ pub(crate) fn check_stateless_headers(
 pub(crate) fn check_param_headers(
     headers: &HeaderMap,
     req: &jsonrpc::Request<'_>,
+    head: Option<&Head<'_>>,
     registry: &crate::registry::Registry,
 ) -> Result<(), McpError> {
     if req.method != "tools/call" {
         return Ok(());
     }
-    #[derive(Deserialize)]
-    struct Params {
-        name: Option<Value>,
-        arguments: Option<Value>,
-    }
-    let Some(Params {
-        name: Some(Value::String(name)),
-        arguments,
-    }) = req.params.and_then(|p| serde_json::from_str(p.get()).ok())
+    let Some(name) = head
+        .and_then(|h| h.name)
+        .and_then(|raw| serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get()).ok())
     else {
         return Ok(()); // a bad body is the dispatcher's to report
     };
     let Some(tool) = registry.tool(&name).filter(|t| !t.header_params.is_empty()) else {
         return Ok(());
     };
+    // Only a tool that mirrors arguments into headers pays for reading its arguments here.
+    #[derive(Deserialize)]
+    struct Params {
+        arguments: Option<Value>,
+    }
+    let arguments = req
+        .params
+        .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
+        .and_then(|p| p.arguments);
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
     let arguments = arguments.unwrap_or(Value::Null);
     for param in &tool.header_params {
@@ -215,19 +195,14 @@ mod tests {
 
     #[test]
     fn stateless_errors_map_to_statuses() {
-        let err = |code: i32, data: &str| {
-            format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"{data}}}}}"#)
-                .into_bytes()
-        };
-        assert_eq!(stateless_status(&err(-32601, "")), StatusCode::NOT_FOUND);
-        assert_eq!(stateless_status(&err(-32022, "")), StatusCode::BAD_REQUEST);
+        let e = |code: i32| Reply::error(None, &McpError::new(ErrorCode(code), "m"));
+        assert_eq!(stateless_status(&e(-32601)), StatusCode::NOT_FOUND);
+        assert_eq!(stateless_status(&e(-32022)), StatusCode::BAD_REQUEST);
+        assert_eq!(stateless_status(&e(-32602)), StatusCode::OK);
+        let missing = Reply::missing(None, &McpError::invalid_params("m"));
+        assert_eq!(stateless_status(&missing), StatusCode::BAD_REQUEST);
         assert_eq!(
-            stateless_status(&err(-32602, r#","data":{"missing":["x"]}"#)),
-            StatusCode::BAD_REQUEST
-        );
-        assert_eq!(stateless_status(&err(-32602, "")), StatusCode::OK);
-        assert_eq!(
-            stateless_status(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            stateless_status(&Reply::result(b"{}".to_vec())),
             StatusCode::OK
         );
     }

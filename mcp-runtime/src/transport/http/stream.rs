@@ -5,27 +5,27 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::StatusCode;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
 use super::events::EventStore;
-use super::service::State;
 use super::session::Session;
+use super::state::Shared;
 use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
-use crate::server::connection::{Arrival, Connection, Pending, Step};
+use crate::request::Reply;
+use crate::server::connection::{Arrival, Pending, Step};
 
 /// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
 /// stream (its notifications, then the result) when it does. In a session the handler runs as a
 /// task of its own and the stream's events are kept for resumption; there the handler may also
 /// end the stream early (`Context::close_stream`), and the client resumes it with a GET.
 pub(crate) async fn respond(
-    state: &Arc<State>,
-    conn: &Arc<Connection>,
-    text: &str,
+    state: &Arc<Shared>,
     session: Option<&Arc<Session>>,
     headers: Arc<http::HeaderMap>,
-    status_of: fn(&[u8]) -> StatusCode,
+    status_of: fn(&Reply) -> StatusCode,
+    run: impl FnOnce(Arrival) -> Step,
 ) -> HttpResponse {
     // Bounded: a client that reads slowly loses notifications, never the server its memory.
     let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
@@ -40,8 +40,8 @@ pub(crate) async fn respond(
         headers: Some(headers),
         closer: closer.clone(),
     };
-    let fut = match conn.on_message_with(text, arrival) {
-        Step::Reply(out) => return body::json(status_of(&out), out),
+    let fut = match run(arrival) {
+        Step::Reply(out) => return body::json(status_of(&out), out.bytes),
         Step::Nothing => return body::empty(StatusCode::ACCEPTED),
         Step::Run(fut) => fut,
     };
@@ -51,7 +51,7 @@ pub(crate) async fn respond(
     };
     enum Early {
         Note(Encoded),
-        Done(Option<Encoded>),
+        Done(Option<Reply>),
         Close,
     }
     let early = tokio::select! {
@@ -67,7 +67,7 @@ pub(crate) async fn respond(
             Ok(note) => (Some(note), Some(out), false),
             Err(_) => {
                 return match out {
-                    Some(out) => body::json(status_of(&out), out),
+                    Some(out) => body::json(status_of(&out), out.bytes),
                     None => body::empty(StatusCode::ACCEPTED),
                 };
             }
@@ -117,7 +117,7 @@ pub(crate) async fn respond(
             deliver(&tx, events.event(&note), &mut client).await;
         }
         if let Some(out) = out {
-            deliver(&tx, events.event(&out), &mut client).await;
+            deliver(&tx, events.event(&out.bytes), &mut client).await;
         }
         events.finish();
     });
@@ -147,10 +147,10 @@ async fn deliver(tx: &Option<mpsc::Sender<Bytes>>, event: Bytes, client: &mut bo
 /// Numbers and records the events of one SSE response (in a session), or just frames them.
 struct StreamEvents {
     target: Option<(Arc<Session>, u64, Arc<dyn EventStore>)>,
-    retry: u128,
+    retry: std::time::Duration,
 }
 
-fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEvents {
+fn stream_events(state: &Arc<Shared>, session: Option<&Arc<Session>>) -> StreamEvents {
     let target = session.map(|s| {
         let stream = s.new_stream();
         state.config.events.open(&s.id, stream);
@@ -158,7 +158,7 @@ fn stream_events(state: &Arc<State>, session: Option<&Arc<Session>>) -> StreamEv
     });
     StreamEvents {
         target,
-        retry: state.config.sse_retry.as_millis(),
+        retry: state.config.sse_retry,
     }
 }
 
@@ -167,14 +167,7 @@ impl StreamEvents {
     /// at 2025-11-25 or later (older SDKs fail on an event with empty data).
     fn priming(&mut self) -> Option<Bytes> {
         let (session, stream, _) = self.target.as_ref()?;
-        if !session.primes() {
-            return None;
-        }
-        let (id, _) = session.event_id(*stream);
-        Some(Bytes::from(format!(
-            "id: {id}\nretry: {}\ndata: \n\n",
-            self.retry
-        )))
+        session.priming(*stream, self.retry)
     }
 
     fn event(&mut self, message: &[u8]) -> Bytes {
@@ -207,30 +200,19 @@ pub(crate) fn standalone_sink(tx: &mpsc::Sender<Bytes>, event: Option<&'static s
     })
 }
 
-/// Feeds an SSE stream: a priming event (its id, a `retry` hint, empty data), then keep-alive
-/// comments until the client goes away, its session ends, or the server shuts down. `first` is
-/// sent after the priming event.
+/// Feeds a long-lived SSE stream of `session`: `first` (a priming event, or the legacy
+/// transport's `endpoint` event), then keep-alive comments until the client goes away, the
+/// session ends, or the server shuts down.
 pub(crate) fn spawn_stream(
-    state: &Arc<State>,
+    state: &Arc<Shared>,
     tx: mpsc::Sender<Bytes>,
-    priming_id: Option<String>,
+    session: &Session,
     first: Option<Bytes>,
-    ended: Option<watch::Receiver<bool>>,
 ) {
     let keep_alive = state.config.sse_keep_alive;
-    let retry = state.config.sse_retry.as_millis();
     let mut shutdown = state.shutdown.clone();
-    // A stream outside a session never ends this way: its sender lives as long as the task.
-    let (keep, unended) = watch::channel(false);
-    let mut ended = ended.unwrap_or(unended);
+    let mut ended = session.ended();
     tokio::spawn(async move {
-        let _keep = keep;
-        if let Some(id) = priming_id {
-            let priming = Bytes::from(format!("id: {id}\nretry: {retry}\ndata: \n\n"));
-            if tx.send(priming).await.is_err() {
-                return;
-            }
-        }
         if let Some(first) = first
             && tx.send(first).await.is_err()
         {
@@ -247,6 +229,48 @@ pub(crate) fn spawn_stream(
                 // The session ended (or was dropped with its sender).
                 _ = ended.changed() => return,
                 _ = tx.closed() => return,
+            }
+        }
+    });
+}
+
+/// Resumes `stream` of `session` for a client that saw its events up to `after`: a priming
+/// event, what the store kept since, then each new event as the store records it, until the
+/// stream is finished (its result was sent), the client leaves or the session ends.
+pub(crate) fn resume(
+    state: &Arc<Shared>,
+    session: &Arc<Session>,
+    stream: u64,
+    mut after: u64,
+    tx: mpsc::Sender<Bytes>,
+) {
+    let store = state.config.events.clone();
+    let priming = session.priming(stream, state.config.sse_retry);
+    let mut ended = session.ended();
+    let session = session.clone();
+    tokio::spawn(async move {
+        if let Some(priming) = priming
+            && tx.send(priming).await.is_err()
+        {
+            return;
+        }
+        loop {
+            let Some(replay) = store.replay(&session.id, stream, after) else {
+                return; // forgotten (the session ended or the stream aged out)
+            };
+            for event in replay.events {
+                after = event.seq;
+                if tx.send(event.bytes).await.is_err() {
+                    return;
+                }
+            }
+            if replay.finished {
+                return;
+            }
+            tokio::select! {
+                () = store.wait(&session.id, stream, after) => {}
+                _ = tx.closed() => return,
+                _ = ended.changed() => return,
             }
         }
     });

@@ -1,0 +1,19 @@
+//! The bottom layer of a request: what a handler sees of it ([`Context`]), the client it comes
+//! from, its cancellation and its place among the connection's requests, and the [`Peer`] it
+//! can talk back to. Nothing here depends on the dispatcher or the transports above it: they
+//! build these values and implement [`Peer`]; `ask/`, `State<T>` and the handlers use them.
+
+mod cancel;
+mod client;
+pub(crate) mod context;
+mod peer;
+mod reply;
+mod states;
+
+pub(crate) use cancel::{Cancellation, Gauge, Slot};
+pub(crate) use client::ClientInfo;
+pub(crate) use context::RequestInfo;
+pub use context::{Context, FromContext};
+pub(crate) use peer::{Asker, ClientAnswer, Peer};
+pub(crate) use reply::{Reply, ReplyKind};
+pub(crate) use states::StateMap;

@@ -1,0 +1,67 @@
+//! What every HTTP handler shares: the server, the configuration, the sessions and the
+//! shutdown signal; and the small helpers they all use (header reading, body reading).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http::StatusCode;
+use http::header::CONTENT_LENGTH;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use tokio::sync::watch;
+
+use super::body::{self, HttpResponse};
+use super::config::HttpConfig;
+use super::session::Sessions;
+use crate::Server;
+use crate::protocol::McpError;
+use crate::server::connection::Connection;
+
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// Everything a request handler needs.
+pub(crate) struct Shared {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: Arc<Sessions>,
+    /// Stateless (2026-07-28) requests share one connection: it never opens a session.
+    pub(crate) stateless: Arc<Connection>,
+    pub(crate) loopback: bool,
+    /// Flips to `true` at shutdown, ending SSE streams.
+    pub(crate) shutdown: watch::Receiver<bool>,
+}
+
+/// A header's value, if present and visible ASCII.
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Reads the body, refusing more than the limit with 413.
+pub(crate) async fn read_body(
+    body: Incoming,
+    headers: &HeaderMap,
+    limit: usize,
+) -> Result<Bytes, HttpResponse> {
+    let too_large = || {
+        body::error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            McpError::invalid_request(format!("Request body larger than {limit} bytes")),
+        )
+    };
+    if header(headers, CONTENT_LENGTH.as_str())
+        .and_then(|l| l.parse::<usize>().ok())
+        .is_some_and(|l| l > limit)
+    {
+        return Err(too_large());
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Err(_) => Err(body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::invalid_request("Could not read the request body"),
+        )),
+    }
+}
