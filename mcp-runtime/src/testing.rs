@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 
 use crate::Server;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::server::connection::{Connection, Step};
+use crate::server::connection::{Connection, Step, Wire};
 
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
@@ -182,7 +182,7 @@ impl TestClient {
             }
             true
         });
-        let conn = Connection::with_sink(server, "in-process", sink);
+        let conn = Connection::with_sink(server, Wire::IN_PROCESS, sink);
         let _ = conn_cell.set(Arc::downgrade(&conn));
         let client = TestClient {
             conn,

@@ -45,10 +45,36 @@ pub(crate) struct Arrival {
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
 }
 
+/// What the core needs to know of the transport a connection runs on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wire {
+    /// Its name, for [`Context::transport`] and logs.
+    pub(crate) name: &'static str,
+    /// Whether each request has a response stream of its own that the server can end (HTTP,
+    /// the in-process client). Where requests share one stream (stdio), a request the server
+    /// ends early is announced with `notifications/cancelled`.
+    pub(crate) request_streams: bool,
+}
+
+impl Wire {
+    pub(crate) const STDIO: Wire = Wire {
+        name: "stdio",
+        request_streams: false,
+    };
+    pub(crate) const HTTP: Wire = Wire {
+        name: "http",
+        request_streams: true,
+    };
+    pub(crate) const IN_PROCESS: Wire = Wire {
+        name: "in-process",
+        request_streams: true,
+    };
+}
+
 /// Per-connection state. A stdio process has one; each test client has one.
 pub(crate) struct Connection {
     pub(crate) server: Server,
-    pub(crate) transport: &'static str,
+    pub(crate) wire: Wire,
     /// Serves only the stateless era (the shared connection of the HTTP transport).
     pub(crate) stateless_only: bool,
     /// Where notifications go unless the transport gives a request its own sink.
@@ -73,29 +99,29 @@ pub(crate) struct Connection {
 }
 
 impl Connection {
-    pub(crate) fn new(server: Server, transport: &'static str) -> Arc<Self> {
-        Self::with_mode(server, transport, false, None)
+    pub(crate) fn new(server: Server, wire: Wire) -> Arc<Self> {
+        Self::with_mode(server, wire, false, None)
     }
 
     /// A connection whose requests' notifications go to `sink` (stdio's writer, a test client).
-    pub(crate) fn with_sink(server: Server, transport: &'static str, sink: Sink) -> Arc<Self> {
-        Self::with_mode(server, transport, false, Some(sink))
+    pub(crate) fn with_sink(server: Server, wire: Wire, sink: Sink) -> Arc<Self> {
+        Self::with_mode(server, wire, false, Some(sink))
     }
 
     /// A connection that serves only 2026-07-28 requests: `initialize` is unknown on it.
-    pub(crate) fn stateless_only(server: Server, transport: &'static str) -> Arc<Self> {
-        Self::with_mode(server, transport, true, None)
+    pub(crate) fn stateless_only(server: Server, wire: Wire) -> Arc<Self> {
+        Self::with_mode(server, wire, true, None)
     }
 
     fn with_mode(
         server: Server,
-        transport: &'static str,
+        wire: Wire,
         stateless_only: bool,
         sink: Option<Sink>,
     ) -> Arc<Self> {
         Arc::new(Connection {
             server,
-            transport,
+            wire,
             stateless_only,
             log_level: std::sync::atomic::AtomicU8::new(0),
             session: OnceLock::new(),

@@ -291,7 +291,7 @@ impl Connection {
             id: id.clone(),
             client: scope.client.clone(),
             progress_token: scope.progress_token.clone(),
-            transport: self.transport,
+            transport: self.wire.name,
             cancel: Cancellation::default(),
             _slot: Some(slot),
             sink: scope.sink.clone(),

@@ -362,10 +362,10 @@ impl Connection {
                     },
                 }
             }
-            // The server ends the stream: on stdio, where there is no stream to close, it says
+            // The server ends the stream: where there is no stream of its own to close (stdio), it says
             // so with `notifications/cancelled` (the one use 2026-07-28 allows servers), then
             // answers the request (the graceful end), which the client may then ignore.
-            if conn.transport == "stdio" {
+            if !conn.wire.request_streams {
                 sink.send(encode_notification(
                     "notifications/cancelled",
                     json!({ "requestId": &id, "reason": "The server is shutting down" }),

@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use crate::Server;
 use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
-use crate::server::connection::{Connection, Step};
+use crate::server::connection::{Connection, Step, Wire};
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT/SIGTERM.
 ///
@@ -95,7 +95,7 @@ where
             .and_then(|()| w.flush())
             .is_ok()
     });
-    let conn = Connection::with_sink(server, "stdio", sink);
+    let conn = Connection::with_sink(server, Wire::STDIO, sink);
     let limits = conn.server.inner.limits.clone();
     let (tx, rx) = mpsc::channel::<Encoded>();
     let (writer_done_tx, writer_done) = oneshot::channel();

@@ -39,7 +39,7 @@ pub use config::HttpConfig;
 pub use events::{EventStore, MemoryEventStore, Replay, StoredEvent, WaitFuture};
 
 use crate::Server;
-use crate::server::connection::Connection;
+use crate::server::connection::{Connection, Wire};
 use session::Sessions;
 use state::Shared;
 
@@ -70,7 +70,7 @@ pub(crate) async fn serve_until(
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let sessions = Sessions::new(config.max_sessions, config.session_idle_timeout);
     let state = Arc::new(Shared {
-        stateless: Connection::stateless_only(server.clone(), "http"),
+        stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
         server,
         loopback: config.is_loopback_bind(local),
         sessions: sessions.clone(),

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::Server;
-use crate::server::connection::Connection;
+use crate::server::connection::{Connection, Wire};
 
 /// One session: its connection, when it was last used, and its SSE streams.
 pub(crate) struct Session {
@@ -101,7 +101,7 @@ impl Sessions {
         }
         Ok(Arc::new(Session {
             id: crate::id::random_id(),
-            conn: Connection::new(server.clone(), "http"),
+            conn: Connection::new(server.clone(), Wire::HTTP),
             last_seen: Mutex::new(Instant::now()),
             next_stream: AtomicU64::new(0),
             next_event: AtomicU64::new(0),
