@@ -12,8 +12,12 @@
 //! For 1 and 32 concurrent sessions (one keep-alive connection each, one request in flight per
 //! session), the driver opens the sessions (`initialize` + `notifications/initialized`), warms
 //! up, then for `BENCH_SECS` (default 3) sends `tools/call add {a:2,b:3}` back to back and checks
-//! each answer. It reports calls/s and p50/p99 latency for both servers, and the MCP server's
-//! memory per idle session (resident memory before and after opening 1,000 sessions).
+//! each answer. It reports calls/s, the server's CPU time per call (from
+//! `/proc/PID/task/*/schedstat` at both ends of the window, see `common`) and p50/p99 latency
+//! for both servers, and the MCP server's memory per idle session (resident memory before and
+//! after opening 1,000 sessions).
+
+mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -23,11 +27,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::{CpuUse, or_unknown};
 use mcp_runtime::prelude::*;
 
 /// Add two numbers.
 #[tool]
-async fn add(a: i64, b: i64) -> i64 {
+async fn add(
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
     a + b
 }
 
@@ -234,9 +244,19 @@ struct Stats {
     p50_us: f64,
     p99_us: f64,
     mismatches: usize,
+    /// The server's CPU time in the window.
+    cpu: Option<CpuUse>,
 }
 
-fn load(port: u16, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
+impl Stats {
+    /// The server's CPU time per call in the window, µs.
+    fn cpu_us(&self) -> Option<f64> {
+        self.cpu.and_then(|c| c.us_per_call(self.calls))
+    }
+}
+
+fn load(server: &Server, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
+    let port = server.port;
     let stop = Arc::new(AtomicBool::new(false));
     let measuring = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..sessions)
@@ -266,11 +286,13 @@ fn load(port: u16, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
         })
         .collect();
     thread::sleep(warmup);
-    measuring.store(true, Ordering::Relaxed);
-    let start = Instant::now();
-    thread::sleep(secs);
-    measuring.store(false, Ordering::Relaxed);
-    let elapsed = start.elapsed();
+    let (elapsed, cpu) = CpuUse::around(server.child.id(), || {
+        measuring.store(true, Ordering::Relaxed);
+        let start = Instant::now();
+        thread::sleep(secs);
+        measuring.store(false, Ordering::Relaxed);
+        start.elapsed()
+    });
     stop.store(true, Ordering::Relaxed);
     let mut all = Vec::new();
     let mut mismatches = 0;
@@ -290,6 +312,7 @@ fn load(port: u16, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
         p50_us: pct(0.5),
         p99_us: pct(0.99),
         mismatches,
+        cpu,
     }
 }
 
@@ -319,31 +342,38 @@ fn drive() {
     let (warmup, measure) = (secs("BENCH_WARMUP_SECS", 0.5), secs("BENCH_SECS", 3.0));
     println!("http transport benchmark: {measure:?} per configuration after {warmup:?} of warm-up");
     println!(
-        "{:<7} {:>8} {:>10} {:>8} {:>8} {:>9}",
-        "server", "sessions", "calls/s", "p50_us", "p99_us", "mismatch"
+        "{:<7} {:>8} {:>10} {:>12} {:>8} {:>8} {:>9}",
+        "server", "sessions", "calls/s", "cpu_us/call", "p50_us", "p99_us", "mismatch"
     );
     let mut rates = Vec::new();
     for sessions in [1, 32] {
         for (name, flag) in [("mcp", "--serve-mcp"), ("raw", "--serve-raw")] {
             let server = Server::start(flag);
-            let s = load(server.port, sessions, warmup, measure);
+            let s = load(&server, sessions, warmup, measure);
+            if let Some(cpu) = s.cpu {
+                cpu.warn_if_incomplete(name);
+            }
             println!(
-                "{name:<7} {sessions:>8} {:>10.0} {:>8.1} {:>8.1} {:>9}",
-                s.per_sec, s.p50_us, s.p99_us, s.mismatches
+                "{name:<7} {sessions:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9}",
+                s.per_sec,
+                or_unknown(s.cpu_us(), 2),
+                s.p50_us,
+                s.p99_us,
+                s.mismatches
             );
-            rates.push((name, sessions, s.per_sec, s.calls));
+            rates.push((name, sessions, s.per_sec, s.cpu_us()));
         }
     }
     for sessions in [1, 32] {
-        let rate = |n: &str| {
-            rates
-                .iter()
-                .find(|r| r.0 == n && r.1 == sessions)
-                .map_or(0.0, |r| r.2)
+        let get = |n: &str| rates.iter().find(|r| r.0 == n && r.1 == sessions);
+        let (Some(m), Some(r)) = (get("mcp"), get("raw")) else {
+            continue;
         };
+        let cpu = m.3.zip(r.3).map(|(m, r)| m / r);
         println!(
-            "mcp/raw at {sessions:>2} sessions: {:.2}",
-            rate("mcp") / rate("raw")
+            "mcp/raw at {sessions:>2} sessions: {:.2} calls/s, {} CPU/call",
+            m.2 / r.2,
+            or_unknown(cpu, 2)
         );
     }
     let server = Server::start("--serve-mcp");

@@ -12,8 +12,12 @@
 //! child, does the `initialize` handshake, warms up, then for `BENCH_SECS` seconds (default 3;
 //! warm-up `BENCH_WARMUP_SECS`, default 0.5) keeps exactly N `tools/call` requests in flight: a
 //! writer thread sends a new request for each response the reader thread receives. It reports
-//! calls/s and the p50/p99 latency from send to receive, the child's peak memory (VmHWM) and,
-//! for the MCP server, its start-up time (spawn to `initialize` response, median of 5).
+//! calls/s and the p50/p99 latency from send to receive, the child's CPU time per call (from
+//! `/proc/PID/task/*/schedstat` at both ends of the window, see `common`), its peak memory
+//! (VmHWM) and, for the MCP server, its start-up time (spawn to `initialize` response, median
+//! of 5).
+
+mod common;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -22,6 +26,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use common::{CpuUse, or_unknown};
 use mcp_runtime::prelude::*;
 
 /// Add two numbers.
@@ -160,6 +165,8 @@ struct Outcome {
     max_us: f64,
     mismatches: usize,
     peak_kib: Option<u64>,
+    /// The server's CPU time per call in the window, µs.
+    cpu_us: Option<f64>,
 }
 
 fn env_secs(name: &str, default: f64) -> f64 {
@@ -202,10 +209,11 @@ fn drive() {
                 Duration::from_secs_f64(secs),
             );
             println!(
-                "  {} inflight={:<2} {:>9.0} calls/s  p50 {:>7.1} us  p99 {:>7.1} us  ({} calls)",
+                "  {} inflight={:<2} {:>9.0} calls/s  {:>6} us CPU/call  p50 {:>7.1} us  p99 {:>7.1} us  ({} calls)",
                 kind.name(),
                 in_flight,
                 o.per_sec,
+                or_unknown(o.cpu_us, 2),
                 o.p50_us,
                 o.p99_us,
                 o.calls
@@ -216,8 +224,16 @@ fn drive() {
 
     println!();
     println!(
-        "{:<7} {:>8} {:>10} {:>8} {:>8} {:>9} {:>10} {:>10}",
-        "server", "inflight", "calls/s", "p50_us", "p99_us", "max_us", "peak_mem", "mismatch"
+        "{:<7} {:>8} {:>10} {:>12} {:>8} {:>8} {:>9} {:>10} {:>10}",
+        "server",
+        "inflight",
+        "calls/s",
+        "cpu_us/call",
+        "p50_us",
+        "p99_us",
+        "max_us",
+        "peak_mem",
+        "mismatch"
     );
     for o in &outcomes {
         let peak = o.peak_kib.map_or_else(
@@ -225,10 +241,11 @@ fn drive() {
             |k| format!("{:.1} MiB", k as f64 / 1024.0),
         );
         println!(
-            "{:<7} {:>8} {:>10.0} {:>8.1} {:>8.1} {:>9.0} {:>10} {:>10}",
+            "{:<7} {:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9.0} {:>10} {:>10}",
             o.kind.name(),
             o.in_flight,
             o.per_sec,
+            or_unknown(o.cpu_us, 2),
             o.p50_us,
             o.p99_us,
             o.max_us,
@@ -244,9 +261,11 @@ fn drive() {
                 .find(|o| o.kind == k && o.in_flight == in_flight)
         };
         if let (Some(m), Some(r)) = (get(Kind::Mcp), get(Kind::Raw)) {
+            let cpu = m.cpu_us.zip(r.cpu_us).map(|(m, r)| m / r);
             println!(
-                "mcp/raw at {in_flight:>2} in flight: {:.2}",
-                m.per_sec / r.per_sec
+                "mcp/raw at {in_flight:>2} in flight: {:.2} calls/s, {} CPU/call",
+                m.per_sec / r.per_sec,
+                or_unknown(cpu, 2)
             );
         }
     }
@@ -387,6 +406,15 @@ fn run(
             .expect("spawn the reader")
     };
 
+    // The server's CPU time over the window in which the reader counts responses.
+    thread::sleep(window.0.saturating_duration_since(Instant::now()));
+    let ((), cpu) = CpuUse::around(child.id(), || {
+        thread::sleep(window.1.saturating_duration_since(Instant::now()));
+    });
+    if let Some(cpu) = cpu {
+        cpu.warn_if_incomplete(kind.name());
+    }
+
     let stats = reader.join().expect("reader thread");
     let stdin = writer.join().expect("writer thread");
     let peak_kib = peak_memory_kib(child.id());
@@ -412,6 +440,7 @@ fn run(
         max_us: lat.last().map_or(f64::NAN, |&n| n as f64 / 1e3),
         mismatches: stats.mismatches,
         peak_kib,
+        cpu_us: cpu.and_then(|c| c.us_per_call(lat.len())),
     }
 }
 

@@ -21,6 +21,7 @@ const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 /// A minimal WAV file, base64 (the reference server's audio).
 const WAV_BASE64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
+/// [`PNG_BASE64`] as image content.
 fn png() -> Content {
     Content::Image {
         data: PNG_BASE64.into(),
@@ -263,7 +264,9 @@ async fn test_elicitation_sep1330_enums(ctx: Context) -> Result<String, McpError
 /// A postal address.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 struct Address {
+    /// Street and number
     street: Option<String>,
+    /// City
     city: Option<String>,
 }
 
@@ -298,10 +301,16 @@ fn json_schema_2020_12_input() -> Value {
 /// Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)
 #[tool(input_schema = json_schema_2020_12_input)]
 async fn json_schema_2020_12_tool(
+    /// The person's name
     name: Option<String>,
+    /// Where they live
     address: Option<Address>,
-    #[arg(rename = "contactMethod")] contact_method: Option<String>,
+    /// How to reach them: phone or email
+    #[arg(rename = "contactMethod")]
+    contact_method: Option<String>,
+    /// A phone number (required when contactMethod is phone)
     phone: Option<String>,
+    /// An email address (required otherwise)
     email: Option<String>,
 ) -> String {
     let args = json!({
@@ -616,6 +625,7 @@ fn static_binary() -> ResourceContents {
     }
 }
 
+/// What the `template` resource returns, as JSON.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct TemplateData {
@@ -631,7 +641,10 @@ struct TemplateData {
     title = "Resource Template",
     mime_type = "application/json"
 )]
-fn template(id: String) -> TemplateData {
+fn template(
+    /// The id substituted into the URI and echoed in the data
+    id: String,
+) -> TemplateData {
     TemplateData {
         data: format!("Data for ID: {id}"),
         id,
@@ -681,6 +694,7 @@ fn test_prompt_with_arguments(
     format!("Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
 }
 
+/// Completions for `arg1` of `test_prompt_with_arguments`: the values that start with the input.
 fn complete_arg(request: &CompletionRequest) -> Vec<String> {
     ["testValue1", "testValue2", "value"]
         .iter()

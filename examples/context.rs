@@ -89,7 +89,11 @@ struct Name {
 
 /// Greet the user, asking for their name when it is not given (and the client can ask).
 #[tool]
-async fn greet(ctx: Context, name: Option<String>) -> Result<String, McpError> {
+async fn greet(
+    ctx: Context,
+    /// Who to greet (asked for when left out).
+    name: Option<String>,
+) -> Result<String, McpError> {
     let name = match name {
         Some(name) => name,
         None => match ctx.elicit::<Name>("What is your name?").await {
@@ -188,7 +192,11 @@ fn pin_note(
 
 /// Switch the `beta_feature` tool on or off (clients are told the tool list changed).
 #[tool]
-fn set_beta(ctx: Context, enabled: bool) -> String {
+fn set_beta(
+    ctx: Context,
+    /// `true` to switch `beta_feature` on, `false` to switch it off.
+    enabled: bool,
+) -> String {
     let changes = ctx.changes();
     let changed = if enabled {
         changes.enable(Kind::Tool, "beta_feature")

@@ -82,7 +82,12 @@ async fn greet(
 
 /// Divide `dividend` by `divisor`; dividing by zero is an error the model can read.
 #[tool(annotations(read_only))]
-async fn divide(dividend: f64, divisor: f64) -> Result<f64, String> {
+async fn divide(
+    /// The number to divide.
+    dividend: f64,
+    /// The number to divide by (not zero).
+    divisor: f64,
+) -> Result<f64, String> {
     if divisor == 0.0 {
         return Err("cannot divide by zero".into());
     }

@@ -309,7 +309,10 @@ async fn statuses() -> [Status; 3] {
     list = list_tickets,
     complete(id = complete_ticket_id)
 )]
-fn ticket(id: u64) -> Result<Option<Ticket>, String> {
+fn ticket(
+    /// The ticket's number.
+    id: u64,
+) -> Result<Option<Ticket>, String> {
     // `Ok(None)` is "resource not found"; `Err` an internal error with its message.
     db().and_then(|conn| find_ticket(&conn, id).map_err(storage))
 }
@@ -341,7 +344,10 @@ fn complete_ticket_id(req: &CompletionRequest) -> Vec<String> {
 /// A file attached to tickets, from the `attachments` folder next to the database. The path
 /// comes from the client, so it goes through `safe_join`: `attachments://../secret` is refused.
 #[resource("attachments://{+path}")]
-fn attachment(path: String) -> Result<Option<String>, McpError> {
+fn attachment(
+    /// The file's path inside the `attachments` folder.
+    path: String,
+) -> Result<Option<String>, McpError> {
     let base = db_path()
         .parent()
         .map(|p| p.join("attachments"))

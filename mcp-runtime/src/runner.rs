@@ -1,18 +1,43 @@
 //! What [`run!`](crate::run) does: pick the transport (code, then environment, then command
 //! line), set up logging on stderr, build the runtime and serve.
 
+use std::ffi::OsStr;
 use std::io;
+use std::path::Path;
 
 use crate::{Server, ServerBuilder, Transport};
 
-const USAGE: &str = "\
-Usage: SERVER [--stdio | --http ADDR]
+/// The `--help` text, naming the program as `program`.
+fn usage(program: &str) -> String {
+    format!(
+        "\
+Usage: {program} [--stdio | --http ADDR]
 
   --stdio       serve MCP on stdin/stdout (the default)
   --http ADDR   serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
 
 Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too (the command line wins);
-RUST_LOG sets the log filter (logs go to stderr).";
+RUST_LOG sets the log filter (logs go to stderr)."
+    )
+}
+
+/// The name the usage text gives the program: the file name of `argv0` (what the user ran),
+/// else `package` (when the program was started without an argv[0]).
+fn program_name(argv0: Option<&OsStr>, package: impl FnOnce() -> String) -> String {
+    argv0
+        .and_then(|a| Path::new(a).file_name())
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(package)
+}
+
+/// The name `run!` gave the server: the package's (`CARGO_PKG_NAME`).
+fn package_name(builder: ServerBuilder) -> String {
+    // The builder keeps its name to itself; building is cheap and has no side effects.
+    builder
+        .build()
+        .map_or_else(|_| "SERVER".to_owned(), |server| server.info().name.clone())
+}
 
 /// Where the transport choice came from; the later ones win.
 pub(crate) fn choose_transport(
@@ -62,12 +87,14 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         std::env::args().skip(1),
     ) {
         Ok(t) => t,
-        Err(msg) if msg.is_empty() => {
-            eprintln!("{USAGE}");
-            std::process::exit(0);
-        }
         Err(msg) => {
-            eprintln!("error: {msg}\n\n{USAGE}");
+            let argv0 = std::env::args_os().next();
+            let usage = usage(&program_name(argv0.as_deref(), || package_name(builder)));
+            if msg.is_empty() {
+                eprintln!("{usage}");
+                std::process::exit(0);
+            }
+            eprintln!("error: {msg}\n\n{usage}");
             std::process::exit(2);
         }
     };
@@ -147,6 +174,18 @@ mod tests {
             choose_transport(None, None, args(&["--http=h:1"])),
             Ok(Transport::http("h:1"))
         );
+    }
+
+    #[test]
+    fn usage_names_the_program_that_was_run() {
+        let package = || "my-package".to_owned();
+        let name = |argv0: &str| program_name(Some(OsStr::new(argv0)), package);
+        assert_eq!(name("/usr/local/bin/weather-server"), "weather-server");
+        assert_eq!(name("./target/debug/examples/quickstart"), "quickstart");
+        assert_eq!(name("quickstart"), "quickstart");
+        assert_eq!(name(""), "my-package");
+        assert_eq!(program_name(None, package), "my-package");
+        assert!(usage("weather-server").starts_with("Usage: weather-server [--stdio"));
     }
 
     #[test]
