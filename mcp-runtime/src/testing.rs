@@ -32,6 +32,7 @@ use serde_json::{Map, Value, json};
 use crate::Server;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::server::connection::{Connection, Step, Wire};
+use crate::server::dispatch::on_message;
 
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
@@ -178,7 +179,7 @@ impl TestClient {
                 None => return true,
             };
             if let Some(conn) = conn_of_sink.get().and_then(std::sync::Weak::upgrade) {
-                let _ = conn.on_message(&response.to_string());
+                let _ = on_message(&conn, &response.to_string());
             }
             true
         });
@@ -236,7 +237,7 @@ impl TestClient {
     /// Sends one raw message (any text) and returns the response object, or `None` when there is
     /// none (a notification, or a cancelled request).
     pub async fn send_raw(&self, text: &str) -> Option<Value> {
-        let reply = match self.conn.on_message(text) {
+        let reply = match on_message(&self.conn, text) {
             Step::Reply(out) => out,
             Step::Run(pending) => tokio::spawn(pending).await.expect("request task")?,
             Step::Nothing => return None,
@@ -314,7 +315,7 @@ impl TestClient {
     /// Sends a notification.
     pub fn notify(&self, method: &str, params: Value) {
         let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        let _ = self.conn.on_message(&msg.to_string());
+        let _ = on_message(&self.conn, &msg.to_string());
     }
 
     /// Every tool, following `nextCursor` through all pages.

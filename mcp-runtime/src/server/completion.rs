@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 
 use super::connection::{Connection, Step};
-use super::dispatch::{Outcome, parse_params};
 use super::era::{Cache, Scope};
+use super::handler::{Outcome, parse_params, run};
 use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::Request;
@@ -57,84 +57,80 @@ struct CompleteResult {
 
 impl Outcome for CompleteResult {}
 
-impl Connection {
-    pub(super) fn complete(self: &std::sync::Arc<Self>, scope: Scope, req: &Request<'_>) -> Step {
-        let params: Params = match parse_params(req) {
-            Ok(p) => p,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let registry = &self.server.inner.registry;
-        let changes = &self.server.inner.changes;
-        let table: &[(&str, CompleteFn)] = match &params.reference {
-            Reference::Prompt { name } => {
-                match registry.prompt(name).filter(|p| p.enabled(changes)) {
-                    Some(p) => p.def.complete,
-                    None => {
-                        return Step::Reply(scope.err(
-                            &req.id,
-                            McpError::invalid_params(format!("Unknown prompt: {name}")),
-                        ));
-                    }
-                }
+pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Request<'_>) -> Step {
+    let params: Params = match parse_params(req) {
+        Ok(p) => p,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let registry = &conn.server.inner.registry;
+    let changes = &conn.server.inner.changes;
+    let table: &[(&str, CompleteFn)] = match &params.reference {
+        Reference::Prompt { name } => match registry.prompt(name).filter(|p| p.enabled(changes)) {
+            Some(p) => p.def.complete,
+            None => {
+                return Step::Reply(scope.err(
+                    &req.id,
+                    McpError::invalid_params(format!("Unknown prompt: {name}")),
+                ));
             }
-            Reference::Resource { uri } => {
-                match registry
-                    .templates
-                    .items
-                    .iter()
-                    .find(|t| t.def.uri == uri.as_str())
-                    .filter(|t| t.enabled(changes))
+        },
+        Reference::Resource { uri } => {
+            match registry
+                .templates
+                .items
+                .iter()
+                .find(|t| t.def.uri == uri.as_str())
+                .filter(|t| t.enabled(changes))
+            {
+                Some(t) => t.def.complete,
+                None if registry
+                    .static_resource(uri)
+                    .is_some_and(|r| r.enabled(changes)) =>
                 {
-                    Some(t) => t.def.complete,
-                    None if registry
-                        .static_resource(uri)
-                        .is_some_and(|r| r.enabled(changes)) =>
-                    {
-                        &[]
-                    }
-                    None => {
-                        let e =
-                            McpError::invalid_params(format!("Unknown resource template: {uri}"));
-                        return Step::Reply(scope.err(&req.id, e));
-                    }
+                    &[]
+                }
+                None => {
+                    let e = McpError::invalid_params(format!("Unknown resource template: {uri}"));
+                    return Step::Reply(scope.err(&req.id, e));
                 }
             }
-        };
-        // An argument without a completion fn simply has no suggestions. Completion fns may
-        // query a store, so they run on the blocking pool like sync tools.
-        let complete = table
-            .iter()
-            .find(|(name, _)| *name == params.argument.name)
-            .map(|(_, f)| *f);
-        let request = CompletionRequest {
-            argument: params.argument.name,
-            value: params.argument.value,
-            arguments: params.context.unwrap_or_default().arguments,
-        };
-        self.run(
-            scope,
-            &req.id,
-            "completion/complete",
-            Cache::No,
-            move |_ctx| {
-                Box::pin(async move {
-                    let mut values = match complete {
-                        Some(complete) => tokio::task::spawn_blocking(move || complete(&request))
-                            .await
-                            .map_err(|_| McpError::internal("the completion fn panicked"))?,
-                        None => Vec::new(),
-                    };
-                    let total = values.len();
-                    values.truncate(MAX_VALUES);
-                    Ok(CompleteResult {
-                        completion: Completion {
-                            has_more: total > values.len(),
-                            values,
-                            total,
-                        },
-                    })
+        }
+    };
+    // An argument without a completion fn simply has no suggestions. Completion fns may
+    // query a store, so they run on the blocking pool like sync tools.
+    let complete = table
+        .iter()
+        .find(|(name, _)| *name == params.argument.name)
+        .map(|(_, f)| *f);
+    let request = CompletionRequest {
+        argument: params.argument.name,
+        value: params.argument.value,
+        arguments: params.context.unwrap_or_default().arguments,
+    };
+    run(
+        conn,
+        scope,
+        &req.id,
+        "completion/complete",
+        Cache::No,
+        move |_ctx| {
+            Box::pin(async move {
+                let mut values = match complete {
+                    Some(complete) => tokio::task::spawn_blocking(move || complete(&request))
+                        .await
+                        .map_err(|_| McpError::internal("the completion fn panicked"))?,
+                    None => Vec::new(),
+                };
+                let total = values.len();
+                values.truncate(MAX_VALUES);
+                Ok(CompleteResult {
+                    completion: Completion {
+                        has_more: total > values.len(),
+                        values,
+                        total,
+                    },
                 })
-            },
-        )
-    }
+            })
+        },
+    )
 }

@@ -1,5 +1,6 @@
 //! One client connection, independent of the transport: its session (if any), its requests in
-//! flight, and the step each incoming message calls for.
+//! flight, its requests to the client (it is their [`Peer`]), and the [`Step`] types that tell a
+//! transport what to do with a message (the dispatcher decides which).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -11,14 +12,12 @@ use std::task::{Context as TaskContext, Poll};
 
 use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
 use super::Server;
-use super::envelope::{self, Envelope};
 use crate::outbound::{LogLevel, Sink};
-use crate::protocol::jsonrpc::{self, Encoded, Incoming, Notification};
-use crate::protocol::{McpError, ProtocolVersion, RequestId};
+use crate::protocol::jsonrpc::{self, Notification};
+use crate::protocol::{McpError, RequestId};
 use crate::request::{Cancellation, ClientAnswer, ClientInfo, Context, Gauge, Peer, Reply, Slot};
 
 /// A response the transport must still wait for; `None` when the request was cancelled.
@@ -160,162 +159,7 @@ impl Connection {
         given.or_else(|| self.sink.clone())
     }
 
-    /// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
-    pub(crate) fn on_message(self: &Arc<Self>, text: &str) -> Step {
-        self.on_message_with(text, Arrival::default())
-    }
-
-    /// Like [`on_message`](Self::on_message), with what the transport knows of this message:
-    /// where its notifications go (the SSE stream of its HTTP response) and its HTTP headers.
-    pub(crate) fn on_message_with(self: &Arc<Self>, text: &str, arrival: Arrival) -> Step {
-        if text.trim_start().starts_with('[') {
-            return self.on_batch(text);
-        }
-        match envelope::decode(text) {
-            Ok(envelope) => self.on_envelope(envelope, arrival),
-            // No response to a notification, however malformed (JSON-RPC and the spec's
-            // cancellation rules both say so).
-            Err(e) if e.notification => {
-                tracing::debug!(error = %e.error, "ignoring a malformed notification");
-                Step::Nothing
-            }
-            Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
-        }
-    }
-
-    /// Decides what to do with a message the transport has decoded (and maybe routed by).
-    pub(crate) fn on_envelope(self: &Arc<Self>, envelope: Envelope<'_>, arrival: Arrival) -> Step {
-        match envelope.message {
-            Incoming::Request(req) => {
-                let id = req.id.clone();
-                let head = envelope.head;
-                // Handlers run user code (argument parsing, defaults) before any task exists;
-                // a panic there fails this request only.
-                catch_unwind(AssertUnwindSafe(|| self.on_request(req, head, arrival))).unwrap_or_else(|payload| {
-                    tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
-                    Step::Reply(Reply::error(Some(&id), &McpError::internal("Internal error")))
-                })
-            }
-            Incoming::Notification(n) => {
-                self.on_notification(n);
-                Step::Nothing
-            }
-            Incoming::Response(r) => {
-                self.on_response(r);
-                Step::Nothing
-            }
-        }
-    }
-
-    /// JSON-RPC batches exist only in protocol 2025-03-26 (servers MUST accept them there); the
-    /// answer is one array of the responses, or nothing when the batch held only notifications.
-    fn on_batch(self: &Arc<Self>, text: &str) -> Step {
-        let batches_allowed = self
-            .session()
-            .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
-        if !batches_allowed {
-            return Step::Reply(Reply::error(
-                None,
-                &McpError::invalid_request(
-                    "Invalid request: JSON-RPC batches are only accepted after initializing with protocol 2025-03-26",
-                ),
-            ));
-        }
-        let items: Vec<&RawValue> = match serde_json::from_str(text) {
-            Ok(items) => items,
-            Err(e) => {
-                let e = McpError::new(
-                    crate::protocol::ErrorCode::PARSE_ERROR,
-                    format!("Parse error: {}", jsonrpc::strip_position(&e)),
-                );
-                return Step::Reply(Reply::error(None, &e));
-            }
-        };
-        if items.is_empty() {
-            return Step::Reply(Reply::error(
-                None,
-                &McpError::invalid_request("Invalid request: empty batch"),
-            ));
-        }
-        let mut ready = Vec::new();
-        let mut pending = Vec::new();
-        for item in items {
-            let text = item.get();
-            let step = if text.starts_with('[') {
-                Step::Reply(Reply::error(
-                    None,
-                    &McpError::invalid_request("Invalid request: nested batch"),
-                ))
-            } else if let Some(id) = text
-                .contains("\"initialize\"")
-                .then(|| jsonrpc::decode(text))
-                .and_then(|d| match d {
-                    Ok(Incoming::Request(r)) if r.method == "initialize" => Some(r.id),
-                    _ => None,
-                })
-            {
-                let e =
-                    McpError::invalid_request("Invalid request: `initialize` must not be batched");
-                Step::Reply(Reply::error(Some(&id), &e))
-            } else {
-                self.on_message(text)
-            };
-            match step {
-                Step::Reply(out) => ready.push(out),
-                Step::Run(fut) => pending.push(tokio::spawn(fut)),
-                Step::Nothing => {}
-            }
-        }
-        let join = |mut ready: Vec<Reply>| -> Option<Reply> {
-            if ready.is_empty() {
-                return None;
-            }
-            let len = ready.iter().map(|r| r.bytes.len() + 1).sum::<usize>() + 2;
-            let mut out: Encoded = Vec::with_capacity(len);
-            out.push(b'[');
-            for (i, r) in ready.drain(..).enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(&r.bytes);
-            }
-            out.push(b']');
-            Some(Reply::result(out))
-        };
-        if pending.is_empty() {
-            return join(ready).map_or(Step::Nothing, Step::Reply);
-        }
-        Step::Run(Box::pin(async move {
-            for handle in pending {
-                if let Ok(Some(out)) = handle.await {
-                    ready.push(out);
-                }
-            }
-            join(ready)
-        }))
-    }
-
-    /// The message for an input line longer than the limit (the line itself was dropped).
-    pub(crate) fn too_large(&self) -> Reply {
-        let limit = self.server.inner.limits.max_message_bytes;
-        Reply::error(
-            None,
-            &McpError::invalid_request(format!("Message larger than {limit} bytes")),
-        )
-    }
-
-    /// The message for an input line that is not UTF-8.
-    pub(crate) fn invalid_utf8(&self) -> Reply {
-        Reply::error(
-            None,
-            &McpError::new(
-                crate::protocol::ErrorCode::PARSE_ERROR,
-                "Parse error: invalid UTF-8",
-            ),
-        )
-    }
-
-    fn on_notification(&self, n: Notification<'_>) {
+    pub(crate) fn on_notification(&self, n: Notification<'_>) {
         match &*n.method {
             "notifications/cancelled" => {
                 #[derive(Deserialize)]
@@ -355,7 +199,7 @@ impl Connection {
     }
 
     /// A client's response: handed to the ask waiting for it (others are ignored).
-    fn on_response(&self, r: jsonrpc::ClientResponse<'_>) {
+    pub(crate) fn on_response(&self, r: jsonrpc::ClientResponse<'_>) {
         let waiter = self
             .extras
             .get()

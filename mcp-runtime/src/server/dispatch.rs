@@ -1,398 +1,347 @@
-//! The dispatcher: one table from method name to handler, shared by both eras.
+//! The dispatcher: messages in (decoded once, batches taken apart, notifications and client
+//! responses handed to the connection), and one table from method name to handler, shared by
+//! both eras. The handlers' common parts are in `handler.rs`.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::connection::{Arrival, CatchUnwind, Connection, Step};
-use super::envelope::Head;
+use super::completion::complete;
+use super::connection::{Arrival, Connection, Step, panic_message};
+use super::envelope::{self, Envelope, Head};
 use super::era::{self, Cache, Scope};
-use crate::protocol::jsonrpc::Request;
-use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
-use crate::request::{Asker, Cancellation, ClientInfo, Context, Reply, RequestInfo, Slot};
+use super::handler::{list_page, parse_params, reply};
+use super::prompts::get_prompt;
+use super::resources::{list_resources, read_resource};
+use super::subscriptions::{listen, subscribe, unsubscribe};
+use super::tools::call_tool;
+use crate::protocol::jsonrpc::{self, Encoded, Incoming, Request};
+use crate::protocol::{Era, McpError, ProtocolVersion};
+use crate::request::{ClientInfo, Reply};
 
-impl Connection {
-    pub(crate) fn on_request(
-        self: &Arc<Self>,
-        req: Request<'_>,
-        head: Option<Head<'_>>,
-        arrival: Arrival,
-    ) -> Step {
-        let meta = head.and_then(|h| h.meta);
-        let with_meta = meta.as_ref().is_some_and(|m| m.protocol_version.is_some());
-        if req.method == "initialize" {
-            // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
-            // serves only that era) it is an unknown method, and it never opens a session.
-            if self.stateless_only || with_meta {
-                let e = McpError::method_not_found(&req.method);
-                return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
-            }
-            let reply = self.initialize(&req);
-            if self.session().is_some() {
-                self.start_forwarding();
-            }
-            return Step::Reply(reply);
-        }
-        // A ping is answered even before `initialize` (the lifecycle allows pings then); a
-        // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
-        if req.method == "ping" && !with_meta {
-            return Step::Reply(era::encode_ok(
-                &self.server.inner,
-                Era::Session,
-                &req.id,
-                &serde_json::Map::new(),
-                None,
-                Cache::No,
-            ));
-        }
-        let session = self.session().map(|client| (client, self.log_level()));
-        let mut scope = match era::resolve(&req.id, meta, session) {
-            Ok(scope) => scope,
-            Err(reply) => return Step::Reply(reply),
-        };
-        scope.sink = self.sink_for(arrival.sink);
-        scope.headers = arrival.headers;
-        scope.closer = arrival.closer;
-        let stateless = scope.version().era() == Era::Stateless;
-        // Methods behind a capability the server did not advertise are "not found".
-        let registry = &self.server.inner.registry;
-        let has_tools = !registry.tools.items.is_empty();
-        let has_resources = registry.has_resources();
-        let has_prompts = !registry.prompts.items.is_empty();
-        let has_completions = registry.has_completions();
-        match &*req.method {
-            "server/discover" if stateless => self.discover(&scope, &req),
-            "logging/setLevel" if !stateless => self.set_level(&scope, &req),
-            "tools/list" if has_tools => {
-                self.list_page(&scope, &req, "tools", &registry.tools, |t| {
-                    &t.listing[usize::from(!scope.version().has_structured_output())]
-                })
-            }
-            "tools/call" if has_tools => self.call_tool(scope, req),
-            "resources/list" if has_resources => self.list_resources(scope, req),
-            "resources/templates/list" if has_resources => self.list_page(
-                &scope,
-                &req,
-                "resourceTemplates",
-                &registry.templates,
-                |t| &t.listing,
-            ),
-            "resources/read" if has_resources => self.read_resource(scope, req),
-            "prompts/list" if has_prompts => {
-                self.list_page(&scope, &req, "prompts", &registry.prompts, |p| &p.listing)
-            }
-            "prompts/get" if has_prompts => self.get_prompt(scope, req),
-            "resources/subscribe" if has_resources && !stateless => self.subscribe(&scope, &req),
-            "resources/unsubscribe" if has_resources && !stateless => {
-                self.unsubscribe(&scope, &req)
-            }
-            "subscriptions/listen" if stateless => self.listen(scope, req),
-            "completion/complete" if has_completions => self.complete(scope, &req),
-            _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
-        }
+/// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
+pub(crate) fn on_message(conn: &Arc<Connection>, text: &str) -> Step {
+    on_message_with(conn, text, Arrival::default())
+}
+
+/// Like [`on_message`], with what the transport knows of this message:
+/// where its notifications go (the SSE stream of its HTTP response) and its HTTP headers.
+pub(crate) fn on_message_with(conn: &Arc<Connection>, text: &str, arrival: Arrival) -> Step {
+    if text.trim_start().starts_with('[') {
+        return on_batch(conn, text);
     }
-
-    fn set_level(&self, scope: &Scope, req: &Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params {
-            level: String,
+    match envelope::decode(text) {
+        Ok(envelope) => on_envelope(conn, envelope, arrival),
+        // No response to a notification, however malformed (JSON-RPC and the spec's
+        // cancellation rules both say so).
+        Err(e) if e.notification => {
+            tracing::debug!(error = %e.error, "ignoring a malformed notification");
+            Step::Nothing
         }
-        let level =
-            parse_params::<Params>(req).and_then(|p| crate::outbound::LogLevel::parse(&p.level));
-        match level {
-            Ok(level) => {
-                self.set_log_level(level);
-                self.reply(scope, req, &serde_json::Map::new(), Cache::No)
-            }
-            Err(e) => Step::Reply(scope.err(&req.id, e)),
-        }
+        Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
     }
+}
 
-    pub(super) fn reply<T: Serialize>(
-        &self,
-        scope: &Scope,
-        req: &Request<'_>,
-        body: &T,
-        cache: Cache,
-    ) -> Step {
-        Step::Reply(scope.ok(&self.server.inner, &req.id, body, None, cache))
-    }
-
-    fn initialize(&self, req: &Request<'_>) -> Reply {
-        #[derive(Deserialize)]
-        struct Params {
-            #[serde(rename = "protocolVersion")]
-            protocol_version: String,
-            #[serde(default)]
-            capabilities: Option<Value>,
-            #[serde(rename = "clientInfo")]
-            client_info: Option<Value>,
-        }
-        let params: Params = match parse_params(req) {
-            Ok(p) => p,
-            Err(e) => return Reply::error(Some(&req.id), &e),
-        };
-        // Echo a session-era version we speak; otherwise offer our newest (the client decides).
-        let version = ProtocolVersion::parse(&params.protocol_version)
-            .filter(|v| v.era() == Era::Session)
-            .unwrap_or(ProtocolVersion::LATEST_SESSION);
-        let capabilities = params
-            .capabilities
-            .unwrap_or_else(|| Value::Object(Default::default()));
-        if !self.open_session(ClientInfo {
-            version,
-            info: params.client_info,
-            capabilities,
-        }) {
-            return Reply::error(
-                Some(&req.id),
-                &McpError::invalid_request(
-                    "Already initialized: `initialize` may be sent once per connection",
-                ),
-            );
-        }
-        tracing::debug!(%version, "session opened");
-        let inner = &self.server.inner;
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct InitializeResult<'a> {
-            protocol_version: ProtocolVersion,
-            capabilities: &'a Value,
-            server_info: &'a RawValue,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            instructions: Option<&'a str>,
-        }
-        let body = InitializeResult {
-            protocol_version: version,
-            capabilities: &inner.capabilities,
-            server_info: &inner.info_raw,
-            instructions: inner.instructions.as_deref(),
-        };
-        era::encode_ok(inner, Era::Session, &req.id, &body, None, Cache::No)
-    }
-
-    fn discover(&self, scope: &Scope, req: &Request<'_>) -> Step {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct DiscoverResult<'a> {
-            supported_versions: Vec<ProtocolVersion>,
-            capabilities: &'a Value,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            instructions: Option<&'a str>,
-        }
-        let inner = &self.server.inner;
-        let body = DiscoverResult {
-            supported_versions: ProtocolVersion::of_era(Era::Stateless).collect(),
-            capabilities: &inner.capabilities,
-            instructions: inner.instructions.as_deref(),
-        };
-        self.reply(scope, req, &body, Cache::Listing)
-    }
-
-    /// Runs a handler that may outlive this call (it awaits, or calls user code): registers it
-    /// for cancellation and the connection's limit, polls it first and cancellation second, and
-    /// shapes its outcome for the request's era.
-    pub(super) fn run<T: Outcome>(
-        self: &Arc<Self>,
-        scope: Scope,
-        id: &RequestId,
-        what: &'static str,
-        cache: Cache,
-        start: impl FnOnce(Context) -> HandlerFuture<T>,
-    ) -> Step {
-        let asker = match (&scope.round, scope.version().era()) {
-            (Some(round), _) => Asker::Round(round.clone()),
-            (None, Era::Session) => {
-                let peer: std::sync::Weak<Self> = Arc::downgrade(self);
-                Asker::Session(peer)
-            }
-            (None, Era::Stateless) => Asker::Unavailable(
-                "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
-            ),
-        };
-        // A retry carrying answers is never cached.
-        let cache = match &scope.round {
-            Some(round) if round.retry => Cache::No,
-            _ => cache,
-        };
-        let in_flight = match self.begin(id, |slot| self.context(&scope, id, slot, asker)) {
-            Ok(f) => f,
-            Err(e) => return Step::Reply(scope.err(id, e)),
-        };
-        let fut = start(in_flight.ctx.clone());
-        let id = id.clone();
-        let conn = self.clone();
-        Step::Run(Box::pin(async move {
-            // The handler is polled first: most finish on their first poll, and then the
-            // cancellation future is never registered (a cheap `is_cancelled` check covers it).
-            let ctx = &in_flight.ctx;
-            let limit = conn.server.inner.limits.request_timeout;
-            let timed_out = async {
-                match limit {
-                    Some(limit) => tokio::time::sleep(limit).await,
-                    None => std::future::pending().await,
-                }
-            };
-            let outcome = tokio::select! {
-                biased;
-                outcome = CatchUnwind(fut) => outcome,
-                _ = ctx.cancelled() => return None,
-                // A 2026-07-28 handler waits for answers the client must give: stop it there.
-                _ = ctx.input_blocked() => {
-                    ctx.finish();
-                    let round = scope.round.as_ref().expect("only rounds block");
-                    let body = round.input_required(&conn.server.inner.sealer);
-                    // Whatever still holds the context (a spawned task awaiting an ask) ends.
-                    ctx.cancel();
-                    return Some(era::encode_input_required(&conn.server.inner, &id, &body));
-                }
-                _ = timed_out => {
-                    ctx.cancel();
-                    let limit = limit.unwrap_or_default();
-                    tracing::warn!(handler = what, ?limit, "request timed out");
-                    return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
-                }
-            };
-            if ctx.is_cancelled() {
-                return None;
-            }
-            // Nothing more goes out for this request once its result does.
-            ctx.finish();
-            drop(in_flight);
-            let inner = &conn.server.inner;
-            Some(match outcome {
-                Ok(Ok(mut result)) => {
-                    result.shape_for(scope.version());
-                    scope.ok(inner, &id, &result, result.meta(), cache)
-                }
-                Ok(Err(e)) => scope.err(&id, e),
-                Err(panic) => {
-                    tracing::error!(handler = what, panic = %panic, "handler panicked");
-                    scope.err(
-                        &id,
-                        McpError::internal(format!("Internal error: `{what}` panicked")),
-                    )
-                }
+/// Decides what to do with a message the transport has decoded (and maybe routed by).
+pub(crate) fn on_envelope(
+    conn: &Arc<Connection>,
+    envelope: Envelope<'_>,
+    arrival: Arrival,
+) -> Step {
+    match envelope.message {
+        Incoming::Request(req) => {
+            let id = req.id.clone();
+            let head = envelope.head;
+            // Handlers run user code (argument parsing, defaults) before any task exists;
+            // a panic there fails this request only.
+            catch_unwind(AssertUnwindSafe(|| super::dispatch::on_request(conn, req, head, arrival))).unwrap_or_else(|payload| {
+                tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
+                Step::Reply(Reply::error(Some(&id), &McpError::internal("Internal error")))
             })
-        }))
-    }
-
-    /// The context of a request that may outlive its message.
-    pub(super) fn context(
-        &self,
-        scope: &Scope,
-        id: &RequestId,
-        slot: Slot,
-        asker: Asker,
-    ) -> Context {
-        Context::new(RequestInfo {
-            id: id.clone(),
-            client: scope.client.clone(),
-            progress_token: scope.progress_token.clone(),
-            transport: self.wire.name,
-            cancel: Cancellation::default(),
-            _slot: Some(slot),
-            sink: scope.sink.clone(),
-            log_level: scope.log_level,
-            finished: Default::default(),
-            progress: Default::default(),
-            states: self.server.inner.states.clone(),
-            headers: scope.headers.clone(),
-            closer: scope.closer.clone(),
-            changes: self.server.inner.changes.clone(),
-            asker,
-        })
-    }
-
-    /// A list method: `items` paged by the request's cursor, under `key` in the result.
-    pub(super) fn list_page<T: crate::registry::Listed>(
-        &self,
-        scope: &Scope,
-        req: &Request<'_>,
-        key: &'static str,
-        paged: &super::super::registry::Paged<T>,
-        listing: impl Fn(&T) -> &RawValue,
-    ) -> Step {
-        let cursor = match cursor_of(req) {
-            Ok(c) => c,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let inner = &self.server.inner;
-        let Some((items, next_cursor)) =
-            paged.page_enabled(&inner.changes, cursor.as_deref(), inner.limits.page_size)
-        else {
-            return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
-        };
-        let body = ListPage {
-            key,
-            items: items.into_iter().map(listing).collect(),
-            next_cursor,
-        };
-        self.reply(scope, req, &body, Cache::Listing)
-    }
-}
-
-/// The future of a handler run through [`Connection::run`].
-pub(super) type HandlerFuture<T> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, McpError>> + Send>>;
-
-/// A handler's result: serialized as the response body, after era-specific shaping.
-pub(super) trait Outcome: Serialize + Send + 'static {
-    /// Adjusts the result for what `version` understands.
-    fn shape_for(&mut self, _version: ProtocolVersion) {}
-    /// The handler's own `_meta` members.
-    fn meta(&self) -> Option<&serde_json::Map<String, Value>> {
-        None
-    }
-}
-
-/// One page of a list result: `{"<key>": [...], "nextCursor"?: "..."}`.
-pub(super) struct ListPage<I> {
-    pub(super) key: &'static str,
-    pub(super) items: Vec<I>,
-    pub(super) next_cursor: Option<String>,
-}
-
-impl<I: Serialize> Serialize for ListPage<I> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry(self.key, &self.items)?;
-        if let Some(next) = &self.next_cursor {
-            map.serialize_entry("nextCursor", next)?;
         }
-        map.end()
+        Incoming::Notification(n) => {
+            conn.on_notification(n);
+            Step::Nothing
+        }
+        Incoming::Response(r) => {
+            conn.on_response(r);
+            Step::Nothing
+        }
     }
 }
 
-/// The `cursor` of a list request (absent params mean the first page).
-pub(super) fn cursor_of(req: &Request<'_>) -> Result<Option<String>, McpError> {
+/// JSON-RPC batches exist only in protocol 2025-03-26 (servers MUST accept them there); the
+/// answer is one array of the responses, or nothing when the batch held only notifications.
+pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str) -> Step {
+    let batches_allowed = conn
+        .session()
+        .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
+    if !batches_allowed {
+        return Step::Reply(Reply::error(
+            None,
+            &McpError::invalid_request(
+                "Invalid request: JSON-RPC batches are only accepted after initializing with protocol 2025-03-26",
+            ),
+        ));
+    }
+    let items: Vec<&RawValue> = match serde_json::from_str(text) {
+        Ok(items) => items,
+        Err(e) => {
+            let e = McpError::new(
+                crate::protocol::ErrorCode::PARSE_ERROR,
+                format!("Parse error: {}", jsonrpc::strip_position(&e)),
+            );
+            return Step::Reply(Reply::error(None, &e));
+        }
+    };
+    if items.is_empty() {
+        return Step::Reply(Reply::error(
+            None,
+            &McpError::invalid_request("Invalid request: empty batch"),
+        ));
+    }
+    let mut ready = Vec::new();
+    let mut pending = Vec::new();
+    for item in items {
+        let text = item.get();
+        let step = if text.starts_with('[') {
+            Step::Reply(Reply::error(
+                None,
+                &McpError::invalid_request("Invalid request: nested batch"),
+            ))
+        } else if let Some(id) = text
+            .contains("\"initialize\"")
+            .then(|| jsonrpc::decode(text))
+            .and_then(|d| match d {
+                Ok(Incoming::Request(r)) if r.method == "initialize" => Some(r.id),
+                _ => None,
+            })
+        {
+            let e = McpError::invalid_request("Invalid request: `initialize` must not be batched");
+            Step::Reply(Reply::error(Some(&id), &e))
+        } else {
+            on_message(conn, text)
+        };
+        match step {
+            Step::Reply(out) => ready.push(out),
+            Step::Run(fut) => pending.push(tokio::spawn(fut)),
+            Step::Nothing => {}
+        }
+    }
+    let join = |mut ready: Vec<Reply>| -> Option<Reply> {
+        if ready.is_empty() {
+            return None;
+        }
+        let len = ready.iter().map(|r| r.bytes.len() + 1).sum::<usize>() + 2;
+        let mut out: Encoded = Vec::with_capacity(len);
+        out.push(b'[');
+        for (i, r) in ready.drain(..).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&r.bytes);
+        }
+        out.push(b']');
+        Some(Reply::result(out))
+    };
+    if pending.is_empty() {
+        return join(ready).map_or(Step::Nothing, Step::Reply);
+    }
+    Step::Run(Box::pin(async move {
+        for handle in pending {
+            if let Ok(Some(out)) = handle.await {
+                ready.push(out);
+            }
+        }
+        join(ready)
+    }))
+}
+
+/// The message for an input line longer than the limit (the line itself was dropped).
+pub(crate) fn too_large(conn: &Connection) -> Reply {
+    let limit = conn.server.inner.limits.max_message_bytes;
+    Reply::error(
+        None,
+        &McpError::invalid_request(format!("Message larger than {limit} bytes")),
+    )
+}
+
+/// The message for an input line that is not UTF-8.
+pub(crate) fn invalid_utf8() -> Reply {
+    Reply::error(
+        None,
+        &McpError::new(
+            crate::protocol::ErrorCode::PARSE_ERROR,
+            "Parse error: invalid UTF-8",
+        ),
+    )
+}
+
+pub(crate) fn on_request(
+    conn: &Arc<Connection>,
+    req: Request<'_>,
+    head: Option<Head<'_>>,
+    arrival: Arrival,
+) -> Step {
+    let meta = head.and_then(|h| h.meta);
+    let with_meta = meta.as_ref().is_some_and(|m| m.protocol_version.is_some());
+    if req.method == "initialize" {
+        // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
+        // serves only that era) it is an unknown method, and it never opens a session.
+        if conn.stateless_only || with_meta {
+            let e = McpError::method_not_found(&req.method);
+            return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
+        }
+        let reply = initialize(conn, &req);
+        if conn.session().is_some() {
+            conn.start_forwarding();
+        }
+        return Step::Reply(reply);
+    }
+    // A ping is answered even before `initialize` (the lifecycle allows pings then); a
+    // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
+    if req.method == "ping" && !with_meta {
+        return Step::Reply(era::encode_ok(
+            &conn.server.inner,
+            Era::Session,
+            &req.id,
+            &serde_json::Map::new(),
+            None,
+            Cache::No,
+        ));
+    }
+    let session = conn.session().map(|client| (client, conn.log_level()));
+    let mut scope = match era::resolve(&req.id, meta, session) {
+        Ok(scope) => scope,
+        Err(reply) => return Step::Reply(reply),
+    };
+    scope.sink = conn.sink_for(arrival.sink);
+    scope.headers = arrival.headers;
+    scope.closer = arrival.closer;
+    let stateless = scope.version().era() == Era::Stateless;
+    // Methods behind a capability the server did not advertise are "not found".
+    let registry = &conn.server.inner.registry;
+    let has_tools = !registry.tools.items.is_empty();
+    let has_resources = registry.has_resources();
+    let has_prompts = !registry.prompts.items.is_empty();
+    let has_completions = registry.has_completions();
+    match &*req.method {
+        "server/discover" if stateless => discover(conn, &scope, &req),
+        "logging/setLevel" if !stateless => set_level(conn, &scope, &req),
+        "tools/list" if has_tools => list_page(conn, &scope, &req, "tools", &registry.tools, |t| {
+            &t.listing[usize::from(!scope.version().has_structured_output())]
+        }),
+        "tools/call" if has_tools => call_tool(conn, scope, req),
+        "resources/list" if has_resources => list_resources(conn, scope, req),
+        "resources/templates/list" if has_resources => list_page(
+            conn,
+            &scope,
+            &req,
+            "resourceTemplates",
+            &registry.templates,
+            |t| &t.listing,
+        ),
+        "resources/read" if has_resources => read_resource(conn, scope, req),
+        "prompts/list" if has_prompts => {
+            list_page(conn, &scope, &req, "prompts", &registry.prompts, |p| {
+                &p.listing
+            })
+        }
+        "prompts/get" if has_prompts => get_prompt(conn, scope, req),
+        "resources/subscribe" if has_resources && !stateless => subscribe(conn, &scope, &req),
+        "resources/unsubscribe" if has_resources && !stateless => unsubscribe(conn, &scope, &req),
+        "subscriptions/listen" if stateless => listen(conn, scope, req),
+        "completion/complete" if has_completions => complete(conn, scope, &req),
+        _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
+    }
+}
+
+fn set_level(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
     #[derive(Deserialize)]
     struct Params {
-        cursor: Option<String>,
+        level: String,
     }
-    Ok(parse_optional_params::<Params>(req)?.and_then(|p| p.cursor))
+    let level =
+        parse_params::<Params>(req).and_then(|p| crate::outbound::LogLevel::parse(&p.level));
+    match level {
+        Ok(level) => {
+            conn.set_log_level(level);
+            reply(conn, scope, req, &serde_json::Map::new(), Cache::No)
+        }
+        Err(e) => Step::Reply(scope.err(&req.id, e)),
+    }
 }
 
-/// Parses required params; errors are -32602 with serde's reason.
-pub(super) fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
-    let text = req.params.map_or("{}", RawValue::get);
-    serde_json::from_str(text).map_err(|e| {
-        McpError::invalid_params(format!(
-            "Invalid params for {}: {}",
-            req.method,
-            crate::protocol::jsonrpc::strip_position(&e)
-        ))
-    })
+fn initialize(conn: &Connection, req: &Request<'_>) -> Reply {
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "protocolVersion")]
+        protocol_version: String,
+        #[serde(default)]
+        capabilities: Option<Value>,
+        #[serde(rename = "clientInfo")]
+        client_info: Option<Value>,
+    }
+    let params: Params = match parse_params(req) {
+        Ok(p) => p,
+        Err(e) => return Reply::error(Some(&req.id), &e),
+    };
+    // Echo a session-era version we speak; otherwise offer our newest (the client decides).
+    let version = ProtocolVersion::parse(&params.protocol_version)
+        .filter(|v| v.era() == Era::Session)
+        .unwrap_or(ProtocolVersion::LATEST_SESSION);
+    let capabilities = params
+        .capabilities
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    if !conn.open_session(ClientInfo {
+        version,
+        info: params.client_info,
+        capabilities,
+    }) {
+        return Reply::error(
+            Some(&req.id),
+            &McpError::invalid_request(
+                "Already initialized: `initialize` may be sent once per connection",
+            ),
+        );
+    }
+    tracing::debug!(%version, "session opened");
+    let inner = &conn.server.inner;
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct InitializeResult<'a> {
+        protocol_version: ProtocolVersion,
+        capabilities: &'a Value,
+        server_info: &'a RawValue,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<&'a str>,
+    }
+    let body = InitializeResult {
+        protocol_version: version,
+        capabilities: &inner.capabilities,
+        server_info: &inner.info_raw,
+        instructions: inner.instructions.as_deref(),
+    };
+    era::encode_ok(inner, Era::Session, &req.id, &body, None, Cache::No)
 }
 
-pub(super) fn parse_optional_params<T: for<'de> Deserialize<'de>>(
-    req: &Request<'_>,
-) -> Result<Option<T>, McpError> {
-    match req.params {
-        None => Ok(None),
-        Some(_) => parse_params(req).map(Some),
+fn discover(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct DiscoverResult<'a> {
+        supported_versions: Vec<ProtocolVersion>,
+        capabilities: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        instructions: Option<&'a str>,
     }
+    let inner = &conn.server.inner;
+    let body = DiscoverResult {
+        supported_versions: ProtocolVersion::of_era(Era::Stateless).collect(),
+        capabilities: &inner.capabilities,
+        instructions: inner.instructions.as_deref(),
+    };
+    reply(conn, scope, req, &body, Cache::Listing)
 }

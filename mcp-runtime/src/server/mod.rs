@@ -4,9 +4,10 @@
 mod builder;
 mod completion;
 pub(crate) mod connection;
-mod dispatch;
+pub(crate) mod dispatch;
 pub(crate) mod envelope;
 pub(crate) mod era;
+mod handler;
 mod input;
 mod prompts;
 mod resources;

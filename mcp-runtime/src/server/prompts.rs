@@ -7,58 +7,63 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::connection::{Connection, Step};
-use super::dispatch::{Outcome, parse_params};
 use super::era::{Cache, Scope};
+use super::handler::{Outcome, parse_params, run};
 use crate::prompt::PromptCall;
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::{GetPromptResult, McpError};
 
 impl Outcome for GetPromptResult {}
 
-impl Connection {
-    pub(super) fn get_prompt(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params {
-            name: String,
-            #[serde(default)]
-            arguments: Option<HashMap<String, Value>>,
-        }
-        let params: Params = match parse_params(&req) {
-            Ok(p) => p,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
+pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
+    #[derive(Deserialize)]
+    struct Params {
+        name: String,
+        #[serde(default)]
+        arguments: Option<HashMap<String, Value>>,
+    }
+    let params: Params = match parse_params(&req) {
+        Ok(p) => p,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let inner = &conn.server.inner;
+    let found = inner.registry.prompt(&params.name);
+    let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
+    else {
+        let e = McpError::invalid_params(format!("Unknown prompt: {}", params.name))
+            .with_data(serde_json::json!({ "name": params.name }));
+        return Step::Reply(scope.err(&req.id, e));
+    };
+    // Prompt arguments are strings; numbers and booleans are taken as their text.
+    let mut arguments = HashMap::new();
+    for (name, value) in params.arguments.unwrap_or_default() {
+        let text = match value {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => continue,
+            _ => {
+                let e = McpError::invalid_params(format!("Argument `{name}` must be a string"));
+                return Step::Reply(scope.err(&req.id, e));
+            }
         };
-        let inner = &self.server.inner;
-        let found = inner.registry.prompt(&params.name);
-        let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
-        else {
-            let e = McpError::invalid_params(format!("Unknown prompt: {}", params.name))
-                .with_data(serde_json::json!({ "name": params.name }));
-            return Step::Reply(scope.err(&req.id, e));
-        };
-        // Prompt arguments are strings; numbers and booleans are taken as their text.
-        let mut arguments = HashMap::new();
-        for (name, value) in params.arguments.unwrap_or_default() {
-            let text = match value {
-                Value::String(s) => s,
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                Value::Null => continue,
-                _ => {
-                    let e = McpError::invalid_params(format!("Argument `{name}` must be a string"));
-                    return Step::Reply(scope.err(&req.id, e));
-                }
-            };
-            arguments.insert(name, text);
-        }
-        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
-            return Step::Reply(scope.err(&req.id, e));
-        }
-        let get = prompt.def.get;
-        self.run(scope, &req.id, prompt.def.name, Cache::No, move |context| {
+        arguments.insert(name, text);
+    }
+    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
+    let get = prompt.def.get;
+    run(
+        conn,
+        scope,
+        &req.id,
+        prompt.def.name,
+        Cache::No,
+        move |context| {
             get(PromptCall {
                 context,
                 arguments: &arguments,
             })
-        })
-    }
+        },
+    )
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::connection::{Connection, Step};
-use super::dispatch::{ListPage, Outcome, cursor_of, parse_params};
 use super::era::{Cache, Scope};
+use super::handler::{ListPage, Outcome, cursor_of, list_page, parse_params, run};
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::{McpError, Resource, ResourceContents};
 use crate::registry::{Listed, page_of};
@@ -22,31 +22,36 @@ pub(super) struct ReadResourceResult {
 
 impl Outcome for ReadResourceResult {}
 
-impl Connection {
-    pub(super) fn list_resources(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
-        let registry = &self.server.inner.registry;
-        let changes = self.server.inner.changes.clone();
-        let listers: Vec<fn() -> Vec<Resource>> = registry
-            .templates
-            .items
-            .iter()
-            .filter(|t| t.enabled(&changes))
-            .filter_map(|t| t.def.list)
-            .collect();
-        if listers.is_empty() {
-            return self.list_page(&scope, &req, "resources", &registry.resources, |r| {
-                &r.listing
-            });
-        }
-        // Templates that list their instances make the list dynamic: the listers run on the
-        // blocking pool (they typically query a store), then the whole list is paged.
-        let cursor = match cursor_of(&req) {
-            Ok(c) => c,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let page_size = self.server.inner.limits.page_size;
-        let conn = self.clone();
-        self.run(scope, &req.id, "resources/list", Cache::Data, move |_ctx| {
+pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
+    let registry = &conn.server.inner.registry;
+    let changes = conn.server.inner.changes.clone();
+    let listers: Vec<fn() -> Vec<Resource>> = registry
+        .templates
+        .items
+        .iter()
+        .filter(|t| t.enabled(&changes))
+        .filter_map(|t| t.def.list)
+        .collect();
+    if listers.is_empty() {
+        return list_page(conn, &scope, &req, "resources", &registry.resources, |r| {
+            &r.listing
+        });
+    }
+    // Templates that list their instances make the list dynamic: the listers run on the
+    // blocking pool (they typically query a store), then the whole list is paged.
+    let cursor = match cursor_of(&req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let page_size = conn.server.inner.limits.page_size;
+    let server = conn.server.clone();
+    run(
+        conn,
+        scope,
+        &req.id,
+        "resources/list",
+        Cache::Data,
+        move |_ctx| {
             Box::pin(async move {
                 let listed = tokio::task::spawn_blocking(move || {
                     listers
@@ -56,7 +61,7 @@ impl Connection {
                 })
                 .await
                 .map_err(|_| McpError::internal("listing resources failed"))?;
-                let registry = &conn.server.inner.registry;
+                let registry = &server.inner.registry;
                 let mut all: Vec<Box<RawValue>> = registry
                     .resources
                     .items
@@ -79,49 +84,56 @@ impl Connection {
                     next_cursor,
                 })
             })
-        })
-    }
+        },
+    )
+}
 
-    pub(super) fn read_resource(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params {
-            uri: String,
-        }
-        let params: Params = match parse_params(&req) {
-            Ok(p) => p,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let registry = &self.server.inner.registry;
-        let changes = &self.server.inner.changes;
-        let uri = params.uri;
-        let (def, variables) = match registry.static_resource(&uri) {
-            Some(r) if r.enabled(changes) => (r.def, HashMap::new()),
-            // A disabled resource is not found, even where a template also matches its URI.
-            Some(_) => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
-            None => match registry
-                .templates
-                .items
-                .iter()
-                .filter(|t| t.enabled(changes))
-                .find_map(|t| t.template.matches(&uri).map(|v| (t.def, v)))
-            {
-                Some(found) => found,
-                None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
-            },
-        };
-        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
-            return Step::Reply(scope.err(&req.id, e));
-        }
-        let read = def.read;
-        self.run(scope, &req.id, def.name, Cache::Data, move |context| {
+pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
+    #[derive(Deserialize)]
+    struct Params {
+        uri: String,
+    }
+    let params: Params = match parse_params(&req) {
+        Ok(p) => p,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let registry = &conn.server.inner.registry;
+    let changes = &conn.server.inner.changes;
+    let uri = params.uri;
+    let (def, variables) = match registry.static_resource(&uri) {
+        Some(r) if r.enabled(changes) => (r.def, HashMap::new()),
+        // A disabled resource is not found, even where a template also matches its URI.
+        Some(_) => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
+        None => match registry
+            .templates
+            .items
+            .iter()
+            .filter(|t| t.enabled(changes))
+            .find_map(|t| t.template.matches(&uri).map(|v| (t.def, v)))
+        {
+            Some(found) => found,
+            None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
+        },
+    };
+    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
+    let read = def.read;
+    run(
+        conn,
+        scope,
+        &req.id,
+        def.name,
+        Cache::Data,
+        move |context| {
             let fut = read(ResourceCall {
                 context,
                 uri: &uri,
                 variables: &variables,
             });
             Box::pin(async move { fut.await.map(|contents| ReadResourceResult { contents }) })
-        })
-    }
+        },
+    )
 }
 
 impl Outcome for ListPage<Box<RawValue>> {}

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::connection::{Connection, Step};
-use super::dispatch::parse_params;
 use super::era::{self, Cache, Scope};
+use super::handler::{context, parse_params, reply};
 use crate::changes::{Change, covers};
 use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{McpError, RequestId};
@@ -162,8 +162,8 @@ impl Forwarder {
                 };
                 for conn in live {
                     match &change {
-                        Some(change) => conn.forward(change),
-                        None => conn.forward_everything(),
+                        Some(change) => forward(&conn, change),
+                        None => forward_everything(&conn),
                     }
                 }
             }
@@ -171,211 +171,210 @@ impl Forwarder {
     }
 }
 
-impl Connection {
-    /// Whether the server has anything a change of this kind concerns.
-    fn serves(&self, change: &Change) -> bool {
-        let registry = &self.server.inner.registry;
-        match change {
-            Change::Tools => !registry.tools.items.is_empty(),
-            Change::Prompts => !registry.prompts.items.is_empty(),
-            Change::Resources | Change::Updated(_) => registry.has_resources(),
-        }
+/// Whether the server has anything a change of this kind concerns.
+fn serves(conn: &Connection, change: &Change) -> bool {
+    let registry = &conn.server.inner.registry;
+    match change {
+        Change::Tools => !registry.tools.items.is_empty(),
+        Change::Prompts => !registry.prompts.items.is_empty(),
+        Change::Resources | Change::Updated(_) => registry.has_resources(),
     }
+}
 
-    /// Session era: passes an announced change to the client, if it concerns it.
-    pub(super) fn forward(&self, change: &Change) {
-        if !self.serves(change) {
+/// Session era: passes an announced change to the client, if it concerns it.
+pub(super) fn forward(conn: &Connection, change: &Change) {
+    if !serves(conn, change) {
+        return;
+    }
+    if let Change::Updated(uri) = change {
+        let Some(subscribed) = conn.subscriptions() else {
+            return;
+        };
+        let subscribed = subscribed.lock().expect("subscriptions lock");
+        if !subscribed.iter().any(|s| covers(s, uri)) {
             return;
         }
-        if let Change::Updated(uri) = change {
-            let Some(subscribed) = self.subscriptions() else {
-                return;
-            };
-            let subscribed = subscribed.lock().expect("subscriptions lock");
-            if !subscribed.iter().any(|s| covers(s, uri)) {
-                return;
-            }
-        }
-        let sink = self.standalone.lock().expect("standalone lock").clone();
-        if let Some(sink) = sink {
-            sink.send(notification(change, None));
-        }
     }
-
-    /// After missed changes: every list may have changed, and every subscribed resource.
-    fn forward_everything(&self) {
-        for change in [Change::Tools, Change::Prompts, Change::Resources] {
-            self.forward(&change);
-        }
-        let subscribed: Vec<String> = self
-            .subscriptions()
-            .map(|s| {
-                s.lock()
-                    .expect("subscriptions lock")
-                    .iter()
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        for uri in subscribed {
-            self.forward(&Change::Updated(uri.into()));
-        }
+    let sink = conn.standalone.lock().expect("standalone lock").clone();
+    if let Some(sink) = sink {
+        sink.send(notification(change, None));
     }
+}
 
-    /// Whether `uri` names an enabled resource or matches an enabled template.
-    fn knows_resource(&self, uri: &str) -> bool {
-        let registry = &self.server.inner.registry;
-        let changes = &self.server.inner.changes;
-        match registry.static_resource(uri) {
-            Some(r) => r.enabled(changes),
-            None => registry
-                .templates
-                .items
+/// After missed changes: every list may have changed, and every subscribed resource.
+fn forward_everything(conn: &Connection) {
+    for change in [Change::Tools, Change::Prompts, Change::Resources] {
+        forward(conn, &change);
+    }
+    let subscribed: Vec<String> = conn
+        .subscriptions()
+        .map(|s| {
+            s.lock()
+                .expect("subscriptions lock")
                 .iter()
-                .any(|t| t.enabled(changes) && t.template.matches(uri).is_some()),
-        }
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    for uri in subscribed {
+        forward(conn, &Change::Updated(uri.into()));
     }
+}
 
-    pub(super) fn subscribe(&self, scope: &Scope, req: &Request<'_>) -> Step {
-        let uri = match parse_params::<UriParams>(req) {
-            Ok(p) => p.uri,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        if !self.knows_resource(&uri) {
-            return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
-        }
-        {
-            let mut subscribed = self
-                .extras()
-                .subscriptions
-                .lock()
-                .expect("subscriptions lock");
-            let limit = self.server.inner.limits.max_subscriptions;
-            if subscribed.len() >= limit && !subscribed.contains(&uri) {
-                let e = McpError::invalid_params(format!(
-                    "Too many subscriptions: this session has {limit}; unsubscribe from some first"
-                ));
-                return Step::Reply(scope.err(&req.id, e));
-            }
-            subscribed.insert(uri);
-        }
-        self.reply(scope, req, &Map::new(), Cache::No)
+/// Whether `uri` names an enabled resource or matches an enabled template.
+fn knows_resource(conn: &Connection, uri: &str) -> bool {
+    let registry = &conn.server.inner.registry;
+    let changes = &conn.server.inner.changes;
+    match registry.static_resource(uri) {
+        Some(r) => r.enabled(changes),
+        None => registry
+            .templates
+            .items
+            .iter()
+            .any(|t| t.enabled(changes) && t.template.matches(uri).is_some()),
     }
+}
 
-    pub(super) fn unsubscribe(&self, scope: &Scope, req: &Request<'_>) -> Step {
-        let uri = match parse_params::<UriParams>(req) {
-            Ok(p) => p.uri,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        if let Some(subscribed) = self.subscriptions() {
-            subscribed.lock().expect("subscriptions lock").remove(&uri);
-        }
-        self.reply(scope, req, &Map::new(), Cache::No)
+pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+    let uri = match parse_params::<UriParams>(req) {
+        Ok(p) => p.uri,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    if !knows_resource(conn, &uri) {
+        return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
     }
-
-    /// 2026-07-28 `subscriptions/listen`: acknowledges what it will send, then sends each
-    /// announced change the client asked for, tagged with the subscription id (the request's
-    /// id), until the client cancels (or closes the HTTP stream) or the server shuts down, when
-    /// it answers the request.
-    pub(super) fn listen(self: &Arc<Self>, scope: Scope, req: Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params {
-            notifications: Filter,
-        }
-        let asked = match parse_params::<Params>(&req) {
-            Ok(p) => p.notifications,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        let limit = self.server.inner.limits.max_subscriptions;
-        if asked
-            .resource_subscriptions
-            .as_ref()
-            .is_some_and(|s| s.len() > limit)
-        {
+    {
+        let mut subscribed = conn
+            .extras()
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock");
+        let limit = conn.server.inner.limits.max_subscriptions;
+        if subscribed.len() >= limit && !subscribed.contains(&uri) {
             let e = McpError::invalid_params(format!(
-                "Too many resourceSubscriptions: at most {limit} per stream"
+                "Too many subscriptions: this session has {limit}; unsubscribe from some first"
             ));
             return Step::Reply(scope.err(&req.id, e));
         }
-        // Only what this server can ever send is honoured.
-        let registry = &self.server.inner.registry;
-        let honoured = Filter {
-            tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
-            prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
-            resources_list_changed: asked.resources_list_changed && registry.has_resources(),
-            resource_subscriptions: asked
-                .resource_subscriptions
-                .filter(|_| registry.has_resources()),
-        };
-        let Some(sink) = scope.sink.clone() else {
-            let e = McpError::invalid_request(
-                "subscriptions/listen needs a stream to the client (not available with JSON-only HTTP responses)",
-            );
-            return Step::Reply(scope.err(&req.id, e));
-        };
-        let id = req.id.clone();
-        let in_flight = match self.begin_listen(&id, |slot| {
-            self.context(
-                &scope,
-                &id,
-                slot,
-                Asker::Unavailable("a listen stream asks nothing"),
-            )
-        }) {
-            Ok(f) => f,
-            Err(e) => return Step::Reply(scope.err(&id, e)),
-        };
-        // Subscribed before the acknowledgement: nothing announced after it is missed.
-        let mut changes = self.server.inner.changes.subscribe();
-        let conn = self.clone();
-        Step::Run(Box::pin(async move {
-            use tokio::sync::broadcast::error::RecvError;
-            let meta = json!({ SUBSCRIPTION_ID: &id });
-            let mut ack = Map::new();
-            ack.insert(
-                "notifications".into(),
-                serde_json::to_value(&honoured).expect("a filter serializes"),
-            );
-            ack.insert("_meta".into(), meta.clone());
-            sink.send(encode_notification(
-                "notifications/subscriptions/acknowledged",
-                ack,
-            ));
-            let ctx = &in_flight.ctx;
-            loop {
-                tokio::select! {
-                    biased;
-                    _ = conn.closing.cancelled() => break,
-                    _ = ctx.cancelled() => return None,
-                    change = changes.recv() => match change {
-                        Ok(change) if honoured.wants(&change) => {
+        subscribed.insert(uri);
+    }
+    reply(conn, scope, req, &Map::new(), Cache::No)
+}
+
+pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+    let uri = match parse_params::<UriParams>(req) {
+        Ok(p) => p.uri,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    if let Some(subscribed) = conn.subscriptions() {
+        subscribed.lock().expect("subscriptions lock").remove(&uri);
+    }
+    reply(conn, scope, req, &Map::new(), Cache::No)
+}
+
+/// 2026-07-28 `subscriptions/listen`: acknowledges what it will send, then sends each
+/// announced change the client asked for, tagged with the subscription id (the request's
+/// id), until the client cancels (or closes the HTTP stream) or the server shuts down, when
+/// it answers the request.
+pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
+    #[derive(Deserialize)]
+    struct Params {
+        notifications: Filter,
+    }
+    let asked = match parse_params::<Params>(&req) {
+        Ok(p) => p.notifications,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let limit = conn.server.inner.limits.max_subscriptions;
+    if asked
+        .resource_subscriptions
+        .as_ref()
+        .is_some_and(|s| s.len() > limit)
+    {
+        let e = McpError::invalid_params(format!(
+            "Too many resourceSubscriptions: at most {limit} per stream"
+        ));
+        return Step::Reply(scope.err(&req.id, e));
+    }
+    // Only what this server can ever send is honoured.
+    let registry = &conn.server.inner.registry;
+    let honoured = Filter {
+        tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
+        prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
+        resources_list_changed: asked.resources_list_changed && registry.has_resources(),
+        resource_subscriptions: asked
+            .resource_subscriptions
+            .filter(|_| registry.has_resources()),
+    };
+    let Some(sink) = scope.sink.clone() else {
+        let e = McpError::invalid_request(
+            "subscriptions/listen needs a stream to the client (not available with JSON-only HTTP responses)",
+        );
+        return Step::Reply(scope.err(&req.id, e));
+    };
+    let id = req.id.clone();
+    let in_flight = match conn.begin_listen(&id, |slot| {
+        context(
+            conn,
+            &scope,
+            &id,
+            slot,
+            Asker::Unavailable("a listen stream asks nothing"),
+        )
+    }) {
+        Ok(f) => f,
+        Err(e) => return Step::Reply(scope.err(&id, e)),
+    };
+    // Subscribed before the acknowledgement: nothing announced after it is missed.
+    let mut changes = conn.server.inner.changes.subscribe();
+    let conn = conn.clone();
+    Step::Run(Box::pin(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        let meta = json!({ SUBSCRIPTION_ID: &id });
+        let mut ack = Map::new();
+        ack.insert(
+            "notifications".into(),
+            serde_json::to_value(&honoured).expect("a filter serializes"),
+        );
+        ack.insert("_meta".into(), meta.clone());
+        sink.send(encode_notification(
+            "notifications/subscriptions/acknowledged",
+            ack,
+        ));
+        let ctx = &in_flight.ctx;
+        loop {
+            tokio::select! {
+                biased;
+                _ = conn.closing.cancelled() => break,
+                _ = ctx.cancelled() => return None,
+                change = changes.recv() => match change {
+                    Ok(change) if honoured.wants(&change) => {
+                        sink.send(notification(&change, Some(&meta)));
+                    }
+                    Ok(_) => {}
+                    // Changes were missed: everything asked for may have changed.
+                    Err(RecvError::Lagged(_)) => {
+                        for change in honoured.everything() {
                             sink.send(notification(&change, Some(&meta)));
                         }
-                        Ok(_) => {}
-                        // Changes were missed: everything asked for may have changed.
-                        Err(RecvError::Lagged(_)) => {
-                            for change in honoured.everything() {
-                                sink.send(notification(&change, Some(&meta)));
-                            }
-                        }
-                        Err(RecvError::Closed) => break,
-                    },
-                }
+                    }
+                    Err(RecvError::Closed) => break,
+                },
             }
-            // The server ends the stream: where there is no stream of its own to close (stdio), it says
-            // so with `notifications/cancelled` (the one use 2026-07-28 allows servers), then
-            // answers the request (the graceful end), which the client may then ignore.
-            if !conn.wire.request_streams {
-                sink.send(encode_notification(
-                    "notifications/cancelled",
-                    json!({ "requestId": &id, "reason": "The server is shutting down" }),
-                ));
-            }
-            ctx.finish();
-            drop(in_flight);
-            Some(listen_result(&conn, &scope, &id, meta))
-        }))
-    }
+        }
+        // The server ends the stream: where there is no stream of its own to close (stdio), it says
+        // so with `notifications/cancelled` (the one use 2026-07-28 allows servers), then
+        // answers the request (the graceful end), which the client may then ignore.
+        if !conn.wire.request_streams {
+            sink.send(encode_notification(
+                "notifications/cancelled",
+                json!({ "requestId": &id, "reason": "The server is shutting down" }),
+            ));
+        }
+        ctx.finish();
+        drop(in_flight);
+        Some(listen_result(&conn, &scope, &id, meta))
+    }))
 }
 
 /// The result that ends a listen stream: empty, with the subscription id.

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::connection::{Connection, Step};
-use super::dispatch::{Outcome, parse_params};
 use super::era::{self, Cache, Scope};
+use super::handler::{Outcome, parse_params, run};
 use crate::protocol::jsonrpc::Request;
 use crate::protocol::{CallToolResult, McpError, ProtocolVersion};
 use crate::tool::ToolCall;
@@ -21,48 +21,45 @@ impl Outcome for CallToolResult {
     }
 }
 
-impl Connection {
-    pub(super) fn call_tool(self: &Arc<Self>, mut scope: Scope, req: Request<'_>) -> Step {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: std::borrow::Cow<'a, str>,
-            #[serde(borrow)]
-            arguments: Option<&'a RawValue>,
-        }
-        let params: Params<'_> = match parse_params(&req) {
-            Ok(p) => p,
-            Err(e) => return Step::Reply(scope.err(&req.id, e)),
-        };
-        // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
-        // that do not fit the tool's own schema are tool errors the model can fix (isError).
-        if params
-            .arguments
-            .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
-        {
-            let e = McpError::invalid_params(
-                "Invalid params for tools/call: `arguments` must be an object",
-            );
-            return Step::Reply(scope.err(&req.id, e));
-        }
-        let inner = &self.server.inner;
-        let found = inner.registry.tool(&params.name);
-        let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes))
-        else {
-            let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
-                .with_data(serde_json::json!({ "name": params.name }));
-            return Step::Reply(scope.err(&req.id, e));
-        };
-        if let Err(e) = self.server.inner.open_round(&mut scope, &req) {
-            return Step::Reply(scope.err(&req.id, e));
-        }
-        let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
-        self.run(scope, &req.id, tool.def.name, Cache::No, |context| {
-            call(ToolCall {
-                context,
-                arguments,
-                mode,
-            })
-        })
+pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
     }
+    let params: Params<'_> = match parse_params(&req) {
+        Ok(p) => p,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
+    // that do not fit the tool's own schema are tool errors the model can fix (isError).
+    if params
+        .arguments
+        .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
+    {
+        let e = McpError::invalid_params(
+            "Invalid params for tools/call: `arguments` must be an object",
+        );
+        return Step::Reply(scope.err(&req.id, e));
+    }
+    let inner = &conn.server.inner;
+    let found = inner.registry.tool(&params.name);
+    let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes)) else {
+        let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
+            .with_data(serde_json::json!({ "name": params.name }));
+        return Step::Reply(scope.err(&req.id, e));
+    };
+    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
+    let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
+    run(conn, scope, &req.id, tool.def.name, Cache::No, |context| {
+        call(ToolCall {
+            context,
+            arguments,
+            mode,
+        })
+    })
 }

@@ -23,6 +23,7 @@ use crate::Server;
 use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
 use crate::server::connection::{Connection, Step, Wire};
+use crate::server::dispatch;
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or a SIGINT/SIGTERM.
 ///
@@ -181,15 +182,15 @@ fn read_loop<R: Read, W: Write>(
         let read = read_line(&mut input, &mut line, max, &mut || flush(&mut unflushed))?;
         let step = match read {
             Line::Eof => return flush(&mut unflushed),
-            Line::TooLong => Step::Reply(conn.too_large()),
+            Line::TooLong => Step::Reply(dispatch::too_large(conn)),
             Line::Complete => {
                 let text = trim_line(&line);
                 if text.is_empty() {
                     continue;
                 }
                 match std::str::from_utf8(text) {
-                    Ok(text) => conn.on_message(text),
-                    Err(_) => Step::Reply(conn.invalid_utf8()),
+                    Ok(text) => dispatch::on_message(conn, text),
+                    Err(_) => Step::Reply(dispatch::invalid_utf8()),
                 }
             }
         };

@@ -14,6 +14,7 @@ use super::state::{Shared, read_body};
 use super::stream::spawn_stream;
 use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};
+use crate::server::dispatch::on_message_with;
 
 pub(crate) fn open(state: &Arc<Shared>, _headers: &HeaderMap) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
@@ -88,7 +89,7 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         headers: Some(Arc::new(parts.headers)),
         closer: None,
     };
-    match session.conn.on_message_with(&text, arrival) {
+    match on_message_with(&session.conn, &text, arrival) {
         Step::Reply(out) => send(out.bytes).await,
         Step::Nothing => {}
         Step::Run(fut) => {

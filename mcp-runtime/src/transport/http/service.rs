@@ -21,6 +21,7 @@ use crate::protocol::jsonrpc::{self, Incoming as Message};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::request::Reply;
 use crate::server::connection::{Arrival, Connection, Step};
+use crate::server::dispatch;
 use crate::server::envelope::{self, Envelope};
 
 pub(crate) async fn handle(
@@ -184,8 +185,8 @@ enum Body<'a> {
 impl Body<'_> {
     fn run(self, conn: &Arc<Connection>, arrival: Arrival) -> Step {
         match self {
-            Body::Decoded(envelope) => conn.on_envelope(envelope, arrival),
-            Body::Raw(text) => conn.on_message_with(text, arrival),
+            Body::Decoded(envelope) => dispatch::on_envelope(conn, envelope, arrival),
+            Body::Raw(text) => dispatch::on_message_with(conn, text, arrival),
         }
     }
 }

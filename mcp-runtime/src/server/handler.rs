@@ -1,0 +1,231 @@
+//! What every request handler is built from: [`run`] for handlers that may outlive their
+//! message (registered for cancellation and the connection's limit, shaped for the request's
+//! era), the request's [`context`], plain [`reply`]s, paged lists, and params parsing with
+//! errors in one wording.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::connection::{CatchUnwind, Connection, Step};
+use super::era::{self, Cache, Scope};
+use crate::protocol::jsonrpc::Request;
+use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::request::{Asker, Cancellation, Context, RequestInfo, Slot};
+
+pub(super) fn reply<T: Serialize>(
+    conn: &Connection,
+    scope: &Scope,
+    req: &Request<'_>,
+    body: &T,
+    cache: Cache,
+) -> Step {
+    Step::Reply(scope.ok(&conn.server.inner, &req.id, body, None, cache))
+}
+
+/// Runs a handler that may outlive this call (it awaits, or calls user code): registers it
+/// for cancellation and the connection's limit, polls it first and cancellation second, and
+/// shapes its outcome for the request's era.
+pub(super) fn run<T: Outcome>(
+    conn: &Arc<Connection>,
+    scope: Scope,
+    id: &RequestId,
+    what: &'static str,
+    cache: Cache,
+    start: impl FnOnce(Context) -> HandlerFuture<T>,
+) -> Step {
+    let asker = match (&scope.round, scope.version().era()) {
+        (Some(round), _) => Asker::Round(round.clone()),
+        (None, Era::Session) => {
+            let peer: std::sync::Weak<Connection> = Arc::downgrade(conn);
+            Asker::Session(peer)
+        }
+        (None, Era::Stateless) => Asker::Unavailable(
+            "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
+        ),
+    };
+    // A retry carrying answers is never cached.
+    let cache = match &scope.round {
+        Some(round) if round.retry => Cache::No,
+        _ => cache,
+    };
+    let in_flight = match conn.begin(id, |slot| context(conn, &scope, id, slot, asker)) {
+        Ok(f) => f,
+        Err(e) => return Step::Reply(scope.err(id, e)),
+    };
+    let fut = start(in_flight.ctx.clone());
+    let id = id.clone();
+    let conn = conn.clone();
+    Step::Run(Box::pin(async move {
+        // The handler is polled first: most finish on their first poll, and then the
+        // cancellation future is never registered (a cheap `is_cancelled` check covers it).
+        let ctx = &in_flight.ctx;
+        let limit = conn.server.inner.limits.request_timeout;
+        let timed_out = async {
+            match limit {
+                Some(limit) => tokio::time::sleep(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        let outcome = tokio::select! {
+            biased;
+            outcome = CatchUnwind(fut) => outcome,
+            _ = ctx.cancelled() => return None,
+            // A 2026-07-28 handler waits for answers the client must give: stop it there.
+            _ = ctx.input_blocked() => {
+                ctx.finish();
+                let round = scope.round.as_ref().expect("only rounds block");
+                let body = round.input_required(&conn.server.inner.sealer);
+                // Whatever still holds the context (a spawned task awaiting an ask) ends.
+                ctx.cancel();
+                return Some(era::encode_input_required(&conn.server.inner, &id, &body));
+            }
+            _ = timed_out => {
+                ctx.cancel();
+                let limit = limit.unwrap_or_default();
+                tracing::warn!(handler = what, ?limit, "request timed out");
+                return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
+            }
+        };
+        if ctx.is_cancelled() {
+            return None;
+        }
+        // Nothing more goes out for this request once its result does.
+        ctx.finish();
+        drop(in_flight);
+        let inner = &conn.server.inner;
+        Some(match outcome {
+            Ok(Ok(mut result)) => {
+                result.shape_for(scope.version());
+                scope.ok(inner, &id, &result, result.meta(), cache)
+            }
+            Ok(Err(e)) => scope.err(&id, e),
+            Err(panic) => {
+                tracing::error!(handler = what, panic = %panic, "handler panicked");
+                scope.err(
+                    &id,
+                    McpError::internal(format!("Internal error: `{what}` panicked")),
+                )
+            }
+        })
+    }))
+}
+
+/// The context of a request that may outlive its message.
+pub(super) fn context(
+    conn: &Connection,
+    scope: &Scope,
+    id: &RequestId,
+    slot: Slot,
+    asker: Asker,
+) -> Context {
+    Context::new(RequestInfo {
+        id: id.clone(),
+        client: scope.client.clone(),
+        progress_token: scope.progress_token.clone(),
+        transport: conn.wire.name,
+        cancel: Cancellation::default(),
+        _slot: Some(slot),
+        sink: scope.sink.clone(),
+        log_level: scope.log_level,
+        finished: Default::default(),
+        progress: Default::default(),
+        states: conn.server.inner.states.clone(),
+        headers: scope.headers.clone(),
+        closer: scope.closer.clone(),
+        changes: conn.server.inner.changes.clone(),
+        asker,
+    })
+}
+
+/// A list method: `items` paged by the request's cursor, under `key` in the result.
+pub(super) fn list_page<T: crate::registry::Listed>(
+    conn: &Connection,
+    scope: &Scope,
+    req: &Request<'_>,
+    key: &'static str,
+    paged: &super::super::registry::Paged<T>,
+    listing: impl Fn(&T) -> &RawValue,
+) -> Step {
+    let cursor = match cursor_of(req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
+    let inner = &conn.server.inner;
+    let Some((items, next_cursor)) =
+        paged.page_enabled(&inner.changes, cursor.as_deref(), inner.limits.page_size)
+    else {
+        return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
+    };
+    let body = ListPage {
+        key,
+        items: items.into_iter().map(listing).collect(),
+        next_cursor,
+    };
+    reply(conn, scope, req, &body, Cache::Listing)
+}
+
+/// The future of a handler run through [`Connection::run`].
+pub(super) type HandlerFuture<T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, McpError>> + Send>>;
+
+/// A handler's result: serialized as the response body, after era-specific shaping.
+pub(super) trait Outcome: Serialize + Send + 'static {
+    /// Adjusts the result for what `version` understands.
+    fn shape_for(&mut self, _version: ProtocolVersion) {}
+    /// The handler's own `_meta` members.
+    fn meta(&self) -> Option<&serde_json::Map<String, Value>> {
+        None
+    }
+}
+
+/// One page of a list result: `{"<key>": [...], "nextCursor"?: "..."}`.
+pub(super) struct ListPage<I> {
+    pub(super) key: &'static str,
+    pub(super) items: Vec<I>,
+    pub(super) next_cursor: Option<String>,
+}
+
+impl<I: Serialize> Serialize for ListPage<I> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry(self.key, &self.items)?;
+        if let Some(next) = &self.next_cursor {
+            map.serialize_entry("nextCursor", next)?;
+        }
+        map.end()
+    }
+}
+
+/// The `cursor` of a list request (absent params mean the first page).
+pub(super) fn cursor_of(req: &Request<'_>) -> Result<Option<String>, McpError> {
+    #[derive(Deserialize)]
+    struct Params {
+        cursor: Option<String>,
+    }
+    Ok(parse_optional_params::<Params>(req)?.and_then(|p| p.cursor))
+}
+
+/// Parses required params; errors are -32602 with serde's reason.
+pub(super) fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
+    let text = req.params.map_or("{}", RawValue::get);
+    serde_json::from_str(text).map_err(|e| {
+        McpError::invalid_params(format!(
+            "Invalid params for {}: {}",
+            req.method,
+            crate::protocol::jsonrpc::strip_position(&e)
+        ))
+    })
+}
+
+pub(super) fn parse_optional_params<T: for<'de> Deserialize<'de>>(
+    req: &Request<'_>,
+) -> Result<Option<T>, McpError> {
+    match req.params {
+        None => Ok(None),
+        Some(_) => parse_params(req).map(Some),
+    }
+}
