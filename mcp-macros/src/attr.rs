@@ -1,10 +1,135 @@
-//! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`.
+//! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`, and the
+//! attributes on their parameters (`#[arg(...)]`, `#[inject]`, docs, `#[serde]`, `#[schemars]`).
+//! Parsing only: whether an attribute makes sense where it is written is `valid.rs`'s call.
 
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
+use syn::{Attribute, Expr, Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
 
-use crate::model::set_once;
+use crate::valid::Errors;
+
+/// `#[arg(default)]` or `#[arg(default = expr)]`, with its path for error spans.
+pub(crate) struct ArgDefault {
+    pub(crate) path: Path,
+    pub(crate) value: Option<Expr>,
+}
+
+/// The attributes on one parameter.
+#[derive(Default)]
+pub(crate) struct ParamAttrs<'a> {
+    /// The first `#[arg(...)]`, if any.
+    pub(crate) arg: Option<&'a Attribute>,
+    /// `#[inject]`, if any.
+    pub(crate) inject: Option<&'a Attribute>,
+    pub(crate) rename: Option<LitStr>,
+    pub(crate) default: Option<ArgDefault>,
+    pub(crate) description: Option<LitStr>,
+    /// `#[doc]`, `#[serde]`, `#[schemars]`, in order: forwarded to a tool's argument field.
+    pub(crate) forwarded: Vec<&'a Attribute>,
+}
+
+impl<'a> ParamAttrs<'a> {
+    /// Parses the attributes the macros own; malformed ones are pushed to `errors`.
+    pub(crate) fn parse(attrs: &'a [Attribute], errors: &mut Errors) -> ParamAttrs<'a> {
+        let mut out = ParamAttrs::default();
+        for attr in attrs {
+            if attr.path().is_ident("arg") {
+                out.arg.get_or_insert(attr);
+                if let Err(e) = attr.parse_nested_meta(|meta| out.parse_arg(&meta)) {
+                    errors.push(e);
+                }
+            } else if attr.path().is_ident("inject") {
+                if !matches!(attr.meta, syn::Meta::Path(_)) {
+                    errors.spanned(attr, "`#[inject]` takes no arguments");
+                } else if out.inject.is_some() {
+                    errors.spanned(attr, "duplicate `#[inject]`");
+                }
+                out.inject.get_or_insert(attr);
+            } else if is_param_attr(attr) {
+                out.forwarded.push(attr);
+            }
+        }
+        out
+    }
+
+    fn parse_arg(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let p = &meta.path;
+        if p.is_ident("rename") {
+            set_once(&mut self.rename, meta.value()?.parse()?, p)
+        } else if p.is_ident("description") {
+            set_once(&mut self.description, meta.value()?.parse()?, p)
+        } else if p.is_ident("default") {
+            let value = if meta.input.peek(Token![=]) {
+                Some(meta.value()?.parse()?)
+            } else {
+                None
+            };
+            let default = ArgDefault {
+                path: p.clone(),
+                value,
+            };
+            set_once(&mut self.default, default, p)
+        } else if p.is_ident("inject") {
+            Err(meta
+                .error("injection is its own attribute: write `#[inject]`, not `#[arg(inject)]`"))
+        } else {
+            Err(meta
+                .error("unknown #[arg] argument; expected `rename`, `default` or `description`"))
+        }
+    }
+
+    /// The `#[serde]` and `#[schemars]` attributes (the forwarded ones that are not docs).
+    pub(crate) fn field_attrs(&self) -> impl Iterator<Item = &'a Attribute> + '_ {
+        self.forwarded
+            .iter()
+            .copied()
+            .filter(|a| !a.path().is_ident("doc"))
+    }
+}
+
+/// Attributes on parameters that the macros consume (rustc rejects some of them on fn params).
+pub(crate) fn is_param_attr(attr: &Attribute) -> bool {
+    ["doc", "arg", "inject", "serde", "schemars"]
+        .iter()
+        .any(|n| attr.path().is_ident(n))
+}
+
+/// The text of `///` comments, trimmed the way rustdoc shows them.
+pub(crate) fn doc_text<'a>(attrs: impl IntoIterator<Item = &'a Attribute>) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .into_iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| {
+            s.lines()
+                .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Sets an argument written at most once.
+pub(crate) fn set_once<T>(slot: &mut Option<T>, value: T, path: &syn::Path) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(
+            path,
+            format!("duplicate `{}`", quote::quote!(#path)),
+        ));
+    }
+    *slot = Some(value);
+    Ok(())
+}
 
 #[derive(Default)]
 pub(crate) struct Annotations {

@@ -5,9 +5,9 @@
 mod attr;
 mod expand;
 mod fallback;
-mod forms;
 mod model;
 mod uri_template;
+mod valid;
 
 use proc_macro::TokenStream;
 
