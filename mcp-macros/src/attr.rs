@@ -476,3 +476,167 @@ pub(crate) fn check_name(v: &str, span: proc_macro2::Span) -> syn::Result<()> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(tokens: proc_macro2::TokenStream) -> syn::Result<ToolAttr> {
+        syn::parse::Parser::parse2(ToolAttr::parse, tokens)
+    }
+    fn resource(tokens: proc_macro2::TokenStream) -> syn::Result<ResourceAttr> {
+        syn::parse::Parser::parse2(ResourceAttr::parse, tokens)
+    }
+    fn prompt(tokens: proc_macro2::TokenStream) -> syn::Result<PromptAttr> {
+        syn::parse::Parser::parse2(PromptAttr::parse, tokens)
+    }
+    fn message<T>(result: syn::Result<T>) -> String {
+        result.err().expect("an error").to_string()
+    }
+
+    #[test]
+    fn tool_arguments() {
+        let a = tool(quote::quote!(
+            name = "add",
+            title = "Add",
+            annotations(read_only, destructive = false),
+            icon = "https://x/a.png",
+            icon(src = "https://x/b.svg", sizes = ["any"], theme = "dark"),
+            meta(owner = "a", "x/y" = 3),
+            crate = mcp
+        ))
+        .unwrap();
+        assert_eq!(a.common.name.unwrap().value(), "add");
+        assert!(a.annotations.read_only.unwrap().value);
+        assert!(!a.annotations.destructive.unwrap().value);
+        assert_eq!(a.common.icons.len(), 2);
+        assert_eq!(a.common.icons[1].sizes.len(), 1);
+        assert_eq!(a.common.meta.len(), 2);
+        assert!(a.common.krate.is_some());
+    }
+
+    #[test]
+    fn tool_argument_mistakes() {
+        assert!(message(tool(quote::quote!(bogus))).starts_with("unknown #[tool] argument"));
+        assert_eq!(
+            message(tool(quote::quote!(title = "a", title = "b"))),
+            "duplicate `title`"
+        );
+        assert!(message(tool(quote::quote!(name = "has space"))).starts_with("tool names are"));
+        assert!(message(tool(quote::quote!(annotations(fast)))).starts_with("unknown annotation"));
+        assert_eq!(
+            message(tool(quote::quote!(icon(mime_type = "a")))),
+            "an icon needs `src = \"https://…\"`"
+        );
+        assert_eq!(
+            message(tool(quote::quote!(icon(src = "a", theme = "blue")))),
+            "icon theme must be \"light\" or \"dark\""
+        );
+        assert_eq!(
+            message(tool(quote::quote!(meta(k = b"x")))),
+            "meta values are string, integer, float or bool literals"
+        );
+    }
+
+    #[test]
+    fn resource_and_prompt_arguments() {
+        let r = resource(quote::quote!(
+            "users://{id}",
+            mime_type = "text/plain",
+            size = 3,
+            annotations(audience = ["user"], priority = 0.5),
+            complete(id = ids),
+            list = all
+        ))
+        .unwrap();
+        assert_eq!(r.uri.value(), "users://{id}");
+        assert_eq!(r.annotations.audience.len(), 1);
+        assert_eq!(r.complete.len(), 1);
+        assert!(r.list.is_some() && r.size.is_some() && r.mime_type.is_some());
+        assert!(
+            message(resource(quote::quote!(name = "x")))
+                .starts_with("#[resource] needs the URI first")
+        );
+        assert_eq!(
+            message(resource(quote::quote!("x://", annotations(priority = 2.0)))),
+            "priority is between 0.0 and 1.0"
+        );
+        assert_eq!(
+            message(resource(quote::quote!(
+                "x://",
+                annotations(audience = ["robot"])
+            ))),
+            "audience is \"user\" or \"assistant\""
+        );
+        let p = prompt(quote::quote!(title = "T", complete(a = f, b = g))).unwrap();
+        assert_eq!(p.complete.len(), 2);
+        assert_eq!(
+            message(prompt(quote::quote!(complete(a = f, a = g)))),
+            "duplicate completion for `a`"
+        );
+        assert!(
+            message(prompt(quote::quote!(mime_type = "x")))
+                .starts_with("unknown #[prompt] argument")
+        );
+    }
+
+    fn param_attrs(attrs: Vec<Attribute>) -> (usize, Option<String>, bool, bool, usize) {
+        let mut errors = Errors::default();
+        let parsed = ParamAttrs::parse(&attrs, &mut errors);
+        let n_errors = errors.finish().err().map_or(0, |e| e.into_iter().count());
+        let out = (
+            n_errors,
+            parsed.rename.as_ref().map(LitStr::value),
+            parsed.default.is_some(),
+            parsed.inject.is_some(),
+            parsed.field_attrs().count(),
+        );
+        out
+    }
+
+    #[test]
+    fn parameter_attributes() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " Docs."]),
+            syn::parse_quote!(#[arg(rename = "x", default = 3, description = "d")]),
+            syn::parse_quote!(#[serde(alias = "y")]),
+            syn::parse_quote!(#[schemars(length(max = 3))]),
+            syn::parse_quote!(#[cfg_attr(test, allow(unused))]),
+        ];
+        assert_eq!(param_attrs(attrs), (0, Some("x".into()), true, false, 2));
+        assert_eq!(
+            param_attrs(vec![syn::parse_quote!(#[inject])]),
+            (0, None, false, true, 0)
+        );
+        // Mistakes: each one error.
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[inject(x)])]).0, 1);
+        assert_eq!(
+            param_attrs(vec![
+                syn::parse_quote!(#[inject]),
+                syn::parse_quote!(#[inject])
+            ])
+            .0,
+            1
+        );
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[arg(inject)])]).0, 1);
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[arg(defualt)])]).0, 1);
+        assert_eq!(
+            param_attrs(vec![syn::parse_quote!(#[arg(rename = "a", rename = "b")])]).0,
+            1
+        );
+    }
+
+    #[test]
+    fn doc_text_is_trimmed_like_rustdoc() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " First line."]),
+            syn::parse_quote!(#[doc = ""]),
+            syn::parse_quote!(#[doc = "  indented  "]),
+        ];
+        assert_eq!(
+            doc_text(&attrs).as_deref(),
+            Some("First line.\n\n indented")
+        );
+        assert_eq!(doc_text(&[]), None);
+    }
+}

@@ -278,3 +278,104 @@ fn completions(complete: &[(Ident, Path)], known: &[String], what: &str, errors:
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The messages `mac` reports for `item`, in order.
+    fn messages(mac: Macro, item: syn::ItemFn) -> Vec<String> {
+        let mut errors = Errors::default();
+        let model = FnModel::new(&item, &mut errors);
+        signature(mac, &model, &mut errors);
+        errors
+            .finish()
+            .err()
+            .map_or_else(Vec::new, |e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn the_words_are_those_of_the_macro_that_runs() {
+        let generic: syn::ItemFn = syn::parse_quote!(
+            fn f<T>() {}
+        );
+        assert!(
+            messages(Macro::Prompt, generic.clone())[0]
+                .starts_with("#[prompt] functions cannot be generic")
+        );
+        assert!(messages(Macro::Resource, generic.clone())[0].starts_with("#[resource] functions"));
+        assert!(messages(Macro::Tool, generic)[0].contains("to build the schema"));
+        let by_ref: syn::ItemFn = syn::parse_quote!(
+            fn f(s: &str) {}
+        );
+        assert_eq!(
+            messages(Macro::Prompt, by_ref.clone()),
+            [
+                "prompt arguments are parsed from text into owned values: use `String` instead of `&str`"
+            ]
+        );
+        assert_eq!(
+            messages(Macro::Tool, by_ref),
+            ["tool arguments are deserialized into owned values: use `String` instead of `&str`"]
+        );
+    }
+
+    #[test]
+    fn json_only_attributes_are_errors_outside_tools() {
+        let item: syn::ItemFn = syn::parse_quote!(
+            fn f(
+                #[arg(default)] a: String,
+                #[serde(alias = "c")]
+                #[schemars(length(max = 1))]
+                b: String,
+            ) {
+            }
+        );
+        assert!(messages(Macro::Tool, item.clone()).is_empty());
+        let prompt = messages(Macro::Prompt, item.clone());
+        assert_eq!(prompt.len(), 3, "{prompt:?}");
+        assert!(prompt[0].starts_with("`#[arg(default)]` is for #[tool] arguments"));
+        assert!(prompt[1].starts_with("`#[serde]` is for #[tool] arguments"));
+        assert!(prompt[2].starts_with("`#[schemars]` is for #[tool] arguments"));
+        assert_eq!(messages(Macro::Resource, item).len(), 3);
+    }
+
+    #[test]
+    fn injection_rules() {
+        let ok: syn::ItemFn = syn::parse_quote!(
+            fn f(
+                ctx: Context,
+                r: &Context,
+                s: State<u8>,
+                #[inject] c: Caller,
+                #[inject] a: &Alias,
+            ) {
+            }
+        );
+        assert!(messages(Macro::Tool, ok).is_empty());
+        let bad: syn::ItemFn = syn::parse_quote!(
+            fn f(
+                #[inject]
+                #[arg(rename = "x")]
+                a: A,
+                #[inject] b: &mut B,
+                #[inject]
+                #[serde(default)]
+                c: C,
+            ) {
+            }
+        );
+        let m = messages(Macro::Tool, bad);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m[0].contains("not both"));
+        assert!(m[1].contains("not by `&mut`"));
+        assert!(m[2].contains("an injected parameter is not deserialized"));
+        // By name only for the built-ins; `#[arg]` makes even a `Context` an argument.
+        let item: syn::ItemFn = syn::parse_quote!(
+            fn f(a: Ctx, #[arg(rename = "c")] b: Context) {}
+        );
+        let mut errors = Errors::default();
+        let model = FnModel::new(&item, &mut errors);
+        assert_eq!(model.arguments().count(), 2);
+    }
+}
