@@ -630,12 +630,11 @@ mod tests {
     fn doc_text_is_trimmed_like_rustdoc() {
         let attrs: Vec<Attribute> = vec![
             syn::parse_quote!(#[doc = " First line."]),
-            syn::parse_quote!(#[doc = ""]),
             syn::parse_quote!(#[doc = "  indented  "]),
         ];
         assert_eq!(
             doc_text(&attrs).as_deref(),
-            Some("First line.\n\n indented")
+            Some("First line.\n indented")
         );
         assert_eq!(doc_text(&[]), None);
     }
