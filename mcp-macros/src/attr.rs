@@ -584,14 +584,13 @@ mod tests {
         let mut errors = Errors::default();
         let parsed = ParamAttrs::parse(&attrs, &mut errors);
         let n_errors = errors.finish().err().map_or(0, |e| e.into_iter().count());
-        let out = (
+        (
             n_errors,
             parsed.rename.as_ref().map(LitStr::value),
             parsed.default.is_some(),
             parsed.inject.is_some(),
             parsed.field_attrs().count(),
-        );
-        out
+        )
     }
 
     #[test]
@@ -632,10 +631,7 @@ mod tests {
             syn::parse_quote!(#[doc = " First line."]),
             syn::parse_quote!(#[doc = "  indented  "]),
         ];
-        assert_eq!(
-            doc_text(&attrs).as_deref(),
-            Some("First line.\n indented")
-        );
+        assert_eq!(doc_text(&attrs).as_deref(), Some("First line.\n indented"));
         assert_eq!(doc_text(&[]), None);
     }
 }

@@ -68,7 +68,7 @@ fn builtin_injected(ty: &Type) -> Option<bool> {
     let injected = (last.ident == "Context" && last.arguments.is_none())
         || (last.ident == "State"
             && matches!(last.arguments, syn::PathArguments::AngleBracketed(_)));
-    (injected && !by_ref.is_some_and(|r| r.mutability.is_some())).then_some(by_ref.is_some())
+    (injected && by_ref.is_none_or(|r| r.mutability.is_none())).then_some(by_ref.is_some())
 }
 
 /// `T` and the `&` of `&T`.

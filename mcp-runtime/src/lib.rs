@@ -24,8 +24,9 @@
 //!
 //! [`#[tool]`](macro@tool) goes on a free `async fn` or plain `fn` (which runs on the blocking
 //! pool). Each parameter becomes a property of the tool's input schema, described by its doc
-//! comment; the fn's doc comment describes the tool. Parameters of type [`Context`] are injected
-//! and left out of the schema. Argument types are anything `Deserialize + JsonSchema`:
+//! comment; the fn's doc comment describes the tool. Parameters of type [`Context`] and
+//! [`State<T>`](State) are injected and left out of the schema, and so is any [`FromContext`]
+//! type marked `#[inject]` (an `Err` from it rejects the request). Argument types are anything `Deserialize + JsonSchema`:
 //! `Option<T>` is optional, and `#[arg(default = …)]`, `#[arg(rename = "…")]` (or the
 //! equivalent `#[serde(…)]`) adjust a parameter.
 //!
