@@ -119,8 +119,8 @@ struct Nested {
     inner: Name,
 }
 
-/// Elicits a form that is not flat. The type is inferred, so the macro cannot check it at
-/// start-up (tests/form_check.rs covers that): the ask fails when made.
+/// Elicits a form that is not flat: the ask fails when made (tests/form_check.rs has the
+/// turbofish case and `testing::check_form`).
 #[tool]
 async fn bad_form(ctx: Context) -> Result<String, McpError> {
     let _answer: Elicitation<Nested> = ctx.elicit("?").await?;

@@ -803,3 +803,40 @@ async fn a_panic_while_parsing_arguments_fails_only_that_request() {
         "4"
     );
 }
+
+/// The caller, which a request must name: a `FromContext` type of the user's own.
+struct Caller;
+
+impl mcp_runtime::FromContext for Caller {
+    fn from_context(_: &Context) -> Result<Self, McpError> {
+        Err(McpError::invalid_params("no caller in this request"))
+    }
+}
+
+type Ctx = Context;
+
+/// Needs a caller; never runs in-process (there are no headers to name one).
+#[tool]
+async fn needs_caller(#[inject] _caller: Caller, #[inject] ctx: Ctx, n: i64) -> i64 {
+    let _ = ctx;
+    n
+}
+
+#[tokio::test]
+async fn a_rejecting_injected_parameter_fails_the_call_with_its_error() {
+    let client = TestClient::connect().await;
+    let tools = client.list_tools().await.unwrap();
+    let tool = tools.iter().find(|t| t["name"] == "needs_caller").unwrap();
+    let properties: Vec<_> = tool["inputSchema"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(properties, ["n"], "injected parameters are not arguments");
+    let e = client
+        .call_tool("needs_caller", json!({"n": 1}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, mcp_runtime::protocol::ErrorCode::INVALID_PARAMS);
+    assert_eq!(e.message, "no caller in this request");
+}

@@ -1,8 +1,13 @@
-//! A handler that elicits a form shaped wrongly, named with a turbofish, stops the server from
-//! starting: the error names the handler, where it is, and the offending field.
+//! A handler that elicits a form shaped wrongly: the server still starts (the macros read
+//! signatures, not bodies), the ask fails with an error naming the offending field, and
+//! `testing::check_form` finds the problem in a unit test before any client does.
+
+use std::sync::Arc;
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::{BuildError, Server};
+use mcp_runtime::testing::{TestClient, check_form};
+use mcp_runtime::{ProtocolVersion, Server};
+use serde_json::{Value, json};
 
 /// An address (a nested object: not allowed in a form).
 #[derive(Deserialize, JsonSchema)]
@@ -34,7 +39,7 @@ struct Name {
     name: String,
 }
 
-/// Elicits a valid form: no error for it.
+/// Elicits a valid form.
 #[prompt]
 async fn ask_name(ctx: Context) -> Result<String, McpError> {
     let _ = ctx.elicit::<Name>("Name?").await?;
@@ -42,32 +47,39 @@ async fn ask_name(ctx: Context) -> Result<String, McpError> {
 }
 
 #[test]
-fn an_invalid_form_is_a_start_up_error_naming_the_handler_and_field() {
-    let err = Server::builder().build().unwrap_err();
-    match &err {
-        BuildError::InvalidForm {
-            owner,
-            location,
-            reason,
-        } => {
-            assert_eq!(owner, "signup");
-            assert!(location.starts_with("tests/form_check.rs:"), "{location}");
-            assert!(reason.contains("field `address`"), "{reason}");
-        }
-        other => panic!("expected InvalidForm, got {other:?}"),
-    }
-    let message = err.to_string();
+fn check_form_names_the_offending_field() {
+    check_form::<Name>().unwrap();
+    let reason = check_form::<Signup>().unwrap_err();
     assert!(
-        message.contains("`signup`") && message.contains("elicits an invalid form"),
-        "{message}"
+        reason.contains("`Signup` cannot be an elicitation form")
+            && reason.contains("field `address`"),
+        "{reason}"
     );
 }
 
-#[test]
-fn a_tool_left_out_by_the_filter_is_not_checked() {
+#[tokio::test]
+async fn an_invalid_form_fails_the_ask_not_the_start_up() {
     let server = Server::builder()
-        .tool_filter(|t| t.name != "signup")
         .build()
-        .expect("the invalid form belongs to a tool that is not served");
-    assert!(server.tool_names().all(|n| n != "signup"));
+        .expect("forms are checked when asked for, not at start-up");
+    let answer: mcp_runtime::testing::Answer =
+        Arc::new(|_: &str, _: &Value| Ok(json!({"action": "accept", "content": {"name": "Ada"}})));
+    let client = TestClient::connect_answering(
+        server,
+        ProtocolVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        Some(answer),
+    )
+    .await
+    .unwrap();
+    let e = client.call_tool("signup", json!({})).await.unwrap_err();
+    assert!(
+        e.message.contains("`Signup` cannot be an elicitation form")
+            && e.message.contains("field `address`"),
+        "{e}"
+    );
+    assert!(
+        client.take_asks().is_empty(),
+        "nothing is sent to the client"
+    );
 }

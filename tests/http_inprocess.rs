@@ -1,5 +1,6 @@
 //! HTTP behaviour that needs the server in this process: cancellation when a stateless client
-//! hangs up (and no cancellation in the session era), and the session limits.
+//! hangs up (and no cancellation in the session era), the session limits, and user-defined
+//! injected parameters that read (and reject on) request headers.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -35,6 +36,44 @@ async fn finish_later() -> String {
     tokio::time::sleep(Duration::from_millis(300)).await;
     SESSION_FINISHED.store(true, Ordering::SeqCst);
     "done".into()
+}
+
+/// The request's API key, from the `x-api-key` header: a request without one is rejected
+/// before the tool runs.
+struct ApiKey(String);
+
+impl mcp_runtime::FromContext for ApiKey {
+    fn from_context(ctx: &Context) -> Result<Self, McpError> {
+        ctx.headers()
+            .and_then(|h| h.get("x-api-key"))
+            .and_then(|v| v.to_str().ok())
+            .map(|key| ApiKey(key.to_owned()))
+            .ok_or_else(|| McpError::invalid_params("missing x-api-key header"))
+    }
+}
+
+/// The client's `User-Agent`, if any (never rejects).
+struct UserAgent(Option<String>);
+
+impl mcp_runtime::FromContext for UserAgent {
+    fn from_context(ctx: &Context) -> Result<Self, McpError> {
+        let agent = ctx
+            .headers()
+            .and_then(|h| h.get(mcp_runtime::http::header::USER_AGENT));
+        Ok(UserAgent(
+            agent.and_then(|v| v.to_str().ok()).map(str::to_owned),
+        ))
+    }
+}
+
+/// Greets the caller named by its API key.
+#[tool]
+async fn whoami(#[inject] key: ApiKey, greeting: String, #[inject] agent: UserAgent) -> String {
+    format!(
+        "{greeting}, {} ({})",
+        key.0,
+        agent.0.as_deref().unwrap_or("?")
+    )
 }
 
 /// Starts a server with `config` on a free port, on a runtime of its own; returns the port.
@@ -688,4 +727,36 @@ fn a_request_state_is_bound_to_the_callers_authorization() {
     // The caller it was issued to can.
     let (_, text) = exchange(port, &retry, &headers("Bearer alice"));
     assert!(text.contains("Hi Ada"), "{text}");
+}
+
+const WHOAMI: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{"greeting":"Hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+const WHOAMI_HEADERS: [(&str, &str); 3] = [
+    ("MCP-Protocol-Version", "2026-07-28"),
+    ("Mcp-Method", "tools/call"),
+    ("Mcp-Name", "whoami"),
+];
+
+#[test]
+fn a_user_defined_injected_parameter_reads_the_request_headers() {
+    let port = start(HttpConfig::default());
+    let mut headers = WHOAMI_HEADERS.to_vec();
+    headers.extend([("x-api-key", "key-123"), ("User-Agent", "tester/1")]);
+    let (status, text) = exchange(port, WHOAMI, &headers);
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("Hi, key-123 (tester/1)"), "{text}");
+}
+
+#[test]
+fn an_injected_parameter_that_fails_rejects_the_request_with_its_error() {
+    let port = start(HttpConfig::default());
+    let (status, text) = exchange(port, WHOAMI, &WHOAMI_HEADERS);
+    assert_eq!(status, 200, "a JSON-RPC error, not an HTTP one: {text}");
+    assert!(
+        text.contains(r#""code":-32602"#) && text.contains("missing x-api-key header"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(r#""isError""#),
+        "a protocol error, not a tool result: {text}"
+    );
 }

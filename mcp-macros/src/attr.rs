@@ -1,10 +1,135 @@
-//! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`.
+//! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`, and the
+//! attributes on their parameters (`#[arg(...)]`, `#[inject]`, docs, `#[serde]`, `#[schemars]`).
+//! Parsing only: whether an attribute makes sense where it is written is `valid.rs`'s call.
 
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
-use syn::{Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
+use syn::{Attribute, Expr, Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
 
-use crate::model::set_once;
+use crate::valid::Errors;
+
+/// `#[arg(default)]` or `#[arg(default = expr)]`, with its path for error spans.
+pub(crate) struct ArgDefault {
+    pub(crate) path: Path,
+    pub(crate) value: Option<Expr>,
+}
+
+/// The attributes on one parameter.
+#[derive(Default)]
+pub(crate) struct ParamAttrs<'a> {
+    /// The first `#[arg(...)]`, if any.
+    pub(crate) arg: Option<&'a Attribute>,
+    /// `#[inject]`, if any.
+    pub(crate) inject: Option<&'a Attribute>,
+    pub(crate) rename: Option<LitStr>,
+    pub(crate) default: Option<ArgDefault>,
+    pub(crate) description: Option<LitStr>,
+    /// `#[doc]`, `#[serde]`, `#[schemars]`, in order: forwarded to a tool's argument field.
+    pub(crate) forwarded: Vec<&'a Attribute>,
+}
+
+impl<'a> ParamAttrs<'a> {
+    /// Parses the attributes the macros own; malformed ones are pushed to `errors`.
+    pub(crate) fn parse(attrs: &'a [Attribute], errors: &mut Errors) -> ParamAttrs<'a> {
+        let mut out = ParamAttrs::default();
+        for attr in attrs {
+            if attr.path().is_ident("arg") {
+                out.arg.get_or_insert(attr);
+                if let Err(e) = attr.parse_nested_meta(|meta| out.parse_arg(&meta)) {
+                    errors.push(e);
+                }
+            } else if attr.path().is_ident("inject") {
+                if !matches!(attr.meta, syn::Meta::Path(_)) {
+                    errors.spanned(attr, "`#[inject]` takes no arguments");
+                } else if out.inject.is_some() {
+                    errors.spanned(attr, "duplicate `#[inject]`");
+                }
+                out.inject.get_or_insert(attr);
+            } else if is_param_attr(attr) {
+                out.forwarded.push(attr);
+            }
+        }
+        out
+    }
+
+    fn parse_arg(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let p = &meta.path;
+        if p.is_ident("rename") {
+            set_once(&mut self.rename, meta.value()?.parse()?, p)
+        } else if p.is_ident("description") {
+            set_once(&mut self.description, meta.value()?.parse()?, p)
+        } else if p.is_ident("default") {
+            let value = if meta.input.peek(Token![=]) {
+                Some(meta.value()?.parse()?)
+            } else {
+                None
+            };
+            let default = ArgDefault {
+                path: p.clone(),
+                value,
+            };
+            set_once(&mut self.default, default, p)
+        } else if p.is_ident("inject") {
+            Err(meta
+                .error("injection is its own attribute: write `#[inject]`, not `#[arg(inject)]`"))
+        } else {
+            Err(meta
+                .error("unknown #[arg] argument; expected `rename`, `default` or `description`"))
+        }
+    }
+
+    /// The `#[serde]` and `#[schemars]` attributes (the forwarded ones that are not docs).
+    pub(crate) fn field_attrs(&self) -> impl Iterator<Item = &'a Attribute> + '_ {
+        self.forwarded
+            .iter()
+            .copied()
+            .filter(|a| !a.path().is_ident("doc"))
+    }
+}
+
+/// Attributes on parameters that the macros consume (rustc rejects some of them on fn params).
+pub(crate) fn is_param_attr(attr: &Attribute) -> bool {
+    ["doc", "arg", "inject", "serde", "schemars"]
+        .iter()
+        .any(|n| attr.path().is_ident(n))
+}
+
+/// The text of `///` comments, trimmed the way rustdoc shows them.
+pub(crate) fn doc_text<'a>(attrs: impl IntoIterator<Item = &'a Attribute>) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .into_iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| {
+            s.lines()
+                .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Sets an argument written at most once.
+pub(crate) fn set_once<T>(slot: &mut Option<T>, value: T, path: &syn::Path) -> syn::Result<()> {
+    if slot.is_some() {
+        return Err(syn::Error::new_spanned(
+            path,
+            format!("duplicate `{}`", quote::quote!(#path)),
+        ));
+    }
+    *slot = Some(value);
+    Ok(())
+}
 
 #[derive(Default)]
 pub(crate) struct Annotations {
@@ -349,5 +474,164 @@ pub(crate) fn check_name(v: &str, span: proc_macro2::Span) -> syn::Result<()> {
             span,
             "tool names are 1 to 128 characters of A-Z a-z 0-9 _ - . (set one with `name = \"…\"`)",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(tokens: proc_macro2::TokenStream) -> syn::Result<ToolAttr> {
+        syn::parse::Parser::parse2(ToolAttr::parse, tokens)
+    }
+    fn resource(tokens: proc_macro2::TokenStream) -> syn::Result<ResourceAttr> {
+        syn::parse::Parser::parse2(ResourceAttr::parse, tokens)
+    }
+    fn prompt(tokens: proc_macro2::TokenStream) -> syn::Result<PromptAttr> {
+        syn::parse::Parser::parse2(PromptAttr::parse, tokens)
+    }
+    fn message<T>(result: syn::Result<T>) -> String {
+        result.err().expect("an error").to_string()
+    }
+
+    #[test]
+    fn tool_arguments() {
+        let a = tool(quote::quote!(
+            name = "add",
+            title = "Add",
+            annotations(read_only, destructive = false),
+            icon = "https://x/a.png",
+            icon(src = "https://x/b.svg", sizes = ["any"], theme = "dark"),
+            meta(owner = "a", "x/y" = 3),
+            crate = mcp
+        ))
+        .unwrap();
+        assert_eq!(a.common.name.unwrap().value(), "add");
+        assert!(a.annotations.read_only.unwrap().value);
+        assert!(!a.annotations.destructive.unwrap().value);
+        assert_eq!(a.common.icons.len(), 2);
+        assert_eq!(a.common.icons[1].sizes.len(), 1);
+        assert_eq!(a.common.meta.len(), 2);
+        assert!(a.common.krate.is_some());
+    }
+
+    #[test]
+    fn tool_argument_mistakes() {
+        assert!(message(tool(quote::quote!(bogus))).starts_with("unknown #[tool] argument"));
+        assert_eq!(
+            message(tool(quote::quote!(title = "a", title = "b"))),
+            "duplicate `title`"
+        );
+        assert!(message(tool(quote::quote!(name = "has space"))).starts_with("tool names are"));
+        assert!(message(tool(quote::quote!(annotations(fast)))).starts_with("unknown annotation"));
+        assert_eq!(
+            message(tool(quote::quote!(icon(mime_type = "a")))),
+            "an icon needs `src = \"https://…\"`"
+        );
+        assert_eq!(
+            message(tool(quote::quote!(icon(src = "a", theme = "blue")))),
+            "icon theme must be \"light\" or \"dark\""
+        );
+        assert_eq!(
+            message(tool(quote::quote!(meta(k = b"x")))),
+            "meta values are string, integer, float or bool literals"
+        );
+    }
+
+    #[test]
+    fn resource_and_prompt_arguments() {
+        let r = resource(quote::quote!(
+            "users://{id}",
+            mime_type = "text/plain",
+            size = 3,
+            annotations(audience = ["user"], priority = 0.5),
+            complete(id = ids),
+            list = all
+        ))
+        .unwrap();
+        assert_eq!(r.uri.value(), "users://{id}");
+        assert_eq!(r.annotations.audience.len(), 1);
+        assert_eq!(r.complete.len(), 1);
+        assert!(r.list.is_some() && r.size.is_some() && r.mime_type.is_some());
+        assert!(
+            message(resource(quote::quote!(name = "x")))
+                .starts_with("#[resource] needs the URI first")
+        );
+        assert_eq!(
+            message(resource(quote::quote!("x://", annotations(priority = 2.0)))),
+            "priority is between 0.0 and 1.0"
+        );
+        assert_eq!(
+            message(resource(quote::quote!(
+                "x://",
+                annotations(audience = ["robot"])
+            ))),
+            "audience is \"user\" or \"assistant\""
+        );
+        let p = prompt(quote::quote!(title = "T", complete(a = f, b = g))).unwrap();
+        assert_eq!(p.complete.len(), 2);
+        assert_eq!(
+            message(prompt(quote::quote!(complete(a = f, a = g)))),
+            "duplicate completion for `a`"
+        );
+        assert!(
+            message(prompt(quote::quote!(mime_type = "x")))
+                .starts_with("unknown #[prompt] argument")
+        );
+    }
+
+    fn param_attrs(attrs: Vec<Attribute>) -> (usize, Option<String>, bool, bool, usize) {
+        let mut errors = Errors::default();
+        let parsed = ParamAttrs::parse(&attrs, &mut errors);
+        let n_errors = errors.finish().err().map_or(0, |e| e.into_iter().count());
+        (
+            n_errors,
+            parsed.rename.as_ref().map(LitStr::value),
+            parsed.default.is_some(),
+            parsed.inject.is_some(),
+            parsed.field_attrs().count(),
+        )
+    }
+
+    #[test]
+    fn parameter_attributes() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " Docs."]),
+            syn::parse_quote!(#[arg(rename = "x", default = 3, description = "d")]),
+            syn::parse_quote!(#[serde(alias = "y")]),
+            syn::parse_quote!(#[schemars(length(max = 3))]),
+            syn::parse_quote!(#[cfg_attr(test, allow(unused))]),
+        ];
+        assert_eq!(param_attrs(attrs), (0, Some("x".into()), true, false, 2));
+        assert_eq!(
+            param_attrs(vec![syn::parse_quote!(#[inject])]),
+            (0, None, false, true, 0)
+        );
+        // Mistakes: each one error.
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[inject(x)])]).0, 1);
+        assert_eq!(
+            param_attrs(vec![
+                syn::parse_quote!(#[inject]),
+                syn::parse_quote!(#[inject])
+            ])
+            .0,
+            1
+        );
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[arg(inject)])]).0, 1);
+        assert_eq!(param_attrs(vec![syn::parse_quote!(#[arg(defualt)])]).0, 1);
+        assert_eq!(
+            param_attrs(vec![syn::parse_quote!(#[arg(rename = "a", rename = "b")])]).0,
+            1
+        );
+    }
+
+    #[test]
+    fn doc_text_is_trimmed_like_rustdoc() {
+        let attrs: Vec<Attribute> = vec![
+            syn::parse_quote!(#[doc = " First line."]),
+            syn::parse_quote!(#[doc = "  indented  "]),
+        ];
+        assert_eq!(doc_text(&attrs).as_deref(), Some("First line.\n indented"));
+        assert_eq!(doc_text(&[]), None);
     }
 }

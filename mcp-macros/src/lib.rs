@@ -5,9 +5,9 @@
 mod attr;
 mod expand;
 mod fallback;
-mod forms;
 mod model;
 mod uri_template;
+mod valid;
 
 use proc_macro::TokenStream;
 
@@ -45,6 +45,34 @@ use proc_macro::TokenStream;
 /// Parameter attributes: doc comments (the argument's description), `#[arg(rename = "…")]`,
 /// `#[arg(default)]` / `#[arg(default = expr)]`, `#[arg(description = "…")]`, and any
 /// `#[serde(…)]` / `#[schemars(…)]` field attribute.
+///
+/// Injected parameters are supplied by the server, not the client, and are left out of the
+/// schema: `Context` and `State<T>` (or `&` of either) need nothing; any other type that
+/// implements `FromContext` is marked `#[inject]` (aliases of the built-ins too). An `Err` from
+/// `FromContext::from_context` rejects the request with that error. The same rules hold for
+/// `#[resource]` and `#[prompt]`.
+///
+/// ```standalone_crate
+/// use mcp_runtime::prelude::*;
+/// use mcp_runtime::FromContext;
+///
+/// /// The caller, named by the `x-caller` header (anonymous without one).
+/// struct Caller(String);
+///
+/// impl FromContext for Caller {
+///     fn from_context(ctx: &Context) -> Result<Self, McpError> {
+///         let name = ctx.headers().and_then(|h| h.get("x-caller")?.to_str().ok());
+///         Ok(Caller(name.unwrap_or("anonymous").to_owned()))
+///     }
+/// }
+///
+/// /// Greet the caller.
+/// #[tool]
+/// async fn hello(#[inject] caller: Caller, greeting: String) -> String {
+///     format!("{greeting}, {}", caller.0)
+/// }
+/// # fn main() {}
+/// ```
 #[proc_macro_attribute]
 pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::tool(args.into(), input.into()).into()
@@ -79,7 +107,8 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// `mime_type`, `size`, `annotations(audience = ["user"], priority = 0.5, last_modified = "…")`,
 /// `icon(...)`, `meta(...)`, `list = path` (a `fn() -> Vec<Resource>` listing a template's
 /// resources in `resources/list`), `complete(var = path)` (a `fn(&CompletionRequest) ->
-/// Vec<String>`), `crate = path`.
+/// Vec<String>`), `crate = path`. Parameters take `#[arg(rename = "…")]` (the variable's name)
+/// and `#[inject]` (see [`macro@tool`]).
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::resource(args.into(), input.into()).into()
@@ -106,7 +135,9 @@ pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Arguments: `name`, `title`, `description`, `icon(...)`, `meta(...)`, `complete(arg = path)`,
-/// `crate = path`. Returns: `String` (one user message), `PromptMessage`, `Vec<PromptMessage>` or
+/// `crate = path`. Parameters take doc comments, `#[arg(rename = "…", description = "…")]` and
+/// `#[inject]` (see [`macro@tool`]); the JSON-only `#[arg(default)]`, `#[serde]` and `#[schemars]`
+/// are errors here (an argument that may be absent is an `Option`). Returns: `String` (one user message), `PromptMessage`, `Vec<PromptMessage>` or
 /// `GetPromptResult`, or a `Result` of one.
 #[proc_macro_attribute]
 pub fn prompt(args: TokenStream, input: TokenStream) -> TokenStream {

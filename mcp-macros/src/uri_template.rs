@@ -48,3 +48,41 @@ pub(crate) fn variables(template: &str) -> Result<Vec<String>, String> {
     }
     Ok(vars)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::variables;
+
+    #[test]
+    fn variables_in_order_through_every_operator() {
+        assert_eq!(variables("config://app"), Ok(vec![]));
+        assert_eq!(
+            variables("users://{id}/posts{/post}{?q,page}{&sort}{#frag}"),
+            Ok(vec!["id", "post", "q", "page", "sort", "frag"]
+                .into_iter()
+                .map(String::from)
+                .collect())
+        );
+        assert_eq!(
+            variables("{+path}{.ext}{;matrix}{list*}{name:3}"),
+            Ok(["path", "ext", "matrix", "list", "name"]
+                .map(String::from)
+                .to_vec())
+        );
+        assert_eq!(variables("x://{a.b_c}"), Ok(vec!["a.b_c".to_owned()]));
+    }
+
+    #[test]
+    fn malformed_templates_say_what_is_wrong() {
+        let err = |t: &str| variables(t).unwrap_err();
+        assert_eq!(err("x://}"), "unmatched `}`");
+        assert_eq!(err("x://{id"), "unclosed `{`");
+        assert_eq!(err("x://{}"), "empty expression `{}`");
+        assert_eq!(err("x://{?}"), "empty expression `{?}`");
+        assert_eq!(err("x://{id:x}"), "bad prefix modifier in `id:x`");
+        assert_eq!(err("x://{id:12345}"), "bad prefix modifier in `id:12345`");
+        assert_eq!(err("x://{a-b}"), "bad variable name `a-b`");
+        assert_eq!(err("x://{a.}"), "bad variable name `a.`");
+        assert_eq!(err("x://{id}/{id}"), "variable `id` appears twice");
+    }
+}

@@ -24,8 +24,9 @@
 //!
 //! [`#[tool]`](macro@tool) goes on a free `async fn` or plain `fn` (which runs on the blocking
 //! pool). Each parameter becomes a property of the tool's input schema, described by its doc
-//! comment; the fn's doc comment describes the tool. Parameters of type [`Context`] are injected
-//! and left out of the schema. Argument types are anything `Deserialize + JsonSchema`:
+//! comment; the fn's doc comment describes the tool. Parameters of type [`Context`] and
+//! [`State<T>`](State) are injected and left out of the schema, and so is any [`FromContext`]
+//! type marked `#[inject]` (an `Err` from it rejects the request). Argument types are anything `Deserialize + JsonSchema`:
 //! `Option<T>` is optional, and `#[arg(default = …)]`, `#[arg(rename = "…")]` (or the
 //! equivalent `#[serde(…)]`) adjust a parameter.
 //!
@@ -171,29 +172,35 @@ macro_rules! run {
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
-    pub use crate::ask::form::{FormCheck, FormProbe, ViaForm, ViaNotForm, check_form};
     pub use crate::completion::CompleteFn;
     pub use crate::context::FromContext;
     pub use crate::prompt::{
-        PTag, PromptArgDef, PromptCall, PromptDef, PromptFuture, ViaPrompt, ViaPromptResult,
+        PromptArgDef, PromptCall, PromptDef, PromptFuture, PromptReturnProbe, PromptViaOutput,
+        PromptViaResult, PromptViaUnsupported,
     };
     pub use crate::protocol::Resource;
     pub use crate::protocol::{CallToolResult, McpError};
     pub use crate::resource::{
-        RTag, ResourceAnnotationsDef, ResourceCall, ResourceDef, ResourceFuture, ViaOptionOutput,
-        ViaOptionSerde, ViaResOutput, ViaResResultOutput, ViaResResultSerde, ViaResSerde,
-        ViaResultOptionOutput, ViaResultOptionSerde, not_found,
+        ResourceAnnotationsDef, ResourceCall, ResourceDef, ResourceFuture, ResourceReturnProbe,
+        ResourceViaOptionOutput, ResourceViaOptionSerde, ResourceViaOutput,
+        ResourceViaResultOptionOutput, ResourceViaResultOptionSerde, ResourceViaResultOutput,
+        ResourceViaResultSerde, ResourceViaSerde, ResourceViaUnsupported, not_found,
     };
     pub use crate::runner::run_main;
     pub use crate::schema::{Profile, schema_for};
-    pub use crate::text_arg::{ATag, ViaOptionalText, ViaText};
+    pub use crate::text_arg::{TextArgProbe, TextViaFromStr, TextViaOption, TextViaUnsupported};
     pub use crate::tool::output::{
-        Tag, ViaMcpResultOutput, ViaMcpResultSerde, ViaOutput, ViaResultOutput, ViaResultSerde,
-        ViaSerde,
+        ToolReturnProbe, ToolViaMcpResultOutput, ToolViaMcpResultSerde, ToolViaOutput,
+        ToolViaResultOutput, ToolViaResultSerde, ToolViaSerde, ToolViaUnsupported,
     };
+    // The dispatch tables, one per kind of value: the only place each depth is written.
     pub use crate::tool::{
         AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture,
         parse_arguments,
+    };
+    pub use crate::{
+        __prompt_return as prompt_return, __resource_return as resource_return,
+        __text_arg as text_arg, __tool_return as tool_return,
     };
     pub use inventory;
     pub use schemars;
@@ -218,16 +225,35 @@ pub mod __private {
     #[diagnostic::on_unimplemented(
         message = "`{Self}` is neither an injected type nor `Deserialize + JsonSchema`",
         label = "this parameter's type cannot be a tool argument",
-        note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it, or take `Context` to receive the request context"
+        note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it to take it from the client; or, if the server supplies it, implement `FromContext` for it and mark the parameter `#[inject]`"
     )]
     pub trait ToolArgument {}
+    // Not recommended: one error naming `ToolArgument` rather than one per missing trait.
+    #[diagnostic::do_not_recommend]
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
     /// Checked at each argument's type span by generated code.
     pub const fn assert_argument<T: ToolArgument>() {}
 
-    /// Checked at each injected parameter's type span by generated code.
-    pub const fn assert_injected<T: FromContext>() {}
+    /// How generated code builds an injected parameter: through `FromContext`, under a name
+    /// that says what is wrong when a marked type does not implement it.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be injected: it does not implement `FromContext`",
+        label = "an injected parameter's type must implement `FromContext`",
+        note = "implement `mcp_runtime::FromContext` for it, or remove `#[inject]` to take it from the client as an argument"
+    )]
+    pub trait Injected: Sized {
+        /// `FromContext::from_context`.
+        fn inject(ctx: &Context) -> Result<Self, McpError>;
+    }
+    // Not recommended: the error names `Injected` (in the words above), not `FromContext`.
+    #[diagnostic::do_not_recommend]
+    impl<T: FromContext> Injected for T {
+        #[inline(always)]
+        fn inject(ctx: &Context) -> Result<Self, McpError> {
+            T::from_context(ctx)
+        }
+    }
 
     /// Runs a sync tool body on the blocking pool. The closure holds the request's context, so
     /// the request keeps its place in the connection's limit until the blocking work ends, even

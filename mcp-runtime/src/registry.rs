@@ -178,7 +178,9 @@ pub enum BuildError {
         /// Which constraint.
         reason: String,
     },
-    /// A handler elicits (`ctx.elicit::<T>`) a type that is not a flat form.
+    /// A handler elicits (`ctx.elicit::<T>`) a type that is not a flat form. No longer
+    /// produced: a form is checked when it is asked for (the ask fails with the reason), and in
+    /// tests with [`testing::check_form`](crate::testing::check_form).
     InvalidForm {
         /// The tool, resource or prompt.
         owner: String,
@@ -438,7 +440,6 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
-        crate::ask::form::check_registered(filter)?;
         Ok(Registry {
             tools: collect_tools(filter)?,
             resources: collect_resources()?,

@@ -34,6 +34,35 @@ use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::server::connection::{Connection, Step, Wire};
 use crate::server::dispatch::on_message;
 
+/// Checks that `T` can be an elicitation form (a flat object of primitive fields, see
+/// [`Context::elicit`](crate::Context::elicit)); the error names the offending field. A form
+/// is also checked when it is asked for, where an invalid one fails the ask with this reason:
+/// call this in a unit test to find out before a client does.
+///
+/// ```standalone_crate
+/// use mcp_runtime::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Signup {
+///     name: String,
+///     newsletter: bool,
+/// }
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Nested {
+///     signup: Signup,
+/// }
+///
+/// # fn main() {
+/// mcp_runtime::testing::check_form::<Signup>().unwrap();
+/// let why = mcp_runtime::testing::check_form::<Nested>().unwrap_err();
+/// assert!(why.contains("field `signup`"), "{why}");
+/// # }
+/// ```
+pub fn check_form<T: schemars::JsonSchema + 'static>() -> Result<(), String> {
+    crate::ask::form::check_form::<T>()
+}
+
 /// A client connected in-process to a [`Server`].
 pub struct TestClient {
     conn: Arc<Connection>,

@@ -1,5 +1,6 @@
 //! Pieces of expansion every macro shares: the runtime path, optional values, icons, `_meta`,
-//! the definition's location, `#[cfg]` forwarding, injected parameters and the fn call.
+//! the definition's location, `#[cfg]` forwarding, injected parameters, the fn call and
+//! completions.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
@@ -7,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, LitStr};
 
 use crate::attr::{Common, Icon};
-use crate::model::{FnModel, ParamKind};
+use crate::model::{FnModel, ParamKind, split_ref};
 
 /// `::mcp_runtime::__private`, or the user's `crate = path`.
 pub(crate) fn private(common: &Common) -> TokenStream {
@@ -16,6 +17,28 @@ pub(crate) fn private(common: &Common) -> TokenStream {
         .as_ref()
         .map_or_else(|| quote!(::mcp_runtime), |p| p.to_token_stream());
     quote!(#krate::__private)
+}
+
+/// [`private`] with every token located at `span`: a call of one of the runtime's dispatch
+/// tables through it is reported at `span` (the invocation's span starts at its path).
+pub(crate) fn private_at(common: &Common, span: Span) -> TokenStream {
+    fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+        tokens
+            .into_iter()
+            .map(|mut tree| {
+                if let proc_macro2::TokenTree::Group(g) = &tree {
+                    let mut group =
+                        proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                    group.set_span(span);
+                    tree = group.into();
+                } else {
+                    tree.set_span(tree.span().located_at(span));
+                }
+                tree
+            })
+            .collect()
+    }
+    respan(private(common), span)
 }
 
 pub(crate) fn opt_str(s: Option<String>) -> TokenStream {
@@ -91,42 +114,6 @@ pub(crate) fn location(model: &FnModel<'_>) -> TokenStream {
     quote_spanned!(model.ident().span()=> (::core::file!(), ::core::line!()))
 }
 
-/// Start-up checks of the forms the fn asks for with `ctx.elicit::<T>(…)`: a `T` that is not a
-/// flat form fails `ServerBuilder::build` with the tool's name and location (a `T` the macro
-/// cannot see, such as an inferred one, is checked when the ask is made).
-pub(crate) fn form_checks(
-    model: &FnModel<'_>,
-    private: &TokenStream,
-    kind: &str,
-    owner: &str,
-) -> TokenStream {
-    let location = location(model);
-    let checks = crate::forms::elicited_types(&model.item.block)
-        .into_iter()
-        .enumerate()
-        .map(|(i, ty)| {
-            // Through a probe: a `T` that is not `JsonSchema` (a method of the user's own that
-            // happens to be called `elicit`) is skipped rather than a compile error.
-            let check = local(&format!("__mcp_form_check_{i}"));
-            quote_spanned! {ty.span()=>
-                fn #check() -> ::core::result::Result<(), ::std::string::String> {
-                    #[allow(unused_imports)]
-                    use #private::{ViaForm as _, ViaNotForm as _};
-                    (&&#private::FormProbe::<#ty>::new()).check()
-                }
-                #private::inventory::submit! {
-                    #private::FormCheck {
-                        kind: #kind,
-                        owner: #owner,
-                        location: #location,
-                        check: #check,
-                    }
-                }
-            }
-        });
-    quote!(#(#checks)*)
-}
-
 /// The fn's `#[cfg]`s, which must also gate its registration.
 pub(crate) fn cfgs<'a>(model: &FnModel<'a>) -> Vec<&'a syn::Attribute> {
     model
@@ -142,27 +129,32 @@ pub(crate) fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-/// For injected parameters: the bound checks (at each type) and the `let` that builds each from
-/// the context named `ctx`; plus the argument list of the call, in the fn's parameter order.
+/// The local holding the fn's return value: hygienic like [`local`], but located at the return
+/// type, where rustc points when the value's type fits no case of the return table.
+pub(crate) fn return_local(model: &FnModel<'_>) -> Ident {
+    Ident::new(
+        "__mcp_return",
+        Span::mixed_site().located_at(model.return_span()),
+    )
+}
+
+/// For injected parameters, the `let` that builds each from the context named `ctx`; plus the
+/// argument list of the call, in the fn's parameter order.
 pub(crate) fn injections(
     model: &FnModel<'_>,
     private: &TokenStream,
     ctx: &Ident,
-) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
-    let (mut checks, mut lets, mut call_args) = (Vec::new(), Vec::new(), Vec::new());
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let (mut lets, mut call_args) = (Vec::new(), Vec::new());
     for param in &model.params {
         let ident = param.ident;
         match &param.kind {
-            ParamKind::Argument(_) => call_args.push(quote!(#ident)),
-            ParamKind::Injected { by_ref } => {
-                let ty = param.ty;
-                let owned = match ty {
-                    syn::Type::Reference(r) => (*r.elem).clone(),
-                    other => other.clone(),
-                };
-                checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_injected::<#owned>();));
-                lets.push(quote! {
-                    let #ident = <#owned as #private::FromContext>::from_context(&#ctx)?;
+            ParamKind::Argument => call_args.push(quote!(#ident)),
+            ParamKind::Injected { by_ref, .. } => {
+                let owned = split_ref(param.ty).0;
+                // Spanned at the type: one that is not `FromContext` is one error there.
+                lets.push(quote_spanned! {owned.span()=>
+                    let #ident = <#owned as #private::Injected>::inject(&#ctx)?;
                 });
                 call_args.push(if *by_ref {
                     quote!(&#ident)
@@ -172,7 +164,7 @@ pub(crate) fn injections(
             }
         }
     }
-    (checks, lets, call_args)
+    (lets, call_args)
 }
 
 /// The call of the user's fn (bound to `f`): awaited, or run on the blocking pool.
@@ -190,33 +182,13 @@ pub(crate) fn call(
     }
 }
 
-/// The wire name of a string-valued parameter: `#[arg(rename)]` or the ident.
-pub(crate) fn wire_name(param: &crate::model::Param<'_>, args: &crate::model::ArgAttrs) -> String {
-    args.rename.as_ref().map_or_else(
-        || param.ident.to_string().trim_start_matches("r#").to_owned(),
-        LitStr::value,
-    )
-}
-
-/// `(name, path as CompleteFn)` entries, each name checked against `known`.
-pub(crate) fn completions(
-    complete: &[(Ident, syn::Path)],
-    known: &[String],
-    what: &str,
-    private: &TokenStream,
-) -> syn::Result<TokenStream> {
-    let mut entries = Vec::new();
-    for (name, path) in complete {
+/// `(name, path as CompleteFn)` entries (the names are checked by `valid.rs`).
+pub(crate) fn completions(complete: &[(Ident, syn::Path)], private: &TokenStream) -> TokenStream {
+    let entries = complete.iter().map(|(name, path)| {
         let n = name.to_string();
-        if !known.contains(&n) {
-            return Err(syn::Error::new_spanned(
-                name,
-                format!("no {what} named `{n}` to complete"),
-            ));
-        }
         // A typed binding (not `as`) so a wrong signature is a type error at the path.
         let f = quote_spanned!(path.span()=> { let f: #private::CompleteFn = #path; f });
-        entries.push(quote!((#n, #f)));
-    }
-    Ok(quote!(&[#(#entries),*]))
+        quote!((#n, #f))
+    });
+    quote!(&[#(#entries),*])
 }

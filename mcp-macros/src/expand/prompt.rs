@@ -5,38 +5,38 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use super::Steps;
 use super::common::{self, local, opt, opt_str};
-use crate::attr::PromptAttr;
-use crate::model::{FnModel, doc_text};
+use crate::attr::{PromptAttr, doc_text};
+use crate::model::FnModel;
+use crate::valid::{self, Macro};
 
-pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    super::expand_fn("prompt", args, input, PromptAttr::parse, generate)
-}
+pub(super) const STEPS: Steps<PromptAttr> = Steps {
+    mac: Macro::Prompt,
+    parse_attr: PromptAttr::parse,
+    validate: valid::prompt,
+    generate,
+};
 
-fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> {
+fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
     let private = common::private(&attr.common);
     let (f, ctx, call_in, args_in, ret_val) = (
         local("__mcp_fn"),
         local("__mcp_context"),
         local("__mcp_call"),
         local("__mcp_arguments"),
-        local("__mcp_return"),
+        common::return_local(model),
     );
     let prompt_name = common::name(&attr.common, model);
-    let forms = common::form_checks(model, &private, "prompt", &prompt_name);
-    let arguments: Vec<_> = model
-        .arguments()
-        .map(|(p, a)| (p, a, common::wire_name(p, a)))
-        .collect();
-    let via = quote!(#[allow(unused_imports)] use #private::{ViaOptionalText as _, ViaText as _};);
-    let parses = arguments.iter().map(|(param, _, name)| {
+    let arguments: Vec<_> = model.arguments().map(|p| (p, p.wire_name())).collect();
+    let parses = arguments.iter().map(|(param, name)| {
         let (ident, ty) = (param.ident, param.ty);
+        let at = common::private_at(&attr.common, ty.span());
         // Spanned at the type: a type that does not parse from text is reported there.
         quote_spanned! {ty.span()=>
             let #ident: #ty = {
-                #via
                 let raw = #args_in.get(#name).map(::std::string::String::as_str);
-                match (&&#private::ATag::<#ty>::new()).parse_text(raw) {
+                match #at::text_arg!(#ty, parse_text(raw)) {
                     ::core::result::Result::Ok(value) => value,
                     ::core::result::Result::Err(why) => {
                         let message = match raw {
@@ -51,27 +51,31 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
             };
         }
     });
-    let arg_defs = arguments.iter().map(|(param, args, name)| {
-        let ty = param.ty;
+    let arg_defs = arguments.iter().map(|(param, name)| {
+        let (ty, args) = (param.ty, &param.attrs);
+        let at = common::private_at(&attr.common, ty.span());
         let description = opt_str(
             args.description
                 .as_ref()
                 .map(syn::LitStr::value)
-                .or_else(|| doc_text(&args.forwarded)),
+                .or_else(|| doc_text(args.forwarded.iter().copied())),
         );
         quote_spanned! {ty.span()=>
             #private::PromptArgDef {
                 name: #name,
                 description: #description,
-                required: || { #via (&&#private::ATag::<#ty>::new()).required() },
+                required: || #at::text_arg!(#ty, required()),
             }
         }
     });
-    let names: Vec<String> = arguments.iter().map(|(_, _, n)| n.clone()).collect();
-    let complete = common::completions(&attr.complete, &names, "argument", &private)?;
-    let (checks, injections, call_args) = common::injections(model, &private, &ctx);
+    let complete = common::completions(&attr.complete, &private);
+    let (injections, call_args) = common::injections(model, &private, &ctx);
     let call = common::call(model, &private, &f, &ctx, &call_args);
     let ret = model.return_type();
+    // Spanned at the return type: one that is not a prompt is an error there.
+    let at = common::private_at(&attr.common, model.return_span());
+    let convert =
+        quote_spanned!(model.return_span()=> #at::prompt_return!(#ret, convert(#ret_val)));
     let fn_ident = model.ident();
     let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
@@ -82,13 +86,11 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
         common::cfgs(model),
     );
 
-    Ok(quote! {
+    quote! {
         #(#cfgs)*
         #[doc(hidden)]
         #[allow(non_snake_case, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
-            #(#checks)*
-
             fn __mcp_get(#call_in: #private::PromptCall<'_>) -> #private::PromptFuture {
                 let #f = #fn_ident;
                 let #private::PromptCall { context: #ctx, arguments: #args_in } = #call_in;
@@ -98,13 +100,9 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
                     #(#injections)*
                     let _ = &#ctx;
                     let #ret_val: #ret = #call;
-                    #[allow(unused_imports)]
-                    use #private::{ViaPromptResult as _, ViaPrompt as _};
-                    (&&#private::PTag::<#ret>::new()).convert(#ret_val)
+                    #convert
                 })
             }
-
-            #forms
 
             #private::inventory::submit! {
                 #private::PromptDef {
@@ -120,5 +118,5 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> syn::Result<TokenStream> 
                 }
             }
         };
-    })
+    }
 }

@@ -7,20 +7,18 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::LitStr;
 use syn::spanned::Spanned;
 
+use super::Steps;
 use super::common::{self, local, opt};
 use crate::attr::ToolAttr;
 use crate::model::FnModel;
+use crate::valid::{self, Macro};
 
-pub(super) fn try_expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    super::expand_fn("tool", args, input, ToolAttr::parse, |attr, model| {
-        if attr.common.name.is_none() {
-            // The default name is the fn's; it must follow the same rules as an explicit one.
-            let ident = model.ident();
-            crate::attr::check_name(ident.to_string().trim_start_matches("r#"), ident.span())?;
-        }
-        Ok(generate(attr, model))
-    })
-}
+pub(super) const STEPS: Steps<ToolAttr> = Steps {
+    mac: Macro::Tool,
+    parse_attr: ToolAttr::parse,
+    validate: valid::tool,
+    generate,
+};
 
 fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let private = common::private(&attr.common);
@@ -56,10 +54,9 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_context"),
         local("__mcp_arguments"),
         local("__mcp_mode"),
-        local("__mcp_return"),
+        common::return_local(model),
     );
     let name = common::name(&attr.common, model);
-    let forms = common::form_checks(model, &private, "tool", &name);
     let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
     let ret = model.return_type();
@@ -68,8 +65,8 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
     let mut checks = Vec::new();
-    for (param, args) in model.arguments() {
-        let (ident, ty) = (param.ident, param.ty);
+    for param in model.arguments() {
+        let (ident, ty, args) = (param.ident, param.ty, &param.attrs);
         let mut field_attrs: Vec<TokenStream> = args
             .forwarded
             .iter()
@@ -81,7 +78,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         if let Some(description) = &args.description {
             field_attrs.push(quote!(#[schemars(description = #description)]));
         }
-        match &args.default {
+        match args.default.as_ref().map(|d| &d.value) {
             Some(None) => field_attrs.push(quote!(#[serde(default)])),
             Some(Some(expr)) => {
                 let f = format_ident!("__mcp_default_{}", ident);
@@ -104,11 +101,10 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         fields.push(quote!(#(#field_attrs)* #ident: #ty));
         checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_argument::<#ty>();));
     }
-    let arg_idents: Vec<_> = model.arguments().map(|(p, _)| p.ident).collect();
+    let arg_idents: Vec<_> = model.arguments().map(|p| p.ident).collect();
 
     // Injected parameters, then the call with every parameter in its original position.
-    let (injected_checks, injections, call_args) = common::injections(model, &private, &ctx);
-    checks.extend(injected_checks);
+    let (injections, call_args) = common::injections(model, &private, &ctx);
     let call = common::call(model, &private, &f, &ctx, &call_args);
 
     let annotations = {
@@ -128,7 +124,11 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         common::location(model),
         common::cfgs(model),
     );
-    let via = quote!(#[allow(unused_imports)] use #private::{ViaMcpResultOutput as _, ViaMcpResultSerde as _, ViaOutput as _, ViaResultOutput as _, ViaResultSerde as _, ViaSerde as _};);
+    // Spanned at the return type: one that is not a tool result is one error there.
+    let ret_span = model.return_span();
+    let at = common::private_at(&attr.common, ret_span);
+    let output_spec = quote_spanned!(ret_span=> #at::tool_return!(#ret, output_spec()));
+    let convert = quote_spanned!(ret_span=> #at::tool_return!(#ret, convert(#ret_val, #mode)));
 
     quote! {
         #(#cfgs)*
@@ -150,8 +150,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             #input_schema_fn
 
             fn __mcp_output() -> #private::OutputSpec {
-                #via
-                (&&&&&&#private::Tag::<#ret>::new()).output_spec()
+                #output_spec
             }
 
             fn __mcp_call(__mcp_call: #private::ToolCall<'_>) -> #private::ToolFuture {
@@ -168,12 +167,9 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     #(#injections)*
                     let _ = &#ctx;
                     let #ret_val: #ret = #call;
-                    #via
-                    (&&&&&&#private::Tag::<#ret>::new()).convert(#ret_val, #mode)
+                    #convert
                 })
             }
-
-            #forms
 
             #private::inventory::submit! {
                 #private::ToolDef {

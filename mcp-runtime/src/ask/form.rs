@@ -35,83 +35,9 @@ pub(crate) fn form_schema_of<T: JsonSchema + 'static>() -> Result<Value, String>
     form
 }
 
-/// A form a handler elicits, registered by its macro to be checked at start-up.
-pub struct FormCheck {
-    /// `"tool"`, `"resource"` or `"prompt"`.
-    pub kind: &'static str,
-    /// The tool, resource or prompt that asks.
-    pub owner: &'static str,
-    /// Where it is defined.
-    pub location: (&'static str, u32),
-    /// Checks the form's type.
-    pub check: fn() -> Result<(), String>,
-}
-
-inventory::collect!(FormCheck);
-
-/// Whether `T` is a valid form (the start-up check behind [`FormCheck`]).
-pub fn check_form<T: JsonSchema + 'static>() -> Result<(), String> {
+/// Whether `T` is a valid form; see [`testing::check_form`](crate::testing::check_form).
+pub(crate) fn check_form<T: JsonSchema + 'static>() -> Result<(), String> {
     form_schema_of::<T>().map(|_| ())
-}
-
-/// The autoref-specialization probe behind generated form checks: `T: JsonSchema` is
-/// checked, any other `T` (not an elicitation form at all) passes.
-pub struct FormProbe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
-
-impl<T: ?Sized> FormProbe<T> {
-    /// A probe for `T`.
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
-        FormProbe(std::marker::PhantomData)
-    }
-}
-
-/// The probe's case for `T: JsonSchema`.
-pub trait ViaForm {
-    /// Checks the form.
-    fn check(&self) -> Result<(), String>;
-}
-
-impl<T: JsonSchema + 'static> ViaForm for &FormProbe<T> {
-    fn check(&self) -> Result<(), String> {
-        check_form::<T>()
-    }
-}
-
-/// The probe's fallback: not a form type.
-pub trait ViaNotForm {
-    /// Nothing to check.
-    fn check(&self) -> Result<(), String>;
-}
-
-impl<T: ?Sized> ViaNotForm for FormProbe<T> {
-    fn check(&self) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// Runs the registered form checks (not those of tools `filter` leaves out); the first
-/// failure is the error.
-pub(crate) fn check_registered(
-    filter: &dyn Fn(&crate::ToolInfo) -> bool,
-) -> Result<(), crate::BuildError> {
-    for form in inventory::iter::<FormCheck> {
-        let info = crate::ToolInfo {
-            name: form.owner,
-            location: form.location,
-        };
-        if form.kind == "tool" && !filter(&info) {
-            continue;
-        }
-        if let Err(reason) = (form.check)() {
-            return Err(crate::BuildError::InvalidForm {
-                owner: form.owner.to_owned(),
-                location: format!("{}:{}", form.location.0, form.location.1),
-                reason,
-            });
-        }
-    }
-    Ok(())
 }
 
 /// Checks (and normalizes) a form schema: `{type: object, properties: {…}, required?}` whose

@@ -108,24 +108,44 @@ impl PromptOutput for GetPromptResult {
     }
 }
 
-/// The autoref probe for prompt return types.
-pub struct PTag<T>(PhantomData<fn() -> T>);
+/// The probe a prompt's return type is dispatched on, by autoref specialization (see
+/// [`ToolReturnProbe`](crate::tool::output::ToolReturnProbe)); the table of cases and depth is
+/// [`prompt_return!`](crate::__private::prompt_return).
+pub struct PromptReturnProbe<T>(PhantomData<fn() -> T>);
 
-impl<T> PTag<T> {
+impl<T> PromptReturnProbe<T> {
     /// A probe for `T`.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        PTag(PhantomData)
+        PromptReturnProbe(PhantomData)
     }
 }
 
+/// Calls `$method($args…)` on the case of the prompt return-type table that applies to `$ty`.
+/// Three `&`s: the first case is implemented for two (one per case below it, down to the
+/// fallback [`PromptViaUnsupported`]), and method lookup adds the `&` of `&self`.
 #[doc(hidden)]
-pub trait ViaPromptResult<R> {
+#[macro_export]
+macro_rules! __prompt_return {
+    ($ty:ty, $method:ident($($arg:expr),* $(,)?)) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{
+            PromptViaOutput as _, PromptViaResult as _, PromptViaUnsupported as _,
+        };
+        (&&&$crate::__private::PromptReturnProbe::<$ty>::new()).$method($($arg),*)
+    }};
+}
+
+/// Priority 0: `Result<T: PromptOutput, E>` (an `McpError` is passed on, others are internal).
+#[doc(hidden)]
+pub trait PromptViaResult<R> {
     /// Conversion.
     fn convert(&self, value: R) -> Result<GetPromptResult, McpError>;
 }
 
-impl<T: PromptOutput, E: Display + 'static> ViaPromptResult<Result<T, E>> for &PTag<Result<T, E>> {
+impl<T: PromptOutput, E: Display + 'static> PromptViaResult<Result<T, E>>
+    for &&PromptReturnProbe<Result<T, E>>
+{
     fn convert(&self, value: Result<T, E>) -> Result<GetPromptResult, McpError> {
         value.map(PromptOutput::into_prompt_result).map_err(|e| {
             let any: &dyn std::any::Any = &e;
@@ -136,14 +156,67 @@ impl<T: PromptOutput, E: Display + 'static> ViaPromptResult<Result<T, E>> for &P
     }
 }
 
+/// Priority 1: `T: PromptOutput`.
 #[doc(hidden)]
-pub trait ViaPrompt<R> {
+pub trait PromptViaOutput<R> {
     /// Conversion.
     fn convert(&self, value: R) -> Result<GetPromptResult, McpError>;
 }
 
-impl<T: PromptOutput> ViaPrompt<T> for PTag<T> {
+impl<T: PromptOutput> PromptViaOutput<T> for &PromptReturnProbe<T> {
     fn convert(&self, value: T) -> Result<GetPromptResult, McpError> {
         Ok(value.into_prompt_result())
+    }
+}
+
+/// The bound behind the table's fallback: no type has it, so a return type no case takes is
+/// one error, at the return type, in these words.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a prompt",
+    label = "this return type is not a prompt",
+    note = "return `String` (one user message), `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`, or a `Result` of one; or implement `mcp_runtime::prompt::PromptOutput` for it"
+)]
+pub trait ReturnedFromPrompt {}
+
+/// The fallback: no case applies.
+#[doc(hidden)]
+pub trait PromptViaUnsupported<R> {
+    /// Unreachable: `R: ReturnedFromPrompt` never holds.
+    fn convert(&self, value: R) -> Result<GetPromptResult, McpError>
+    where
+        R: ReturnedFromPrompt;
+}
+
+impl<T> PromptViaUnsupported<T> for PromptReturnProbe<T> {
+    fn convert(&self, _: T) -> Result<GetPromptResult, McpError>
+    where
+        T: ReturnedFromPrompt,
+    {
+        unreachable!("no type is `ReturnedFromPrompt`")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Through the table generated code uses, at its depth.
+    macro_rules! convert {
+        ($t:ty, $v:expr) => {
+            crate::__prompt_return!($t, convert($v))
+        };
+    }
+
+    #[test]
+    fn each_priority_converts() {
+        let r = convert!(String, "hi".to_owned()).unwrap();
+        assert_eq!(r.messages.len(), 1);
+        let r = convert!(Result<Vec<PromptMessage>, String>, Ok(vec![])).unwrap();
+        assert!(r.messages.is_empty());
+        let e = convert!(Result<String, String>, Err("boom".into())).unwrap_err();
+        assert_eq!(e.message, "boom");
+        let e =
+            convert!(Result<String, McpError>, Err(McpError::invalid_params("no"))).unwrap_err();
+        assert_eq!(e.code, McpError::invalid_params("").code);
     }
 }

@@ -12,8 +12,9 @@ use std::pin::Pin;
 pub use output::{NotFound, ResourceOutput, not_found};
 #[doc(hidden)]
 pub use output::{
-    RTag, ViaOptionOutput, ViaOptionSerde, ViaResOutput, ViaResResultOutput, ViaResResultSerde,
-    ViaResSerde, ViaResultOptionOutput, ViaResultOptionSerde,
+    ResourceReturnProbe, ResourceViaOptionOutput, ResourceViaOptionSerde, ResourceViaOutput,
+    ResourceViaResultOptionOutput, ResourceViaResultOptionSerde, ResourceViaResultOutput,
+    ResourceViaResultSerde, ResourceViaSerde, ResourceViaUnsupported, ReturnedFromResource,
 };
 pub use path::{PathError, safe_join};
 pub use template::{TemplateError, UriTemplate, percent_decode};

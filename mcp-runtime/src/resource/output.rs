@@ -118,18 +118,38 @@ fn nonempty(contents: Vec<ResourceContents>, uri: &str) -> Result<Vec<ResourceCo
     }
 }
 
-/// The autoref-specialization probe generated code calls `(&&&&&&&&RTag::<R>::new())` on.
-pub struct RTag<T>(PhantomData<fn() -> T>);
+/// The probe a resource's return type is dispatched on, by autoref specialization (see
+/// [`ToolReturnProbe`](crate::tool::output::ToolReturnProbe)); the table of cases and depth is
+/// [`resource_return!`](crate::__private::resource_return).
+pub struct ResourceReturnProbe<T>(PhantomData<fn() -> T>);
 
-impl<T> RTag<T> {
+impl<T> ResourceReturnProbe<T> {
     /// A probe for `T`.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        RTag(PhantomData)
+        ResourceReturnProbe(PhantomData)
     }
 }
 
-macro_rules! via {
+/// Calls `$method($args…)` on the case of the resource return-type table that applies to `$ty`.
+/// Nine `&`s: the first case is implemented for eight (one per case below it, down to the
+/// fallback [`ResourceViaUnsupported`]), and method lookup adds the `&` of `&self`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __resource_return {
+    ($ty:ty, $method:ident($($arg:expr),* $(,)?)) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{
+            ResourceViaOptionOutput as _, ResourceViaOptionSerde as _, ResourceViaOutput as _,
+            ResourceViaResultOptionOutput as _, ResourceViaResultOptionSerde as _,
+            ResourceViaResultOutput as _, ResourceViaResultSerde as _, ResourceViaSerde as _,
+            ResourceViaUnsupported as _,
+        };
+        (&&&&&&&&&$crate::__private::ResourceReturnProbe::<$ty>::new()).$method($($arg),*)
+    }};
+}
+
+macro_rules! case {
     ($trait:ident, $recv:ty, [$($bounds:tt)*], $value:ty, |$v:ident, $uri:ident, $mime:ident| $body:expr) => {
         #[doc(hidden)]
         pub trait $trait<R> {
@@ -144,34 +164,62 @@ macro_rules! via {
     };
 }
 
-via!(ViaResultOptionOutput, &&&&&&&RTag<Result<Option<T>, E>>, [T: ResourceOutput, E: Display + 'static], Result<Option<T>, E>,
+case!(ResourceViaResultOptionOutput, &&&&&&&&ResourceReturnProbe<Result<Option<T>, E>>, [T: ResourceOutput, E: Display + 'static], Result<Option<T>, E>,
     |v, uri, mime| nonempty(v.map_err(|e| error_of(e, uri))?.ok_or_else(|| not_found(uri, None))?.into_contents(uri, mime), uri));
-via!(ViaResultOptionSerde, &&&&&&RTag<Result<Option<T>, E>>, [T: Serialize, E: Display + 'static], Result<Option<T>, E>,
+case!(ResourceViaResultOptionSerde, &&&&&&&ResourceReturnProbe<Result<Option<T>, E>>, [T: Serialize, E: Display + 'static], Result<Option<T>, E>,
     |v, uri, _mime| serde_contents(&v.map_err(|e| error_of(e, uri))?.ok_or_else(|| not_found(uri, None))?, uri));
-via!(ViaResResultOutput, &&&&&RTag<Result<T, E>>, [T: ResourceOutput, E: Display + 'static], Result<T, E>,
+case!(ResourceViaResultOutput, &&&&&&ResourceReturnProbe<Result<T, E>>, [T: ResourceOutput, E: Display + 'static], Result<T, E>,
     |v, uri, mime| nonempty(v.map_err(|e| error_of(e, uri))?.into_contents(uri, mime), uri));
-via!(ViaResResultSerde, &&&&RTag<Result<T, E>>, [T: Serialize, E: Display + 'static], Result<T, E>,
+case!(ResourceViaResultSerde, &&&&&ResourceReturnProbe<Result<T, E>>, [T: Serialize, E: Display + 'static], Result<T, E>,
     |v, uri, _mime| serde_contents(&v.map_err(|e| error_of(e, uri))?, uri));
-via!(ViaOptionOutput, &&&RTag<Option<T>>, [T: ResourceOutput], Option<T>,
+case!(ResourceViaOptionOutput, &&&&ResourceReturnProbe<Option<T>>, [T: ResourceOutput], Option<T>,
     |v, uri, mime| nonempty(v.ok_or_else(|| not_found(uri, None))?.into_contents(uri, mime), uri));
-via!(ViaOptionSerde, &&RTag<Option<T>>, [T: Serialize], Option<T>,
+case!(ResourceViaOptionSerde, &&&ResourceReturnProbe<Option<T>>, [T: Serialize], Option<T>,
     |v, uri, _mime| serde_contents(&v.ok_or_else(|| not_found(uri, None))?, uri));
-via!(ViaResOutput, &RTag<T>, [T: ResourceOutput], T, |v, uri, mime| nonempty(v.into_contents(uri, mime), uri));
-via!(ViaResSerde, RTag<T>, [T: Serialize], T, |v, uri, _mime| serde_contents(&v, uri));
+case!(ResourceViaOutput, &&ResourceReturnProbe<T>, [T: ResourceOutput], T, |v, uri, mime| nonempty(v.into_contents(uri, mime), uri));
+case!(ResourceViaSerde, &ResourceReturnProbe<T>, [T: Serialize], T, |v, uri, _mime| serde_contents(&v, uri));
+
+/// The bound behind the table's fallback: no type has it, so a return type no case takes is
+/// one error, at the return type, in these words.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a resource",
+    label = "this return type is not resource contents",
+    note = "return `String`, `Vec<u8>`, `ResourceContents`, a `Serialize` value, an `Option` of one (`None` is \"not found\"), or a `Result` of one; or implement `mcp_runtime::resource::ResourceOutput` for it"
+)]
+pub trait ReturnedFromResource {}
+
+/// The fallback: no case applies.
+#[doc(hidden)]
+pub trait ResourceViaUnsupported<R> {
+    /// Unreachable: `R: ReturnedFromResource` never holds.
+    fn convert(
+        &self,
+        value: R,
+        uri: &str,
+        mime: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, McpError>
+    where
+        R: ReturnedFromResource;
+}
+
+impl<T> ResourceViaUnsupported<T> for ResourceReturnProbe<T> {
+    fn convert(&self, _: T, _: &str, _: Option<&str>) -> Result<Vec<ResourceContents>, McpError>
+    where
+        T: ReturnedFromResource,
+    {
+        unreachable!("no type is `ReturnedFromResource`")
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    // Through the table generated code uses, at its depth.
     macro_rules! convert {
-        ($t:ty, $v:expr) => {{
-            #[allow(unused_imports)]
-            use super::{
-                ViaOptionOutput as _, ViaOptionSerde as _, ViaResOutput as _,
-                ViaResResultOutput as _, ViaResResultSerde as _, ViaResSerde as _,
-            };
-            (&&&&&&RTag::<$t>::new()).convert($v, "x://1", None)
-        }};
+        ($t:ty, $v:expr) => {
+            crate::__resource_return!($t, convert($v, "x://1", None))
+        };
     }
 
     #[test]
@@ -210,5 +258,38 @@ mod tests {
             convert!(Vec<ResourceContents>, vec![]).is_err(),
             "empty contents mean not found"
         );
+    }
+
+    #[test]
+    fn results_of_options_and_mcp_errors() {
+        // `Result<Option<_>, _>`: `Ok(None)` is not found, `Ok(Some)` the contents, `Err` its error.
+        let none: Result<Option<String>, McpError> = Ok(None);
+        assert_eq!(
+            convert!(Result<Option<String>, McpError>, none)
+                .unwrap_err()
+                .code,
+            ErrorCode::RESOURCE_NOT_FOUND_LEGACY
+        );
+        let some = convert!(Result<Option<Vec<i32>>, String>, Ok(Some(vec![1]))).unwrap();
+        assert!(matches!(&some[0], ResourceContents::Text { text, .. } if text == "[1]"));
+        let denied = McpError::invalid_params("denied");
+        let e = convert!(Result<Option<String>, McpError>, Err(denied.clone())).unwrap_err();
+        assert_eq!((e.code, e.message), (denied.code, denied.message));
+        let e =
+            convert!(Result<String, McpError>, Err(McpError::invalid_params("bad"))).unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn own_contents_beat_serde_at_every_level() {
+        // `String` is both `ResourceOutput` (text) and `Serialize` (a JSON string).
+        let is_text = |r: Result<Vec<ResourceContents>, McpError>| matches!(&r.unwrap()[0], ResourceContents::Text { text, mime_type: Some(m), .. } if text == "one" && m == "text/plain");
+        assert!(is_text(convert!(String, "one".into())));
+        assert!(is_text(convert!(Option<String>, Some("one".into()))));
+        assert!(is_text(convert!(Result<String, String>, Ok("one".into()))));
+        assert!(is_text(convert!(
+            Result<Option<String>, McpError>,
+            Ok(Some("one".into()))
+        )));
     }
 }

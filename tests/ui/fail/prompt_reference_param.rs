@@ -1,0 +1,8 @@
+use mcp_runtime::prelude::*;
+
+#[prompt]
+fn greet(who: &str) -> String {
+    format!("Hello, {who}")
+}
+
+fn main() {}
