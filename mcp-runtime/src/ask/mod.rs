@@ -41,27 +41,27 @@ use types::{ElicitResult, ListRootsResult};
 
 /// What is asked, for capability checks and keys.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum AskKind {
     Form,
     Url,
     Sample,
     Roots,
 }
 
-impl Kind {
+impl AskKind {
     fn method(self) -> &'static str {
         match self {
-            Kind::Form | Kind::Url => "elicitation/create",
-            Kind::Sample => "sampling/createMessage",
-            Kind::Roots => "roots/list",
+            AskKind::Form | AskKind::Url => "elicitation/create",
+            AskKind::Sample => "sampling/createMessage",
+            AskKind::Roots => "roots/list",
         }
     }
 
     fn key_prefix(self) -> &'static str {
         match self {
-            Kind::Form | Kind::Url => "elicit",
-            Kind::Sample => "sample",
-            Kind::Roots => "roots",
+            AskKind::Form | AskKind::Url => "elicit",
+            AskKind::Sample => "sample",
+            AskKind::Roots => "roots",
         }
     }
 
@@ -71,22 +71,22 @@ impl Kind {
         let elicitation = caps.get("elicitation").and_then(Value::as_object);
         let (ok, since, required) = match self {
             // `elicitation: {}` means form mode, for clients that predate URL mode.
-            Kind::Form => (
+            AskKind::Form => (
                 elicitation.is_some_and(|e| e.is_empty() || e.contains_key("form")),
                 ProtocolVersion::V2025_06_18,
                 json!({ "elicitation": { "form": {} } }),
             ),
-            Kind::Url => (
+            AskKind::Url => (
                 elicitation.is_some_and(|e| e.contains_key("url")),
                 ProtocolVersion::V2025_11_25,
                 json!({ "elicitation": { "url": {} } }),
             ),
-            Kind::Sample => (
+            AskKind::Sample => (
                 caps.get("sampling").is_some_and(Value::is_object),
                 ProtocolVersion::V2024_11_05,
                 json!({ "sampling": {} }),
             ),
-            Kind::Roots => (
+            AskKind::Roots => (
                 caps.get("roots").is_some_and(Value::is_object),
                 ProtocolVersion::V2024_11_05,
                 json!({ "roots": {} }),
@@ -148,7 +148,7 @@ impl Context {
     /// The next ask of `kind`. Its 2026-07-28 key is taken now, when the ask is created, not
     /// when it is first polled: asks made together (`join!`, which may poll in any order) get
     /// the same keys on every round.
-    fn ask_next(&self, kind: Kind) -> Ask<'_> {
+    fn ask_next(&self, kind: AskKind) -> Ask<'_> {
         let key = match self.asker() {
             Asker::Round(round) => Some(round.next_key(kind.key_prefix())),
             _ => None,
@@ -178,7 +178,7 @@ impl Context {
     where
         T: DeserializeOwned + JsonSchema + 'static,
     {
-        self.ask_next(Kind::Form).elicit(message.into())
+        self.ask_next(AskKind::Form).elicit(message.into())
     }
 
     /// Like [`elicit`](Self::elicit), with a hand-written `requestedSchema` (checked against
@@ -189,7 +189,7 @@ impl Context {
         message: impl Into<String>,
         schema: Value,
     ) -> impl Future<Output = Result<Elicitation<Map<String, Value>>, McpError>> + Send + '_ {
-        self.ask_next(Kind::Form)
+        self.ask_next(AskKind::Form)
             .elicit_with_schema(message.into(), schema)
     }
 
@@ -203,7 +203,7 @@ impl Context {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> impl Future<Output = Result<ElicitAction, McpError>> + Send + '_ {
-        self.ask_next(Kind::Url).elicit_url_with_id(
+        self.ask_next(AskKind::Url).elicit_url_with_id(
             new_elicitation_id(),
             message.into(),
             url.into(),
@@ -221,7 +221,7 @@ impl Context {
         message: impl Into<String>,
         url: impl Into<String>,
     ) -> impl Future<Output = Result<ElicitAction, McpError>> + Send + '_ {
-        self.ask_next(Kind::Url)
+        self.ask_next(AskKind::Url)
             .elicit_url_with_id(id.into(), message.into(), url.into())
     }
 
@@ -297,12 +297,12 @@ impl Context {
         &self,
         request: Sampling,
     ) -> impl Future<Output = Result<SampledMessage, McpError>> + Send + '_ {
-        self.ask_next(Kind::Sample).sample(request)
+        self.ask_next(AskKind::Sample).sample(request)
     }
 
     /// The client's roots (`roots/list`): the directories or files the user works on.
     pub fn roots(&self) -> impl Future<Output = Result<Vec<Root>, McpError>> + Send + '_ {
-        self.ask_next(Kind::Roots).roots()
+        self.ask_next(AskKind::Roots).roots()
     }
 }
 
@@ -351,7 +351,7 @@ impl Ask<'_> {
         schema: Value,
     ) -> Result<Elicitation<Map<String, Value>>, McpError> {
         // A client that cannot take forms hears so first (not that the form is too new).
-        Kind::Form.check(self.ctx.protocol_version(), self.ctx.client_capabilities())?;
+        AskKind::Form.check(self.ctx.protocol_version(), self.ctx.client_capabilities())?;
         let params = if self.ctx.protocol_version() < ProtocolVersion::V2025_11_25 {
             // 2025-06-18 forms have no `mode` (it came with URL elicitation), no defaults, no
             // titled or multiple choices: lower the form, or say why it cannot be.
@@ -365,7 +365,7 @@ impl Ask<'_> {
         } else {
             json!({ "mode": "form", "message": message, "requestedSchema": schema })
         };
-        let result: ElicitResult = self.ask(Kind::Form, params).await?;
+        let result: ElicitResult = self.ask(AskKind::Form, params).await?;
         Ok(match result.action {
             ElicitAction::Accept => match result.content {
                 Some(Value::Object(content)) => Elicitation::Accept(content),
@@ -403,24 +403,24 @@ impl Ask<'_> {
             // 2025-11-25 correlates URL elicitations by id (2026-07-28 removed it).
             params["elicitationId"] = Value::String(id.into());
         }
-        let result: ElicitResult = self.ask(Kind::Url, params).await?;
+        let result: ElicitResult = self.ask(AskKind::Url, params).await?;
         Ok(result.action)
     }
 
     /// [`Context::sample`] under this key.
     pub async fn sample(self, request: Sampling) -> Result<SampledMessage, McpError> {
         let params = serde_json::to_value(request).expect("a sampling request serializes");
-        self.ask(Kind::Sample, params).await
+        self.ask(AskKind::Sample, params).await
     }
 
     /// [`Context::roots`] under this key.
     pub async fn roots(self) -> Result<Vec<Root>, McpError> {
-        let result: ListRootsResult = self.ask(Kind::Roots, json!({})).await?;
+        let result: ListRootsResult = self.ask(AskKind::Roots, json!({})).await?;
         Ok(result.roots)
     }
 
     /// Sends one ask and parses its answer.
-    async fn ask<R: DeserializeOwned>(&self, kind: Kind, params: Value) -> Result<R, McpError> {
+    async fn ask<R: DeserializeOwned>(&self, kind: AskKind, params: Value) -> Result<R, McpError> {
         kind.check(self.ctx.protocol_version(), self.ctx.client_capabilities())?;
         let parse = |value: Value| -> Result<R, McpError> {
             serde_json::from_value(value).map_err(|e| {

@@ -281,12 +281,15 @@ impl Context {
     }
 }
 
-/// A parameter type the framework supplies instead of the client: [`Context`] and, later, state,
-/// headers or auth claims. Such parameters are left out of the tool's input schema.
+/// A parameter type the framework supplies instead of the client. [`Context`] and
+/// [`State<T>`](crate::State) are injected wherever they appear; a type of your own that
+/// implements this trait (an extractor reading a header, say) is injected when its parameter is
+/// marked `#[inject]`. Injected parameters are left out of the input schema, and an `Err` from
+/// [`from_context`](Self::from_context) rejects the request with that error.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a type the framework can inject",
     label = "not injectable",
-    note = "parameters of type `Context` and `State<T>` are injected; others must be `Deserialize + JsonSchema` arguments"
+    note = "`Context` and `State<T>` are injected as they are; implement `FromContext` for your own type and mark its parameter `#[inject]`"
 )]
 pub trait FromContext: Sized {
     /// Builds the value for one request.

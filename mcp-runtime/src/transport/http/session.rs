@@ -134,7 +134,6 @@ impl Sessions {
         self.map.lock().expect("sessions lock").len()
     }
 
-    /// Ends sessions idle for longer than the limit.
     /// Ends sessions idle for longer than the limit; returns their ids. A session with work
     /// running, or an HTTP+SSE session whose stream is still open, is not idle.
     pub(crate) fn reap(&self) -> Vec<String> {
