@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::completion::complete;
 use super::connection::{Arrival, Connection, Step, panic_message};
-use super::envelope::{self, Envelope, Head};
+use super::envelope::{self, Envelope, Head, RequestMeta};
 use super::era::{self, Cache, Scope};
 use super::handler::{list_page, parse_params, reply};
 use super::prompts::get_prompt;
@@ -187,7 +187,7 @@ pub(crate) fn on_request(
     arrival: Arrival,
 ) -> Step {
     let meta = head.and_then(|h| h.meta);
-    let with_meta = meta.as_ref().is_some_and(|m| m.protocol_version.is_some());
+    let with_meta = meta.as_ref().is_some_and(RequestMeta::is_stateless);
     if req.method == "initialize" {
         // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
         // serves only that era) it is an unknown method, and it never opens a session.

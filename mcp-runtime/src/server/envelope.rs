@@ -72,6 +72,13 @@ impl Envelope<'_> {
         self.head
             .as_ref()
             .and_then(|h| h.meta.as_ref())
-            .is_some_and(|m| m.protocol_version.is_some())
+            .is_some_and(RequestMeta::is_stateless)
+    }
+}
+
+impl RequestMeta {
+    /// Whether it names a protocol version: the mark of a stateless-era request.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.protocol_version.is_some()
     }
 }

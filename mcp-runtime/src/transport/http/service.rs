@@ -117,7 +117,11 @@ async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
     let stateless_header =
         header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
-    if let Ok(envelope) = &decoded
+    let (body, undecodable) = match decoded {
+        Ok(envelope) => (Body::Decoded(envelope), None),
+        Err(e) => (Body::Raw(text), Some(e)),
+    };
+    if let Body::Decoded(envelope) = &body
         && let Message::Request(req) = &envelope.message
     {
         let with_meta = envelope.is_stateless();
@@ -130,16 +134,9 @@ async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            let Ok(envelope) = decoded else {
-                unreachable!("checked above")
-            };
-            return stateless(state, Body::Decoded(envelope), headers).await;
+            return stateless(state, body, headers).await;
         }
     }
-    let (body, undecodable) = match decoded {
-        Ok(envelope) => (Body::Decoded(envelope), None),
-        Err(e) => (Body::Raw(text), Some(e)),
-    };
     if let Some(id) = header(headers, SESSION_HEADER) {
         let Some(session) = state.sessions.get(id) else {
             return fail(
