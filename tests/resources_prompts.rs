@@ -281,6 +281,32 @@ async fn missing_resources_are_errors_with_the_uri_in_both_eras() {
     }
 }
 
+/// A `resources/read` of a long URI is matched in linear time, and one past the limit (64 KiB)
+/// is refused before any template is tried; the session serves the next read.
+#[tokio::test]
+async fn long_uris_are_matched_or_refused_in_both_eras() {
+    for client in [session().await, TestClient::stateless().await] {
+        let long = format!("files://{}", "a/".repeat(30_000));
+        let read = client
+            .request("resources/read", json!({"uri": long}))
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["uri"], long.as_str());
+        let too_long = format!("files://{}", "a/".repeat(40_000));
+        let e = client
+            .request("resources/read", json!({"uri": too_long}))
+            .await
+            .unwrap_err();
+        assert_eq!(code(&e), -32602);
+        assert!(e.message.contains("too long"), "{}", e.message);
+        assert!(e.message.len() < 200, "the URI is not echoed back");
+        client
+            .request("resources/read", json!({"uri": "notes://today"}))
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test]
 async fn stateless_reads_and_lists_carry_cache_hints() {
     let client = TestClient::stateless().await;

@@ -186,13 +186,28 @@ impl Changes {
     }
 }
 
-/// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, or a
-/// sub-resource of it (`file:///dir/` covers `file:///dir/a.txt`).
+/// Whether an update of `updated` concerns a subscription to `subscribed`: the same URI, a
+/// fragment of it, or a sub-resource of it (`file:///dir/` covers `file:///dir/a.txt`).
+///
+/// Only a URI with a path covers the URIs below it: `file://`, `memo://board` or `a` cover
+/// themselves (and their fragments) only; otherwise a subscription to a bare scheme would
+/// cover every URI of that scheme.
 pub(crate) fn covers(subscribed: &str, updated: &str) -> bool {
     updated == subscribed
         || updated.strip_prefix(subscribed).is_some_and(|rest| {
-            subscribed.ends_with('/') || rest.starts_with('/') || rest.starts_with('#')
+            rest.starts_with('#')
+                || (has_path(subscribed) && (subscribed.ends_with('/') || rest.starts_with('/')))
         })
+}
+
+/// Whether `uri` has a hierarchical path: a `/` after `scheme://authority` (or after
+/// `scheme:` when there is no authority).
+fn has_path(uri: &str) -> bool {
+    let after_scheme = match uri.split_once("://") {
+        Some((_, rest)) => rest,
+        None => uri.split_once(':').map_or("", |(_, rest)| rest),
+    };
+    after_scheme.contains('/')
 }
 
 #[cfg(test)]
@@ -205,6 +220,20 @@ mod tests {
         assert!(covers("file:///a", "file:///a/b"));
         assert!(covers("file:///a/", "file:///a/b"));
         assert!(!covers("file:///a", "file:///ab"));
+        assert!(covers("file:///", "file:///etc/passwd"));
+        assert!(covers("memo://board", "memo://board#top"));
+    }
+
+    /// A bare scheme (or scheme and authority) is not a directory of everything below it.
+    #[test]
+    fn uris_without_a_path_cover_only_themselves() {
+        assert!(!covers("file://", "file:///etc/passwd"));
+        assert!(!covers("file:", "file:/etc/passwd"));
+        assert!(!covers("memo://board", "memo://board/secret"));
+        assert!(!covers("a", "a/b"));
+        assert!(!covers("", "x"));
+        assert!(covers("file://", "file://"));
+        assert!(covers("urn:x/", "urn:x/y"));
     }
 
     #[test]

@@ -45,13 +45,18 @@ impl Op {
         }
     }
 
-    /// Whether a value may contain this (unencoded) character.
-    fn allows(self, c: char, explode: bool) -> bool {
-        match self {
-            Op::Reserved => c != '?' && c != '#',
-            Op::Fragment => true,
-            Op::Path if explode => c != '?' && c != '#',
-            _ => !matches!(c, '/' | '?' | '#' | '&'),
+    /// The regex class of the (unencoded) characters a value may contain; a value of a
+    /// multi-variable expression also excludes the `,` that separates it from the next.
+    fn class(self, explode: bool, multi: bool) -> &'static str {
+        match (self, multi) {
+            (Op::Fragment, false) => r"(?s:.)",
+            (Op::Fragment, true) => r"[^,]",
+            (Op::Reserved, false) => r"[^?#]",
+            (Op::Reserved, true) => r"[^?#,]",
+            (Op::Path, false) if explode => r"[^?#]",
+            (Op::Path, true) if explode => r"[^?#,]",
+            (_, false) => r"[^/?#&]",
+            (_, true) => r"[^/?#&,]",
         }
     }
 }
@@ -69,11 +74,27 @@ enum Part {
 }
 
 /// A parsed RFC 6570 URI template.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Matching is linear in the URI's length: the part before any trailing query expressions is
+/// compiled, once, into a [`regex::Regex`] (a finite automaton, no backtracking), and each
+/// variable is percent-decoded once, after the match.
+#[derive(Clone, Debug)]
 pub struct UriTemplate {
     raw: String,
     parts: Vec<Part>,
+    /// The parts before the trailing query expressions, anchored at both ends.
+    path: regex::Regex,
+    /// The variable each capture group of `path` binds, in group order (group `i + 1`).
+    captures: Vec<String>,
 }
+
+impl PartialEq for UriTemplate {
+    fn eq(&self, other: &Self) -> bool {
+        self.raw == other.raw
+    }
+}
+
+impl Eq for UriTemplate {}
 
 /// Why a template is invalid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,9 +134,13 @@ impl UriTemplate {
                 }
             }
         }
+        let split = query_split(&parts);
+        let (path, captures) = compile(&parts[..split], raw)?;
         Ok(UriTemplate {
             raw: raw.to_owned(),
             parts,
+            path,
+            captures,
         })
     }
 
@@ -142,20 +167,7 @@ impl UriTemplate {
     pub fn matches(&self, uri: &str) -> Option<HashMap<String, String>> {
         let mut out = HashMap::new();
         // Trailing query expressions match the URI's query string, in any order.
-        let split = self
-            .parts
-            .iter()
-            .rposition(|p| {
-                !matches!(
-                    p,
-                    Part::Expr {
-                        op: Op::Query | Op::QueryCont,
-                        ..
-                    }
-                )
-            })
-            .map_or(0, |i| i + 1);
-        let (path_parts, query_parts) = self.parts.split_at(split);
+        let query_parts = &self.parts[query_split(&self.parts)..];
         let (path, query) = if query_parts.is_empty() {
             (uri, None)
         } else {
@@ -164,8 +176,10 @@ impl UriTemplate {
                 None => (uri, None),
             }
         };
-        if !match_parts(path_parts, path, &mut out) {
-            return None;
+        let groups = self.path.captures(path)?;
+        for (i, name) in self.captures.iter().enumerate() {
+            let text = groups.get(i + 1)?.as_str();
+            out.insert(name.clone(), percent_decode(text)?);
         }
         if let Some(query) = query {
             let pairs: HashMap<&str, &str> = query
@@ -190,6 +204,60 @@ impl fmt::Display for UriTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.raw)
     }
+}
+
+/// Where the trailing run of query expressions (`{?q}`, `{&r}`) starts.
+fn query_split(parts: &[Part]) -> usize {
+    parts
+        .iter()
+        .rposition(|p| {
+            !matches!(
+                p,
+                Part::Expr {
+                    op: Op::Query | Op::QueryCont,
+                    ..
+                }
+            )
+        })
+        .map_or(0, |i| i + 1)
+}
+
+/// The anchored regex for `parts` (no query expressions) and the variable of each group.
+///
+/// Each value is a non-empty run of the characters its operator allows ([`Op::allows`]); in a
+/// multi-variable expression the values are comma-separated, so they exclude `,`. Greedy
+/// repetition with leftmost-first semantics picks the same split as a backtracking matcher
+/// trying the longest value first would, in linear time.
+fn compile(parts: &[Part], raw: &str) -> Result<(regex::Regex, Vec<String>), TemplateError> {
+    let mut pattern = String::from(r"\A");
+    let mut captures = Vec::new();
+    for part in parts {
+        match part {
+            Part::Literal(lit) => pattern.push_str(&regex::escape(lit)),
+            Part::Expr { op, vars } => {
+                pattern.push_str(&regex::escape(op.prefix()));
+                let explode = vars.iter().any(|v| v.explode);
+                let multi = vars.len() > 1;
+                for (i, var) in vars.iter().enumerate() {
+                    if i > 0 {
+                        pattern.push(',');
+                    }
+                    if *op == Op::PathParam {
+                        pattern.push_str(&regex::escape(&var.name));
+                        pattern.push('=');
+                    }
+                    pattern.push('(');
+                    pattern.push_str(op.class(explode, multi));
+                    pattern.push_str("+)");
+                    captures.push(var.name.clone());
+                }
+            }
+        }
+    }
+    pattern.push_str(r"\z");
+    let regex = regex::Regex::new(&pattern)
+        .map_err(|e| TemplateError(format!("cannot compile {raw:?}: {e}")))?;
+    Ok((regex, captures))
 }
 
 fn parse_expr(body: &str, raw: &str) -> Result<Part, TemplateError> {
@@ -241,70 +309,11 @@ fn parse_expr(body: &str, raw: &str) -> Result<Part, TemplateError> {
     Ok(Part::Expr { op, vars })
 }
 
-fn match_parts(parts: &[Part], s: &str, out: &mut HashMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return s.is_empty();
-    };
-    match first {
-        Part::Literal(lit) => s
-            .strip_prefix(lit.as_str())
-            .is_some_and(|s| match_parts(rest, s, out)),
-        Part::Expr { op, vars } => {
-            let Some(s) = s.strip_prefix(op.prefix()) else {
-                return false;
-            };
-            let explode = vars.iter().any(|v| v.explode);
-            // The longest run of allowed characters first, then shorter ones (backtracking).
-            let max = s
-                .char_indices()
-                .find(|&(_, c)| !op.allows(c, explode))
-                .map_or(s.len(), |(i, _)| i);
-            let mut ends: Vec<usize> = (1..=max).filter(|&i| s.is_char_boundary(i)).collect();
-            ends.reverse();
-            for end in ends {
-                let mut trial = HashMap::new();
-                if bind(*op, vars, &s[..end], &mut trial) && match_parts(rest, &s[end..], out) {
-                    out.extend(trial);
-                    return true;
-                }
-            }
-            false
-        }
-    }
-}
-
-fn bind(op: Op, vars: &[VarSpec], text: &str, out: &mut HashMap<String, String>) -> bool {
-    let values: Vec<&str> = if vars.len() == 1 {
-        vec![text]
-    } else {
-        text.split(',').collect()
-    };
-    if values.len() != vars.len() {
-        return false;
-    }
-    for (var, value) in vars.iter().zip(values) {
-        let value = if op == Op::PathParam {
-            match value
-                .strip_prefix(var.name.as_str())
-                .and_then(|v| v.strip_prefix('='))
-            {
-                Some(v) => v,
-                None => return false,
-            }
-        } else {
-            value
-        };
-        match percent_decode(value) {
-            Some(v) if !v.is_empty() => out.insert(var.name.clone(), v),
-            _ => return false,
-        };
-    }
-    true
-}
-
 /// Decodes `%XX` escapes; `None` if the result is not UTF-8.
 pub fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
+    #[cfg(test)]
+    tests::DECODED.with(|n| n.set(n.get() + bytes.len()));
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -325,6 +334,81 @@ pub fn percent_decode(s: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Bytes `percent_decode` has read on this thread: the matcher's work outside the regex.
+        pub(super) static DECODED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Matches and returns the bytes decoded while doing so.
+    fn decoded_by(t: &UriTemplate, uri: &str) -> (bool, usize) {
+        DECODED.with(|n| n.set(0));
+        let hit = t.matches(uri).is_some();
+        (hit, DECODED.with(Cell::get))
+    }
+
+    /// The backtracking matcher this replaced percent-decoded a copy of the value at every end
+    /// offset it tried: ~n²/2 bytes for a long URI that fails at its end (a 1 MB `resources/read`
+    /// cost ~10^11 byte operations). Now each value is decoded once, after the regex (linear by
+    /// construction) has matched, and not at all when it does not match.
+    #[test]
+    fn long_uris_cost_linear_work() {
+        let t = UriTemplate::parse("test://template/{id}/data").unwrap();
+        for n in [50_000, 100_000, 200_000] {
+            let id = "a".repeat(n);
+            let (hit, work) = decoded_by(&t, &format!("test://template/{id}/data"));
+            assert!(hit);
+            assert_eq!(work, n, "one decode of the value");
+            let (hit, work) = decoded_by(&t, &format!("test://template/{id}/dat"));
+            assert!(!hit);
+            assert_eq!(work, 0, "nothing decoded for a URI that does not fit");
+            let (hit, work) = decoded_by(&t, &format!("test://template/{id}"));
+            assert!(!hit);
+            assert_eq!(work, 0);
+        }
+        // The shapes that made backtracking regexes blow up (TS SDK CVE-2026-0621).
+        let n = 1 << 20;
+        let commas = format!("/{}", ",".repeat(n));
+        for (template, uri, hit) in [
+            ("x://a{/id*}", format!("x://a{commas}"), true),
+            ("x://a{/id*}x", format!("x://a{commas}"), false),
+            ("x://{a,b}", format!("x://{}", ",".repeat(n)), false),
+            ("x://{a,b}/", format!("x://1,{}", "2".repeat(n)), false),
+            (
+                "x://{+path}/raw",
+                format!("x://{}", "a/".repeat(n / 2)),
+                false,
+            ),
+            ("x://{+path}", format!("x://{}", "%".repeat(n)), true),
+        ] {
+            let t = UriTemplate::parse(template).unwrap();
+            let (matched, work) = decoded_by(&t, &uri);
+            assert_eq!(matched, hit, "{template}");
+            assert!(work <= uri.len(), "{template}: {work} bytes decoded");
+        }
+    }
+
+    #[test]
+    fn greedy_values_pick_the_longest_split() {
+        assert_eq!(
+            vars("files://{+path}/raw", "files://a/raw/raw"),
+            kv(&[("path", "a/raw")])
+        );
+        assert_eq!(
+            vars("x://{a}{b}", "x://abc"),
+            kv(&[("a", "ab"), ("b", "c")])
+        );
+        assert_eq!(
+            vars("x://m{;a,b}", "x://m;a=1,b=2"),
+            kv(&[("a", "1"), ("b", "2")])
+        );
+        assert_eq!(vars("x://m{;a}", "x://m;b=1"), None);
+        assert_eq!(vars("x://{id}.json", "x://a.b.json"), kv(&[("id", "a.b")]));
+        // Literal text is matched literally, regex metacharacters included.
+        assert_eq!(vars("x://(a)+/{id}", "x://(a)+/1"), kv(&[("id", "1")]));
+        assert_eq!(vars("x://(a)+/{id}", "x://aa/1"), None);
+    }
 
     fn vars(t: &str, uri: &str) -> Option<Vec<(String, String)>> {
         let mut v: Vec<_> = UriTemplate::parse(t)

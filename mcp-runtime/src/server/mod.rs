@@ -81,6 +81,9 @@ pub(crate) struct Limits {
     pub(crate) client_request_timeout: Duration,
     pub(crate) max_listens: usize,
     pub(crate) max_subscriptions: usize,
+    /// The longest resource URI a request may name (`resources/read`, subscriptions): longer
+    /// ones are -32602 before any template is tried.
+    pub(crate) max_uri_bytes: usize,
 }
 
 impl Default for Limits {
@@ -97,6 +100,7 @@ impl Default for Limits {
             client_request_timeout: Duration::from_secs(300),
             max_listens: 1024,
             max_subscriptions: 1024,
+            max_uri_bytes: 64 * 1024,
         }
     }
 }

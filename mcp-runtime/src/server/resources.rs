@@ -97,9 +97,12 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
         Ok(p) => p,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
+    let uri = params.uri;
+    if let Err(e) = check_uri_length(conn, &uri) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
     let registry = &conn.server.inner.registry;
     let changes = &conn.server.inner.changes;
-    let uri = params.uri;
     let (def, variables) = match registry.static_resource(&uri) {
         Some(r) if r.enabled(changes) => (r.def, HashMap::new()),
         // A disabled resource is not found, even where a template also matches its URI.
@@ -134,6 +137,19 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
             Box::pin(async move { fut.await.map(|contents| ReadResourceResult { contents }) })
         },
     )
+}
+
+/// -32602 for a URI longer than the server's limit (matching is linear, but a 4 MiB URI
+/// tried against every template is still work no real resource needs).
+pub(super) fn check_uri_length(conn: &Connection, uri: &str) -> Result<(), McpError> {
+    let limit = conn.server.inner.limits.max_uri_bytes;
+    if uri.len() > limit {
+        return Err(McpError::invalid_params(format!(
+            "Resource URI too long: {} bytes; the limit is {limit}",
+            uri.len()
+        )));
+    }
+    Ok(())
 }
 
 impl Outcome for ListPage<Box<RawValue>> {}

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{context, parse_params, reply};
+use super::resources::check_uri_length;
 use crate::changes::{Change, covers};
 use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{McpError, RequestId};
@@ -221,7 +222,8 @@ fn forward_everything(conn: &Connection) {
     }
 }
 
-/// Whether `uri` names an enabled resource or matches an enabled template.
+/// Whether `uri` names an enabled resource or matches an enabled template (the caller has
+/// checked its length).
 fn knows_resource(conn: &Connection, uri: &str) -> bool {
     let registry = &conn.server.inner.registry;
     let changes = &conn.server.inner.changes;
@@ -240,6 +242,9 @@ pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> 
         Ok(p) => p.uri,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
+    if let Err(e) = check_uri_length(conn, &uri) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
     if !knows_resource(conn, &uri) {
         return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
     }
@@ -295,6 +300,11 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
             "Too many resourceSubscriptions: at most {limit} per stream"
         ));
         return Step::Reply(scope.err(&req.id, e));
+    }
+    for uri in asked.resource_subscriptions.iter().flatten() {
+        if let Err(e) = check_uri_length(conn, uri) {
+            return Step::Reply(scope.err(&req.id, e));
+        }
     }
     // Only what this server can ever send is honoured.
     let registry = &conn.server.inner.registry;
