@@ -238,6 +238,12 @@ impl Req {
         self
     }
 
+    /// Adds another `name` header, keeping those already set (a repeated header).
+    pub fn also(mut self, name: &str, value: &str) -> Req {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
     pub fn headers(mut self, headers: &[(&str, &str)]) -> Req {
         for (n, v) in headers {
             self = self.header(n, v);

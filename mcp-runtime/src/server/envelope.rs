@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::protocol::McpError;
 use crate::protocol::jsonrpc::{self, DecodeError, Incoming, Request};
 
 /// A decoded message and its request's head.
@@ -46,23 +47,42 @@ pub(crate) struct RequestMeta {
 }
 
 /// Decodes one message (not a batch).
+///
+/// Params that may carry `_meta` but do not read as a [`Head`] (a member serde_json refuses,
+/// such as `1e400` or nesting past its depth limit, or `_meta` twice) make the request invalid
+/// (-32602): the era and the header checks are decided by this one parse, so a request whose
+/// `_meta` cannot be read must not go on as if it had none.
 pub(crate) fn decode(text: &str) -> Result<Envelope<'_>, DecodeError> {
     let message = jsonrpc::decode(text)?;
     let head = match &message {
-        Incoming::Request(req) => head_of(req),
+        Incoming::Request(req) => head_of(req).map_err(|e| DecodeError {
+            id: Some(req.id.clone()),
+            notification: false,
+            error: McpError::invalid_params(format!(
+                "Invalid params: {}",
+                jsonrpc::strip_position(&e)
+            )),
+        })?,
         _ => None,
     };
     Ok(Envelope { message, head })
 }
 
 /// Most session-era requests carry no `_meta`: the substring test spares them a second parse of
-/// their params. (A `"_meta"` inside an argument's text only costs that parse.)
-fn head_of<'a>(req: &Request<'a>) -> Option<Head<'a>> {
-    let params = req.params?;
-    if !params.get().contains("\"_meta\"") {
-        return None;
+/// their params. Any spelling of the key that serde_json reads as `_meta` contains either
+/// `_meta` or a `\u` escape (no other JSON escape yields a letter or `_`), so none slips past
+/// it. (A `_meta` inside an argument's text only costs that parse.)
+fn head_of<'a>(req: &Request<'a>) -> Result<Option<Head<'a>>, serde_json::Error> {
+    let Some(params) = req.params else {
+        return Ok(None);
+    };
+    let text = params.get();
+    // Array params have no members (the handler refuses them); serde would read a struct
+    // from an array by position.
+    if !text.trim_start().starts_with('{') || (!text.contains("_meta") && !text.contains("\\u")) {
+        return Ok(None);
     }
-    serde_json::from_str(params.get()).ok()
+    serde_json::from_str(text).map(Some)
 }
 
 impl Envelope<'_> {
@@ -80,5 +100,51 @@ impl RequestMeta {
     /// Whether it names a protocol version: the mark of a stateless-era request.
     pub(crate) fn is_stateless(&self) -> bool {
         self.protocol_version.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    fn request(params: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{params}}}"#)
+    }
+
+    #[test]
+    fn any_spelling_of_meta_is_read() {
+        for key in ["_meta", r"_m\u0065ta", r"\u005fmeta"] {
+            let text = request(&format!(r#"{{"{key}":{META},"name":"t"}}"#));
+            let envelope = decode(&text).unwrap_or_else(|e| panic!("{key}: {}", e.error));
+            assert!(envelope.is_stateless(), "{key}");
+        }
+        let escaped = META.replace('/', r"\/");
+        let text = request(&format!(r#"{{"_meta":{escaped}}}"#));
+        assert!(decode(&text).ok().unwrap().is_stateless());
+    }
+
+    #[test]
+    fn unreadable_meta_is_invalid_params_not_absent() {
+        for params in [
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1e400}}"#.to_owned(),
+            format!(r#"{{"_meta":{META},"_meta":{META}}}"#),
+            format!(
+                r#"{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{}{}}}}}"#,
+                "[".repeat(300),
+                "]".repeat(300)
+            ),
+        ] {
+            let err = decode(&request(&params)).err().expect(&params);
+            assert_eq!(err.error.code, crate::protocol::ErrorCode::INVALID_PARAMS);
+            assert_eq!(err.id, Some(crate::protocol::RequestId::Number(7)));
+        }
+    }
+
+    #[test]
+    fn array_params_have_no_head() {
+        let text = request(&format!(r#"[{META},"t",null]"#));
+        assert!(decode(&text).ok().unwrap().head.is_none());
     }
 }

@@ -48,6 +48,18 @@ pub(crate) fn check(
     config: &HttpConfig,
     loopback_bind: bool,
 ) -> Result<(), Refusal> {
+    // Two copies of either could each be read by a different hop: refuse outright.
+    for (name, refusal) in [
+        (HOST, Refusal::Host as fn(String) -> Refusal),
+        (ORIGIN, Refusal::Origin),
+    ] {
+        let mut all = headers.get_all(&name).iter();
+        if let (Some(_), Some(second)) = (all.next(), all.next()) {
+            return Err(refusal(
+                String::from_utf8_lossy(second.as_bytes()).into_owned(),
+            ));
+        }
+    }
     let host = headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())

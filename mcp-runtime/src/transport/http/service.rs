@@ -14,7 +14,7 @@ use super::body::{self, HttpResponse};
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
-use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, read_body};
+use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, read_body, repeated};
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
 use crate::protocol::jsonrpc::{self, Incoming as Message};
@@ -49,6 +49,16 @@ async fn route(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
             Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
         };
         return body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why));
+    }
+    if let Some(name) = repeated(req.headers()) {
+        let code = match name {
+            "mcp-method" | "mcp-name" | VERSION_HEADER => ErrorCode::HEADER_MISMATCH,
+            _ => ErrorCode::INVALID_REQUEST,
+        };
+        return body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::new(code, format!("Header {name} is repeated")),
+        );
     }
     let path = req.uri().path();
     let endpoint = &state.config.path;

@@ -38,6 +38,23 @@ pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// The headers a request may carry at most once: two copies could each be read by a different
+/// hop (a proxy routes on one, the server acts on the other), so a repeat is refused (400).
+pub(crate) const SINGLE_HEADERS: [&str; 5] = [
+    VERSION_HEADER,
+    SESSION_HEADER,
+    "mcp-method",
+    "mcp-name",
+    "last-event-id",
+];
+
+/// The first header of [`SINGLE_HEADERS`] that `headers` repeats.
+pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
+    SINGLE_HEADERS
+        .into_iter()
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+}
+
 /// Reads the body, refusing more than the limit with 413.
 pub(crate) async fn read_body(
     body: Incoming,

@@ -54,7 +54,11 @@ pub(crate) fn check_stateless_headers(
 ) -> Result<(), McpError> {
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
     let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
-        let got = header(headers, name).and_then(header_value);
+        // Only `Mcp-Name` (and `Mcp-Param-*`) may carry the `=?base64?…?=` form.
+        let got = match header(headers, name) {
+            Some(raw) if name == "mcp-name" => header_value(raw),
+            other => other.map(str::to_owned),
+        };
         match (got.as_deref(), expected) {
             (Some(g), Some(e)) if g == e => Ok(()),
             (None, Some(_)) => Err(mismatch(format!("Missing required header {name}"))),
@@ -76,10 +80,12 @@ pub(crate) fn check_stateless_headers(
         _ => None,
     });
     // Any JSON: a body whose `name` is not a string must still have its headers checked (the
-    // dispatcher then reports the bad `name` itself).
-    let name = named
-        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
-        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+    // dispatcher then reports the bad `name` itself). A string compares decoded; anything else
+    // as its JSON text, so a value serde_json will not read (`1e400`) cannot skip the check.
+    let name = named.map(|raw| {
+        serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get())
+            .map_or_else(|_| raw.get().to_owned(), |s| s.into_owned())
+    });
     check("mcp-name", name.as_deref())
 }
 
@@ -109,10 +115,19 @@ pub(crate) fn check_param_headers(
     struct Params {
         arguments: Option<Value>,
     }
-    let arguments = req
-        .params
-        .and_then(|p| serde_json::from_str::<Params>(p.get()).ok())
-        .and_then(|p| p.arguments);
+    // Arguments that do not read as values are refused here: read as absent, they would pass
+    // this check while the tool's own argument parsing (which skips members it does not know)
+    // could still accept them.
+    let arguments = match req.params.map(|p| serde_json::from_str::<Params>(p.get())) {
+        None => None,
+        Some(Ok(p)) => p.arguments,
+        Some(Err(e)) => {
+            return Err(McpError::invalid_params(format!(
+                "Invalid params: {} (the arguments are checked against Mcp-Param-* headers)",
+                jsonrpc::strip_position(&e)
+            )));
+        }
+    };
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
     let arguments = arguments.unwrap_or(Value::Null);
     for param in &tool.header_params {

@@ -1,0 +1,229 @@
+//! Holes an audit found in the Streamable HTTP entry (issue #11 §1), each pinned by a raw
+//! HTTP/1.1 request against the conformance example: the 2026-07-28 header checks cannot be
+//! skipped by spelling the body differently (escaped keys, numbers or nesting serde_json
+//! refuses), and the headers they read cannot be sent twice.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::http::{HttpServer, Req, Response, rpc, stateless_meta};
+
+fn conformance() -> HttpServer {
+    HttpServer::start("conformance")
+}
+
+fn stateless_headers(method: &str, name: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut h = vec![
+        ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+        ("Mcp-Method", method.to_owned()),
+    ];
+    if let Some(name) = name {
+        h.push(("Mcp-Name", name.to_owned()));
+    }
+    h
+}
+
+fn post_raw(server: &HttpServer, body: &str, headers: &[(&str, String)]) -> Response {
+    let mut req = Req::post("/mcp").body(body.to_owned());
+    for (n, v) in headers {
+        req = req.header(n, v);
+    }
+    server.send(&req)
+}
+
+fn assert_refused(r: &Response, code: i64) {
+    assert_eq!(r.status(), 400, "{r}");
+    assert_eq!(r.error_code(), code, "{r}");
+}
+
+/// A `tools/call` of the echo-free tool `test_simple_text`, as raw JSON with `meta` spliced in.
+fn tools_call_with(meta_key: &str, extra: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"{meta_key}":{meta},"name":"test_simple_text","arguments":{{}}{extra}}}}}"#,
+        meta = stateless_meta()
+    )
+}
+
+/// An escaped `/` in the protocol-version key still makes the request 2026-07-28, so its
+/// headers are checked: `Mcp-Method: tools/list` on a `tools/call` body is refused.
+#[test]
+fn an_escaped_meta_key_does_not_skip_the_header_checks() {
+    let server = conformance();
+    let meta = r#"{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol\/clientCapabilities":{}}"#;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"test_simple_text","arguments":{{}}}}}}"#
+    );
+    let r = post_raw(&server, &body, &stateless_headers("tools/list", None));
+    assert_refused(&r, -32020);
+    let r = post_raw(
+        &server,
+        &body,
+        &stateless_headers("tools/call", Some("test_simple_text")),
+    );
+    assert_eq!(r.status(), 200, "{r}");
+    assert_eq!(r.json()["result"]["resultType"], "complete", "{r}");
+}
+
+/// `_meta` spelled with a `\u` escape is `_meta` to serde_json, so the request is 2026-07-28
+/// (and its headers checked), not a session-era request without a session.
+#[test]
+fn a_unicode_escaped_meta_member_is_meta() {
+    let server = conformance();
+    let body = tools_call_with(r"_m\u0065ta", "");
+    let r = post_raw(&server, &body, &stateless_headers("tools/list", None));
+    assert_refused(&r, -32020);
+    let r = post_raw(
+        &server,
+        &body,
+        &stateless_headers("tools/call", Some("test_simple_text")),
+    );
+    assert_eq!(r.status(), 200, "{r}");
+}
+
+/// A `uri` serde_json cannot read as a value (`1e400`) is still compared with `Mcp-Name`.
+#[test]
+fn an_unreadable_uri_is_still_checked_against_mcp_name() {
+    let server = conformance();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"_meta":{},"uri":1e400}}}}"#,
+        stateless_meta()
+    );
+    let r = post_raw(
+        &server,
+        &body,
+        &stateless_headers("resources/read", Some("test://static-text")),
+    );
+    assert_refused(&r, -32020);
+}
+
+/// Params with members serde_json will not read as values (`1e400`, nesting past its depth
+/// limit) still have their headers checked. Where such a member is one nobody reads (`pad`),
+/// every reader skips it alike and the request is served; in `name` it is compared with
+/// `Mcp-Name` as JSON text; in `_meta` the request is refused (-32602), never served as if it
+/// had no `_meta`.
+#[test]
+fn params_serde_json_balks_at_still_have_their_headers_checked() {
+    let server = conformance();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let good = stateless_headers("tools/call", Some("test_simple_text"));
+    for bad in ["1e400", deep.as_str()] {
+        let body = tools_call_with("_meta", &format!(r#","pad":{bad}"#));
+        let r = post_raw(&server, &body, &stateless_headers("tools/list", None));
+        assert_eq!(r.status(), 400, "{r}");
+        assert_eq!(r.error_code(), -32020, "{r}");
+        assert_eq!(post_raw(&server, &body, &good).status(), 200);
+
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{},"name":{bad}}}}}"#,
+            stateless_meta()
+        );
+        let r = post_raw(&server, &body, &good);
+        assert_eq!(r.status(), 400, "{r}");
+        assert_eq!(r.error_code(), -32020, "{r}");
+
+        let meta = format!(
+            r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"x":{bad}}}}}"#
+        );
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"test_simple_text"}}}}"#
+        );
+        let r = post_raw(&server, &body, &good);
+        assert_eq!(r.status(), 400, "{r}");
+        assert_eq!(r.error_code(), -32602, "{r}");
+        assert!(r.json()["result"].is_null(), "{r}");
+    }
+}
+
+/// Arguments serde_json cannot read as values do not hide an `x-mcp-header` argument from
+/// its `Mcp-Param-*` check: the tool never runs without the matching header.
+#[test]
+fn unreadable_arguments_do_not_skip_the_param_headers() {
+    let server = conformance();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{},"name":"test_custom_header","arguments":{{"value":"x","pad":1e400}}}}}}"#,
+        stateless_meta()
+    );
+    let r = post_raw(
+        &server,
+        &body,
+        &stateless_headers("tools/call", Some("test_custom_header")),
+    );
+    assert_eq!(r.status(), 400, "no Mcp-Param-Value header: {r}");
+    assert!(r.json()["result"].is_null(), "the tool ran: {r}");
+}
+
+/// `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` sent twice are refused, whichever copy
+/// agrees with the body (two hops could each read a different one).
+#[test]
+fn repeated_mcp_headers_are_refused() {
+    let server = conformance();
+    let body = rpc(
+        1,
+        "tools/call",
+        json!({"_meta": stateless_meta(), "name": "test_simple_text", "arguments": {}}),
+    );
+    let good = stateless_headers("tools/call", Some("test_simple_text"));
+    let send = |name: &str, other: &str| {
+        let mut req = Req::post("/mcp").json(&body);
+        for (n, v) in &good {
+            req = req.header(n, v);
+        }
+        server.send(&req.also(name, other))
+    };
+    let ok = server.send(
+        &good
+            .iter()
+            .fold(Req::post("/mcp").json(&body), |r, (n, v)| r.header(n, v)),
+    );
+    assert_eq!(ok.status(), 200, "{ok}");
+    for (name, other) in [
+        ("Mcp-Method", "tools/list"),
+        ("Mcp-Name", "test_error_handling"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Method", "tools/call"),
+    ] {
+        let r = send(name, other);
+        assert_eq!(r.status(), 400, "{name} twice: {r}");
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("repeated")),
+            "{name} twice: {r}"
+        );
+    }
+    // A session id twice, in the session era.
+    let session = server.open_session();
+    let r = server.send(
+        &Req::post("/mcp")
+            .json(&rpc(2, "tools/list", json!({})))
+            .header("Mcp-Session-Id", &session)
+            .also("Mcp-Session-Id", "other")
+            .header("MCP-Protocol-Version", "2025-11-25"),
+    );
+    assert_eq!(r.status(), 400, "Mcp-Session-Id twice: {r}");
+}
+
+/// `Host` or `Origin` sent twice is refused before anything else, even when one copy is
+/// loopback.
+#[test]
+fn repeated_host_or_origin_is_403() {
+    let server = conformance();
+    let authority = server.authority();
+    for (name, first, second) in [
+        ("Host", authority.as_str(), "evil.example"),
+        ("Origin", "http://localhost", "http://evil.example"),
+    ] {
+        let r = server.send(
+            &Req::post("/mcp")
+                .json(&rpc(
+                    1,
+                    "server/discover",
+                    json!({"_meta": stateless_meta()}),
+                ))
+                .header(name, first)
+                .also(name, second),
+        );
+        assert_eq!(r.status(), 403, "{name} twice: {r}");
+    }
+    let _: Value = json!(null);
+}
