@@ -363,6 +363,30 @@ async fn keys_are_stable_across_rounds_whatever_the_poll_order() {
     assert_eq!(r3["content"][0]["text"], "Bo|yo|m|file:///r");
 }
 
+/// Params serde_json cannot read as a value (`"pad":1e400`) used to bind a state to `null`:
+/// one issued for `two_steps` then opened for any other request padded the same way, with its
+/// answers and memo. Such params are now -32602 before any state is issued.
+#[tokio::test]
+async fn unreadable_params_get_no_request_state() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": ALL_CAPS(),
+    });
+    let text = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"two_steps","arguments":{{}},"pad":1e400}}}}"#
+    );
+    let r = c.send_raw(&text).await.unwrap();
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(r.get("result").is_none(), "{r}");
+    // Without the padding the same call asks its question, on the same connection.
+    let r = c
+        .request("tools/call", json!({"name": "two_steps", "arguments": {}}))
+        .await
+        .unwrap();
+    assert_eq!(r["resultType"], "input_required", "{r}");
+}
+
 #[tokio::test]
 async fn stateless_rounds_carry_earlier_answers_in_the_sealed_state() {
     let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;

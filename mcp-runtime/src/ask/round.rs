@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
 use super::seal::{Binding, Sealed};
+use crate::protocol::McpError;
 
 pub(crate) struct Round {
     /// Answers from the client, by key, with the digest of the question each answers when
@@ -29,7 +30,7 @@ pub(crate) struct Round {
     params: Option<Box<str>>,
     /// Who sent the request (on HTTP, its `Authorization` header by default).
     principal: Option<Box<[u8]>>,
-    binding: std::sync::OnceLock<Binding>,
+    binding: std::sync::OnceLock<Result<Binding, McpError>>,
     /// The next key number of each kind of ask.
     next: Mutex<std::collections::HashMap<&'static str, usize>>,
     state: Mutex<RoundState>,
@@ -121,15 +122,19 @@ impl Round {
             .insert(key.to_owned(), value);
     }
 
-    /// What a state for this request is bound to.
-    pub(crate) fn binding(&self) -> &Binding {
-        self.binding.get_or_init(|| {
-            Binding::of(
-                &self.method,
-                self.params.as_deref(),
-                self.principal.as_deref(),
-            )
-        })
+    /// What a state for this request is bound to (-32602 for params that do not read as a
+    /// JSON value: see [`Binding::of`]).
+    pub(crate) fn binding(&self) -> Result<&Binding, McpError> {
+        self.binding
+            .get_or_init(|| {
+                Binding::of(
+                    &self.method,
+                    self.params.as_deref(),
+                    self.principal.as_deref(),
+                )
+            })
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
@@ -182,7 +187,11 @@ impl Round {
     }
 
     /// The `InputRequiredResult` body: the asks without answers and the sealed answers so far.
-    pub(crate) fn input_required(&self, sealer: &super::seal::Sealer) -> InputRequired {
+    pub(crate) fn input_required(
+        &self,
+        sealer: &super::seal::Sealer,
+    ) -> Result<InputRequired, McpError> {
+        let binding = self.binding()?;
         let mut state = self.state.lock().expect("round lock");
         let mut input_requests = Map::new();
         let mut pending = Map::new();
@@ -196,9 +205,9 @@ impl Round {
             pending,
             memo: std::mem::take(&mut state.memo),
         };
-        InputRequired {
+        Ok(InputRequired {
             input_requests,
-            request_state: sealer.seal(self.binding(), sealed),
-        }
+            request_state: sealer.seal(binding, sealed),
+        })
     }
 }

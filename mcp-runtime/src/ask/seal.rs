@@ -47,10 +47,24 @@ impl Binding {
     /// The binding of a request: `params` without the keys that change between rounds, and
     /// who sent it (`principal`: on HTTP, the `Authorization` header), so a state cannot be
     /// replayed by another caller.
-    pub(crate) fn of(method: &str, params: Option<&str>, principal: Option<&[u8]>) -> Binding {
-        let mut value: Value = params
-            .and_then(|p| serde_json::from_str(p).ok())
-            .unwrap_or(Value::Null);
+    ///
+    /// Params that do not read as a JSON value (a number out of range such as `1e400`, nesting
+    /// past serde_json's limit) are -32602: binding them to anything (say, `null`) would let a
+    /// state issued for one request open for any other that fails to read the same way.
+    pub(crate) fn of(
+        method: &str,
+        params: Option<&str>,
+        principal: Option<&[u8]>,
+    ) -> Result<Binding, McpError> {
+        let mut value: Value = match params {
+            None => Value::Null,
+            Some(p) => serde_json::from_str(p).map_err(|e| {
+                McpError::invalid_params(format!(
+                    "Invalid params: {} (a multi-round request's params must be plain JSON values)",
+                    crate::protocol::jsonrpc::strip_position(&e)
+                ))
+            })?,
+        };
         if let Some(obj) = value.as_object_mut() {
             for key in ["_meta", "inputResponses", "requestState"] {
                 obj.remove(key);
@@ -62,10 +76,10 @@ impl Binding {
             hasher.update([0u8]);
             hasher.update(Sha256::digest(principal));
         }
-        Binding {
+        Ok(Binding {
             method: method.to_owned(),
             digest: URL_SAFE_NO_PAD.encode(hasher.finalize()),
-        }
+        })
     }
 }
 
@@ -239,7 +253,8 @@ mod tests {
             "tools/call",
             Some(r#"{"name":"t","arguments":{"x":1,"y":2},"_meta":{"a":1}}"#),
             None,
-        );
+        )
+        .unwrap();
         let token = sealer.seal(&binding, sealed());
         // The same request in another round (other `_meta`, keys in another order, with
         // inputResponses) matches.
@@ -249,13 +264,15 @@ mod tests {
                 r#"{"arguments":{"y":2,"x":1},"name":"t","inputResponses":{},"requestState":"s"}"#,
             ),
             None,
-        );
+        )
+        .unwrap();
         assert_eq!(sealer.open(&token, &again).unwrap(), sealed());
         let other = Binding::of(
             "tools/call",
             Some(r#"{"name":"t","arguments":{"x":2}}"#),
             None,
-        );
+        )
+        .unwrap();
         assert!(sealer.open(&token, &other).is_err());
         let prompt = Binding {
             method: "prompts/get".into(),
@@ -269,16 +286,37 @@ mod tests {
         );
     }
 
+    /// Params serde_json cannot read do not all bind alike (they used to bind as `null`): a
+    /// state issued for tool X cannot open for tool Y.
+    #[test]
+    fn unreadable_params_are_refused_not_bound_as_null() {
+        for params in [
+            r#"{"name":"x","arguments":{"a":1},"pad":1e400}"#.to_owned(),
+            format!(
+                r#"{{"name":"x","pad":{}{}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            ),
+        ] {
+            let e = Binding::of("tools/call", Some(&params), None).unwrap_err();
+            assert_eq!(
+                e.code,
+                crate::protocol::ErrorCode::INVALID_PARAMS,
+                "{params}"
+            );
+        }
+    }
+
     #[test]
     fn a_state_is_bound_to_its_caller() {
         let sealer = Sealer::random(Duration::from_secs(60));
         let params = Some(r#"{"name":"t"}"#);
-        let alice = Binding::of("tools/call", params, Some(b"Bearer alice".as_slice()));
+        let alice = Binding::of("tools/call", params, Some(b"Bearer alice".as_slice())).unwrap();
         let token = sealer.seal(&alice, sealed());
         assert!(sealer.open(&token, &alice).is_ok());
         for other in [Some(b"Bearer mallory".as_slice()), None] {
             let e = sealer
-                .open(&token, &Binding::of("tools/call", params, other))
+                .open(&token, &Binding::of("tools/call", params, other).unwrap())
                 .unwrap_err();
             assert!(e.message.contains("different request"), "{e}");
         }
@@ -312,7 +350,7 @@ mod tests {
     #[test]
     fn tampering_is_detected() {
         let sealer = Sealer::with_key(&[7u8; 32], Duration::from_secs(60));
-        let binding = Binding::of("tools/call", None, None);
+        let binding = Binding::of("tools/call", None, None).unwrap();
         let token = sealer.seal(&binding, sealed());
         let (signed, tag) = token.rsplit_once('.').unwrap();
         let forged_payload = URL_SAFE_NO_PAD.encode(
@@ -341,7 +379,7 @@ mod tests {
     #[test]
     fn expired_states_are_refused() {
         let sealer = Sealer::random(Duration::from_secs(60));
-        let binding = Binding::of("tools/call", None, None);
+        let binding = Binding::of("tools/call", None, None).unwrap();
         let json = serde_json::to_vec(&Payload {
             m: binding.method.clone(),
             d: binding.digest.clone(),

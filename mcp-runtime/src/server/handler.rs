@@ -80,7 +80,10 @@ pub(super) fn run<T: Outcome>(
                 let body = round.input_required(&conn.server.inner.sealer);
                 // Whatever still holds the context (a spawned task awaiting an ask) ends.
                 ctx.cancel();
-                return Some(era::encode_input_required(&conn.server.inner, &id, &body));
+                return Some(match body {
+                    Ok(body) => era::encode_input_required(&conn.server.inner, &id, &body),
+                    Err(e) => scope.err(&id, e),
+                });
             }
             _ = timed_out => {
                 ctx.cancel();

@@ -50,7 +50,7 @@ impl super::ServerInner {
             match params.request_state {
                 None | Some(Value::Null) => {}
                 Some(Value::String(state)) => {
-                    let sealed = self.sealer.open(&state, round.binding())?;
+                    let sealed = self.sealer.open(&state, round.binding()?)?;
                     pending = sealed.pending;
                     memo = sealed.memo;
                     for (key, kept) in sealed.answers {
