@@ -64,7 +64,6 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     // The argument struct: one field per argument, carrying its docs and serde attributes.
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
-    let mut checks = Vec::new();
     for param in model.arguments() {
         let (ident, ty, args) = (param.ident, param.ty, &param.attrs);
         let mut field_attrs: Vec<TokenStream> = args
@@ -98,8 +97,12 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             }
             None => {}
         }
-        fields.push(quote!(#(#field_attrs)* #ident: #ty));
-        checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_argument::<#ty>();));
+        // `#ty` itself, through the check: a type that cannot be an argument is one error, at
+        // the type, and the field's type is then an error rustc reports nothing more about.
+        let checked = quote_spanned! {ty.span()=>
+            <#ty as #private::Argument<{ #private::assert_argument::<#ty>() }>>::Type
+        };
+        fields.push(quote!(#(#field_attrs)* #ident: #checked));
     }
     let arg_idents: Vec<_> = model.arguments().map(|p| p.ident).collect();
 
@@ -135,8 +138,6 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_snake_case, non_camel_case_types, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
-            #(#checks)*
-
             #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
             #[serde(crate = #serde_path, deny_unknown_fields)]
             #[schemars(crate = #schemars_path)]
