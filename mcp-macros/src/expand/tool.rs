@@ -54,7 +54,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_context"),
         local("__mcp_arguments"),
         local("__mcp_mode"),
-        common::return_local(model),
+        common::return_local(),
     );
     let name = common::name(&attr.common, model);
     let description = common::description(&attr.common, model);
@@ -130,13 +130,14 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     // Spanned at the return type: one that is not a tool result is one error there.
     let ret_span = model.return_span();
     let at = common::private_at(&attr.common, ret_span);
+    let ret_arg = common::return_arg(model, &ret_val);
     let output_spec = quote_spanned!(ret_span=> #at::tool_return!(#ret, output_spec()));
-    let convert = quote_spanned!(ret_span=> #at::tool_return!(#ret, convert(#ret_val, #mode)));
+    let convert = quote_spanned!(ret_span=> #at::tool_return!(#ret, convert(#ret_arg, #mode)));
 
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
+        #[allow(non_snake_case, non_camel_case_types, unused_braces, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
             #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
             #[serde(crate = #serde_path, deny_unknown_fields)]
