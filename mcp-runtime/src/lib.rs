@@ -232,8 +232,24 @@ pub mod __private {
     #[diagnostic::do_not_recommend]
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolArgument for T {}
 
-    /// Checked at each argument's type span by generated code.
-    pub const fn assert_argument<T: ToolArgument>() {}
+    /// Checked at each argument's type span by generated code: `true`, or a compile error in the
+    /// words of [`ToolArgument`].
+    pub const fn assert_argument<T: ToolArgument>() -> bool {
+        true
+    }
+
+    /// The type of an argument's field in the generated struct: `<T as Argument<{
+    /// assert_argument::<T>() }>>::Type`, which is `T`. When the check fails, the const is an
+    /// error, so is the field's type, and rustc reports nothing more about it: the derives'
+    /// `Deserialize` and `JsonSchema` obligations on the field would otherwise be four more
+    /// errors for the one mistake.
+    pub trait Argument<const CHECKED: bool> {
+        /// `Self`.
+        type Type: ?Sized;
+    }
+    impl<T: ?Sized, const CHECKED: bool> Argument<CHECKED> for T {
+        type Type = T;
+    }
 
     /// How generated code builds an injected parameter: through `FromContext`, under a name
     /// that says what is wrong when a marked type does not implement it.

@@ -129,13 +129,23 @@ pub(crate) fn local(name: &str) -> Ident {
     Ident::new(name, Span::mixed_site())
 }
 
-/// The local holding the fn's return value: hygienic like [`local`], but located at the return
-/// type, where rustc points when the value's type fits no case of the return table.
-pub(crate) fn return_local(model: &FnModel<'_>) -> Ident {
-    Ident::new(
-        "__mcp_return",
-        Span::mixed_site().located_at(model.return_span()),
-    )
+/// The local holding the fn's return value, hygienic like [`local`].
+pub(crate) fn return_local() -> Ident {
+    local("__mcp_return")
+}
+
+/// The return value (the local `value`) as the argument of a return table's `convert`, where
+/// rustc puts the error when its type fits no case: in braces spanned at the return type. A
+/// span in the user's code, not merely located there: rustc does not blame an argument from
+/// the macro's hygiene context, and falls back to the call inside the runtime's table, which is
+/// shown at the `#[tool]` attribute. (The braces are why the adapters allow `unused_braces`.)
+///
+/// On stable a span is one token, so `Result<Foo, E>` is underlined at `Result`. An argument
+/// spanning the whole type (a call whose parentheses are at its last token) moves the error
+/// there but leaves rustc's "required by a bound introduced by this call" at `Result` as well,
+/// since the method's name is one token: one clean underline is better.
+pub(crate) fn return_arg(model: &FnModel<'_>, value: &Ident) -> TokenStream {
+    quote_spanned!(model.return_span()=> { #value })
 }
 
 /// For injected parameters, the `let` that builds each from the context named `ctx`; plus the

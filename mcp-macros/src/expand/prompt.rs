@@ -25,7 +25,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_context"),
         local("__mcp_call"),
         local("__mcp_arguments"),
-        common::return_local(model),
+        common::return_local(),
     );
     let prompt_name = common::name(&attr.common, model);
     let arguments: Vec<_> = model.arguments().map(|p| (p, p.wire_name())).collect();
@@ -74,8 +74,9 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
     let ret = model.return_type();
     // Spanned at the return type: one that is not a prompt is an error there.
     let at = common::private_at(&attr.common, model.return_span());
+    let ret_arg = common::return_arg(model, &ret_val);
     let convert =
-        quote_spanned!(model.return_span()=> #at::prompt_return!(#ret, convert(#ret_val)));
+        quote_spanned!(model.return_span()=> #at::prompt_return!(#ret, convert(#ret_arg)));
     let fn_ident = model.ident();
     let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
@@ -89,7 +90,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
+        #[allow(non_snake_case, unused_braces, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
             fn __mcp_get(#call_in: #private::PromptCall<'_>) -> #private::PromptFuture {
                 let #f = #fn_ident;

@@ -28,7 +28,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_call"),
         local("__mcp_uri"),
         local("__mcp_variables"),
-        common::return_local(model),
+        common::return_local(),
         local("__mcp_uri_owned"),
     );
     let fn_ident = model.ident();
@@ -67,8 +67,9 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
     let complete = common::completions(&attr.complete, &private);
     // Spanned at the return type: one that is not resource contents is an error there.
     let at = common::private_at(&attr.common, model.return_span());
+    let ret_arg = common::return_arg(model, &ret_val);
     let convert = quote_spanned! {model.return_span()=>
-        #at::resource_return!(#ret, convert(#ret_val, &#uri_owned, #mime))
+        #at::resource_return!(#ret, convert(#ret_arg, &#uri_owned, #mime))
     };
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
@@ -79,7 +80,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
+        #[allow(non_snake_case, unused_braces, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
             fn __mcp_read(#call_in: #private::ResourceCall<'_>) -> #private::ResourceFuture {
                 let #f = #fn_ident;

@@ -54,7 +54,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         local("__mcp_context"),
         local("__mcp_arguments"),
         local("__mcp_mode"),
-        common::return_local(model),
+        common::return_local(),
     );
     let name = common::name(&attr.common, model);
     let description = common::description(&attr.common, model);
@@ -64,7 +64,6 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     // The argument struct: one field per argument, carrying its docs and serde attributes.
     let mut fields = Vec::new();
     let mut defaults = Vec::new();
-    let mut checks = Vec::new();
     for param in model.arguments() {
         let (ident, ty, args) = (param.ident, param.ty, &param.attrs);
         let mut field_attrs: Vec<TokenStream> = args
@@ -98,8 +97,12 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
             }
             None => {}
         }
-        fields.push(quote!(#(#field_attrs)* #ident: #ty));
-        checks.push(quote_spanned!(ty.span()=> const _: () = #private::assert_argument::<#ty>();));
+        // `#ty` itself, through the check: a type that cannot be an argument is one error, at
+        // the type, and the field's type is then an error rustc reports nothing more about.
+        let checked = quote_spanned! {ty.span()=>
+            <#ty as #private::Argument<{ #private::assert_argument::<#ty>() }>>::Type
+        };
+        fields.push(quote!(#(#field_attrs)* #ident: #checked));
     }
     let arg_idents: Vec<_> = model.arguments().map(|p| p.ident).collect();
 
@@ -127,16 +130,15 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
     // Spanned at the return type: one that is not a tool result is one error there.
     let ret_span = model.return_span();
     let at = common::private_at(&attr.common, ret_span);
+    let ret_arg = common::return_arg(model, &ret_val);
     let output_spec = quote_spanned!(ret_span=> #at::tool_return!(#ret, output_spec()));
-    let convert = quote_spanned!(ret_span=> #at::tool_return!(#ret, convert(#ret_val, #mode)));
+    let convert = quote_spanned!(ret_span=> #at::tool_return!(#ret, convert(#ret_arg, #mode)));
 
     quote! {
         #(#cfgs)*
         #[doc(hidden)]
-        #[allow(non_snake_case, non_camel_case_types, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
+        #[allow(non_snake_case, non_camel_case_types, unused_braces, unused_qualifications, deprecated, clippy::all, clippy::pedantic)]
         const _: () = {
-            #(#checks)*
-
             #[derive(#private::serde::Deserialize, #private::schemars::JsonSchema)]
             #[serde(crate = #serde_path, deny_unknown_fields)]
             #[schemars(crate = #schemars_path)]
