@@ -227,3 +227,86 @@ fn repeated_host_or_origin_is_403() {
     }
     let _: Value = json!(null);
 }
+
+/// The legacy HTTP+SSE transport sent each response from a task of its own that waited for
+/// room on the session's stream: a client that opened `GET /sse`, stopped reading, and kept
+/// posting `tools/call` grew the server's memory without bound (a waiting task and a response
+/// per POST). Now a response that finds the stream full ends the session: later POSTs are 404.
+#[test]
+fn a_legacy_client_that_stops_reading_loses_its_session() {
+    use std::io::{Read, Write};
+    let server = conformance();
+    let mut sse = std::net::TcpStream::connect(server.authority()).unwrap();
+    write!(
+        sse,
+        "GET /sse HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\n\r\n",
+        server.authority()
+    )
+    .unwrap();
+    // Read up to the `endpoint` event, then never again.
+    let mut seen = Vec::new();
+    let endpoint = loop {
+        let mut buf = [0u8; 512];
+        let n = sse.read(&mut buf).unwrap();
+        assert!(n > 0, "the stream closed early");
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if let Some(rest) = text.split("data: /messages").nth(1)
+            && let Some(query) = rest.split('\n').next()
+        {
+            break format!("/messages{}", query.trim_end());
+        }
+    };
+    let post = |body: &Value| server.send(&Req::post(&endpoint).json(body));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {},
+        "clientInfo": {"name": "slow", "version": "0"}}});
+    assert_eq!(post(&init).status(), 202);
+    assert_eq!(
+        post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).status(),
+        202
+    );
+    // Each result echoes 16 KiB: the socket buffers (a few MiB) and the stream's 256 slots
+    // fill after a few hundred calls.
+    let value = "x".repeat(16 * 1024);
+    let mut ended_after = None;
+    for i in 1..=4000 {
+        let call = rpc(
+            i,
+            "tools/call",
+            json!({"name": "test_custom_header", "arguments": {"value": value}}),
+        );
+        let r = post(&call);
+        if r.status() == 404 {
+            ended_after = Some(i);
+            eprintln!("session ended after {i} calls");
+            break;
+        }
+        assert_eq!(r.status(), 202, "{r}");
+    }
+    assert!(
+        ended_after.is_some(),
+        "4000 calls posted to a session whose client reads nothing, all accepted"
+    );
+    server.assert_still_serving();
+    drop(sse);
+}
+
+/// A legacy POST that is not UTF-8 is a parse error, not decoded lossily.
+#[test]
+fn a_legacy_post_that_is_not_utf8_is_a_parse_error() {
+    let server = conformance();
+    let mut sse = server.open_stream(&Req::get("/sse").header("Accept", "text/event-stream"));
+    let endpoint = loop {
+        let event = sse.expect_event("the endpoint event");
+        if event.event.as_deref() == Some("endpoint") {
+            break event.data;
+        }
+    };
+    let mut body = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":""#.to_vec();
+    body.extend_from_slice(&[0xC3, 0x28]);
+    body.extend_from_slice(br#""}}"#);
+    let r = server.send(&Req::post(&endpoint).body(body));
+    assert_eq!(r.status(), 400, "{r}");
+    assert_eq!(r.error_code(), -32700, "{r}");
+}

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use http::{HeaderMap, Request, StatusCode};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
 use super::session::Full;
 use super::state::{Shared, read_body};
 use super::stream::spawn_stream;
-use crate::protocol::McpError;
+use crate::protocol::{ErrorCode, McpError};
 use crate::server::connection::{Arrival, Step};
 use crate::server::dispatch::on_message_with;
 
@@ -70,11 +71,26 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         Ok(b) => b,
         Err(r) => return r,
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let send = |out: Vec<u8>| {
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::new(ErrorCode::PARSE_ERROR, "Parse error: invalid UTF-8"),
+        );
+    };
+    // Responses go on the session's one stream without waiting: a client that stops reading
+    // it cannot make the server hold a task (and a response) per request it keeps posting.
+    // When the stream is full, the client is not keeping up: its session ends.
+    let respond = {
+        let sessions = state.sessions.clone();
+        let id = session.id.clone();
         let stream = stream.clone();
-        async move {
-            let _ = stream.send(body::event(None, Some("message"), &out)).await;
+        move |out: Vec<u8>| {
+            if let Err(TrySendError::Full(_)) =
+                stream.try_send(body::event(None, Some("message"), &out))
+            {
+                tracing::warn!(session = %id, "HTTP+SSE client is not reading its stream: ending the session");
+                sessions.remove(&id);
+            }
         }
     };
     // Notifications (progress, logs) go on the session's one stream too; dropped if it is full.
@@ -89,15 +105,15 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         headers: Some(Arc::new(parts.headers)),
         closer: None,
     };
-    match on_message_with(&session.conn, &text, arrival) {
-        Step::Reply(out) => send(out.bytes).await,
+    match on_message_with(&session.conn, text, arrival) {
+        Step::Reply(out) => respond(out.bytes),
         Step::Nothing => {}
+        // The request holds its in-flight slot until `fut` completes, so these tasks are
+        // bounded by the session's `max_in_flight`.
         Step::Run(fut) => {
             tokio::spawn(async move {
                 if let Some(out) = fut.await {
-                    let _ = stream
-                        .send(body::event(None, Some("message"), &out.bytes))
-                        .await;
+                    respond(out.bytes);
                 }
             });
         }
