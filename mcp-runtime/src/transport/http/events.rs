@@ -51,7 +51,10 @@ pub trait EventStore: Send + Sync + 'static {
     /// its end, or its removal from the store. It completes at once if that is already so, and
     /// may complete spuriously (the caller replays again and, finding nothing, waits again).
     fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a>;
-    /// Forgets a session (and wakes the waiters of its streams).
+    /// Forgets a session (and wakes the waiters of its streams). The transport calls this on
+    /// every way a session ends, and records nothing more for it afterwards (a stream still
+    /// running then is no longer recorded); a store shared between instances should still
+    /// not let a late `append` re-create a removed session.
     fn remove_session(&self, session: &str);
 }
 
@@ -59,6 +62,9 @@ pub trait EventStore: Send + Sync + 'static {
 struct StreamLog {
     events: VecDeque<(u64, Bytes)>,
     finished: bool,
+    /// The newest `seq` evicted from this stream: a replay from before it would have a gap,
+    /// so it is refused (`None`) rather than served partly.
+    evicted_through: Option<u64>,
     /// Created when someone first waits on the stream (most streams are never resumed).
     changed: Option<Arc<Notify>>,
 }
@@ -69,16 +75,73 @@ impl StreamLog {
             changed.notify_waiters();
         }
     }
+
+    /// Drops the oldest event; returns its size.
+    fn evict_oldest(&mut self) -> usize {
+        match self.events.pop_front() {
+            Some((seq, bytes)) => {
+                self.evicted_through = Some(seq);
+                bytes.len()
+            }
+            None => 0,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.events.iter().map(|(_, b)| b.len()).sum()
+    }
+}
+
+#[derive(Default)]
+struct SessionLog {
+    streams: BTreeMap<u64, StreamLog>,
+    /// The bytes of every event kept for the session.
+    bytes: usize,
+}
+
+impl SessionLog {
+    /// Evicts the session's oldest events (oldest stream first) until it holds at most
+    /// `limit` bytes; returns how many bytes went.
+    fn shrink_to(&mut self, limit: usize) -> usize {
+        let mut freed = 0;
+        for log in self.streams.values_mut() {
+            while self.bytes - freed > limit && !log.events.is_empty() {
+                freed += log.evict_oldest();
+            }
+            log.wake();
+            if self.bytes - freed <= limit {
+                break;
+            }
+        }
+        self.bytes -= freed;
+        freed
+    }
+}
+
+#[derive(Default)]
+struct Logs {
+    sessions: HashMap<String, SessionLog>,
+    /// The bytes of every event kept, all sessions together.
+    bytes: usize,
 }
 
 /// Streams kept per session: a client resumes a recent stream, not its thousandth-last.
 const STREAMS_PER_SESSION: usize = 32;
 
-/// Events in this process: at most `per_stream` per stream and the last 32 streams of each
-/// session (the oldest go first).
+/// Events in this process, bounded in count and in bytes: at most `per_stream` events per
+/// stream, the last 32 streams of each session, [`with_session_bytes`](Self::with_session_bytes)
+/// per session (default 1 MiB) and [`with_total_bytes`](Self::with_total_bytes) in all
+/// (default 64 MiB). The oldest go first; when the total is reached, the session keeping the
+/// most gives up its oldest events. A client resuming from before an evicted event gets
+/// nothing (`None`: the stream is forgotten), never a replay with a gap.
+///
+/// Only [`open`](EventStore::open) creates a session's entry: events appended or finished
+/// for a session that was removed (a stream still running after `DELETE`) are dropped.
 pub struct MemoryEventStore {
     per_stream: usize,
-    streams: Mutex<HashMap<String, BTreeMap<u64, StreamLog>>>,
+    session_bytes: usize,
+    total_bytes: usize,
+    logs: Mutex<Logs>,
 }
 
 impl MemoryEventStore {
@@ -86,52 +149,104 @@ impl MemoryEventStore {
     pub fn new(per_stream: usize) -> Self {
         MemoryEventStore {
             per_stream: per_stream.max(1),
-            streams: Mutex::new(HashMap::new()),
+            session_bytes: 1024 * 1024,
+            total_bytes: 64 * 1024 * 1024,
+            logs: Mutex::new(Logs::default()),
         }
     }
 
-    fn log<'a>(
-        streams: &'a mut HashMap<String, BTreeMap<u64, StreamLog>>,
-        session: &str,
-        stream: u64,
-    ) -> &'a mut StreamLog {
-        let logs = streams.entry(session.to_owned()).or_default();
-        if !logs.contains_key(&stream)
-            && logs.len() >= STREAMS_PER_SESSION
-            && let Some((_, oldest)) = logs.pop_first()
+    /// At most `bytes` of events kept per session (default 1 MiB).
+    pub fn with_session_bytes(mut self, bytes: usize) -> Self {
+        self.session_bytes = bytes;
+        self
+    }
+
+    /// At most `bytes` of events kept in all (default 64 MiB).
+    pub fn with_total_bytes(mut self, bytes: usize) -> Self {
+        self.total_bytes = bytes;
+        self
+    }
+
+    /// The stream's log, created (evicting the session's oldest stream past 32) if the
+    /// session is known; `None` for a session never opened or already removed.
+    fn log<'a>(logs: &'a mut Logs, session: &str, stream: u64) -> Option<&'a mut StreamLog> {
+        let session = logs.sessions.get_mut(session)?;
+        if !session.streams.contains_key(&stream)
+            && session.streams.len() >= STREAMS_PER_SESSION
+            && let Some((_, oldest)) = session.streams.pop_first()
         {
+            let freed = oldest.bytes();
+            session.bytes -= freed;
+            logs.bytes -= freed;
             oldest.wake();
         }
-        logs.entry(stream).or_default()
+        Some(session.streams.entry(stream).or_default())
+    }
+
+    /// Evicts until the total is within bounds: from the session keeping the most.
+    fn shrink_total(&self, logs: &mut Logs) {
+        while logs.bytes > self.total_bytes {
+            let Some(largest) = logs.sessions.values_mut().max_by_key(|s| s.bytes) else {
+                return;
+            };
+            let target = largest.bytes.saturating_sub(logs.bytes - self.total_bytes);
+            let freed = largest.shrink_to(target);
+            logs.bytes -= freed;
+            if freed == 0 {
+                return;
+            }
+        }
     }
 }
 
 impl EventStore for MemoryEventStore {
     fn open(&self, session: &str, stream: u64) {
-        let mut streams = self.streams.lock().expect("event store lock");
-        Self::log(&mut streams, session, stream);
+        let mut logs = self.logs.lock().expect("event store lock");
+        logs.sessions.entry(session.to_owned()).or_default();
+        Self::log(&mut logs, session, stream);
     }
 
     fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
-        let mut streams = self.streams.lock().expect("event store lock");
-        let log = Self::log(&mut streams, session, stream);
+        let mut logs = self.logs.lock().expect("event store lock");
+        let size = event.len();
+        let Some(log) = Self::log(&mut logs, session, stream) else {
+            return; // removed (or never opened): nothing to keep it for
+        };
+        let mut freed = 0;
         if log.events.len() == self.per_stream {
-            log.events.pop_front();
+            freed += log.evict_oldest();
         }
         log.events.push_back((seq, event));
         log.wake();
+        logs.bytes = logs.bytes + size - freed;
+        let entry = logs
+            .sessions
+            .get_mut(session)
+            .expect("the session was there");
+        entry.bytes = entry.bytes + size - freed;
+        if entry.bytes > self.session_bytes {
+            let freed = entry.shrink_to(self.session_bytes);
+            logs.bytes -= freed;
+        }
+        if logs.bytes > self.total_bytes {
+            self.shrink_total(&mut logs);
+        }
     }
 
     fn finish(&self, session: &str, stream: u64) {
-        let mut streams = self.streams.lock().expect("event store lock");
-        let log = Self::log(&mut streams, session, stream);
-        log.finished = true;
-        log.wake();
+        let mut logs = self.logs.lock().expect("event store lock");
+        if let Some(log) = Self::log(&mut logs, session, stream) {
+            log.finished = true;
+            log.wake();
+        }
     }
 
     fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Replay> {
-        let streams = self.streams.lock().expect("event store lock");
-        let log = streams.get(session)?.get(&stream)?;
+        let logs = self.logs.lock().expect("event store lock");
+        let log = logs.sessions.get(session)?.streams.get(&stream)?;
+        if log.evicted_through.is_some_and(|gone| after < gone) {
+            return None;
+        }
         Some(Replay {
             events: log
                 .events
@@ -147,11 +262,18 @@ impl EventStore for MemoryEventStore {
     }
 
     fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {
-        let mut streams = self.streams.lock().expect("event store lock");
-        let Some(log) = streams.get_mut(session).and_then(|l| l.get_mut(&stream)) else {
+        let mut logs = self.logs.lock().expect("event store lock");
+        let Some(log) = logs
+            .sessions
+            .get_mut(session)
+            .and_then(|l| l.streams.get_mut(&stream))
+        else {
             return Box::pin(std::future::ready(()));
         };
-        if log.finished || log.events.back().is_some_and(|(seq, _)| *seq > after) {
+        if log.finished
+            || log.events.back().is_some_and(|(seq, _)| *seq > after)
+            || log.evicted_through.is_some_and(|gone| after < gone)
+        {
             return Box::pin(std::future::ready(()));
         }
         // Made under the lock, so no append between the check and the wait is missed (a
@@ -165,12 +287,15 @@ impl EventStore for MemoryEventStore {
     }
 
     fn remove_session(&self, session: &str) {
-        let removed = self
-            .streams
-            .lock()
-            .expect("event store lock")
-            .remove(session);
-        for log in removed.iter().flat_map(BTreeMap::values) {
+        let removed = {
+            let mut logs = self.logs.lock().expect("event store lock");
+            let removed = logs.sessions.remove(session);
+            if let Some(r) = &removed {
+                logs.bytes -= r.bytes;
+            }
+            removed
+        };
+        for log in removed.iter().flat_map(|s| s.streams.values()) {
             log.wake();
         }
     }
@@ -183,6 +308,7 @@ mod tests {
     #[test]
     fn replays_what_came_after_and_stays_bounded() {
         let store = MemoryEventStore::new(2);
+        store.open("s", 0);
         for seq in 1..=3 {
             store.append("s", 0, seq, Bytes::from(format!("e{seq}")));
         }
@@ -193,11 +319,16 @@ mod tests {
             bytes: Bytes::from_static(bytes),
         };
         assert_eq!(
-            replay("s", 0, 0).events,
+            replay("s", 0, 1).events,
             vec![event(2, b"e2"), event(3, b"e3")]
         );
         assert_eq!(replay("s", 0, 2).events, vec![event(3, b"e3")]);
-        assert!(!replay("s", 0, 0).finished);
+        assert!(!replay("s", 0, 1).finished);
+        assert_eq!(
+            store.replay("s", 0, 0),
+            None,
+            "event 1 was evicted: a replay from before it would have a gap"
+        );
         store.finish("s", 0);
         assert!(replay("s", 0, 3).finished);
         store.open("s", 9);
@@ -209,11 +340,67 @@ mod tests {
         assert_eq!(store.replay("s", 8, 0), None);
         store.remove_session("s");
         assert!(store.replay("s", 1, 0).is_none());
+        store.open("t", 0);
         for stream in 0..40 {
-            store.append("t", stream, stream, Bytes::from_static(b"x"));
+            store.append("t", stream, stream + 1, Bytes::from_static(b"x"));
         }
         assert!(store.replay("t", 0, 0).is_none(), "the oldest streams go");
         assert_eq!(store.replay("t", 39, 0).unwrap().events.len(), 1);
+    }
+
+    /// A stream still running after its session was removed (DELETE) used to re-create the
+    /// session's entry, which nothing would remove again.
+    #[test]
+    fn nothing_is_kept_for_a_removed_session() {
+        let store = MemoryEventStore::new(8);
+        store.open("s", 0);
+        store.append("s", 0, 1, Bytes::from_static(b"e1"));
+        store.remove_session("s");
+        store.append("s", 0, 2, Bytes::from_static(b"e2"));
+        store.finish("s", 0);
+        assert_eq!(store.replay("s", 0, 0), None);
+        let logs = store.logs.lock().unwrap();
+        assert!(logs.sessions.is_empty());
+        assert_eq!(logs.bytes, 0);
+    }
+
+    /// Events are bounded in bytes, per session and in all, not just in number (a 1 MB
+    /// progress token × 256 events × 32 streams was 8 GB for one session).
+    #[test]
+    fn bytes_are_bounded_per_session_and_in_all() {
+        let store = MemoryEventStore::new(256)
+            .with_session_bytes(10_000)
+            .with_total_bytes(25_000);
+        let kib = || Bytes::from(vec![b'x'; 1000]);
+        let mut seq = 0;
+        for session in ["a", "b", "c"] {
+            for stream in 0..4 {
+                store.open(session, stream);
+                for _ in 0..10 {
+                    seq += 1;
+                    store.append(session, stream, seq, kib());
+                }
+            }
+        }
+        // What each session really holds (the sizes of its events), against the bounds and
+        // the store's own accounting.
+        let logs = store.logs.lock().unwrap();
+        let mut total = 0;
+        for (name, session) in &logs.sessions {
+            let held: usize = session.streams.values().map(StreamLog::bytes).sum();
+            assert_eq!(held, session.bytes, "{name}");
+            assert!(held <= 10_000, "{name}: {held}");
+            total += held;
+        }
+        assert!(total <= 25_000, "{total}");
+        assert!(total >= 20_000, "evicts only what it must: {total}");
+        assert_eq!(logs.bytes, total);
+        drop(logs);
+        // The newest events survive: the last of the last stream of the last session.
+        let last = store.replay("c", 3, seq - 1).unwrap();
+        assert_eq!(last.events.len(), 1);
+        // A client resuming the first stream of `a` from its start gets nothing, not a gap.
+        assert_eq!(store.replay("a", 0, 0), None);
     }
 
     /// Polls a wait once: whether it is already complete.

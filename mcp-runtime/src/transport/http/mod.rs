@@ -68,7 +68,11 @@ pub(crate) async fn serve_until(
     let local = listener.local_addr()?;
     tracing::info!("serving MCP on http://{local}{}", config.path);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let sessions = Sessions::new(config.max_sessions, config.session_idle_timeout);
+    let sessions = Sessions::new(
+        config.max_sessions,
+        config.session_idle_timeout,
+        config.events.clone(),
+    );
     let state = Arc::new(Shared {
         stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
         server,
@@ -80,13 +84,10 @@ pub(crate) async fn serve_until(
     let reaper = {
         let every = (state.config.session_idle_timeout / 4)
             .clamp(Duration::from_secs(1), Duration::from_secs(60));
-        let events = state.config.events.clone();
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(every).await;
-                for id in sessions.reap() {
-                    events.remove_session(&id);
-                }
+                sessions.reap();
             }
         })
     };

@@ -318,7 +318,6 @@ fn delete(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     };
     match state.sessions.remove(id) {
         Some(_) => {
-            state.config.events.remove_session(id);
             tracing::debug!(session = %id, "session ended by the client");
             body::empty(StatusCode::OK)
         }

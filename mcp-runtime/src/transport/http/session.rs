@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use super::events::EventStore;
 use crate::Server;
 use crate::server::connection::{Connection, Wire};
 
@@ -69,24 +70,33 @@ impl Session {
     pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
         self.ended.subscribe()
     }
+
+    /// Whether the session has ended: nothing more is recorded for it.
+    pub(crate) fn is_ended(&self) -> bool {
+        *self.ended.borrow()
+    }
 }
 
 /// Why a session could not be created.
 pub(crate) struct Full(pub(crate) usize);
 
-/// The sessions of one HTTP server.
+/// The sessions of one HTTP server. Every way a session ends (DELETE, expiry, its HTTP+SSE
+/// stream closing or falling behind) goes through [`Sessions::remove`] or [`Sessions::reap`],
+/// which also forget its events.
 pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
     max: usize,
     idle: Duration,
+    events: Arc<dyn EventStore>,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Arc<Sessions> {
+    pub(crate) fn new(max: usize, idle: Duration, events: Arc<dyn EventStore>) -> Arc<Sessions> {
         Arc::new(Sessions {
             map: Mutex::new(HashMap::new()),
             max,
             idle,
+            events,
         })
     }
 
@@ -125,8 +135,9 @@ impl Sessions {
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.map.lock().expect("sessions lock").remove(id)?;
-        session.conn.cancel_all();
         session.ended.send_replace(true);
+        session.conn.cancel_all();
+        self.events.remove_session(id);
         Some(session)
     }
 
@@ -148,11 +159,15 @@ impl Sessions {
                 return true;
             }
             tracing::debug!(session = %id, "session expired");
-            s.conn.cancel_all();
             s.ended.send_replace(true);
+            s.conn.cancel_all();
             gone.push(id.clone());
             false
         });
+        drop(map);
+        for id in &gone {
+            self.events.remove_session(id);
+        }
         gone
     }
 }

@@ -151,7 +151,7 @@ struct StreamEvents {
 }
 
 fn stream_events(state: &Arc<Shared>, session: Option<&Arc<Session>>) -> StreamEvents {
-    let target = session.map(|s| {
+    let target = session.filter(|s| !s.is_ended()).map(|s| {
         let stream = s.new_stream();
         state.config.events.open(&s.id, stream);
         (s.clone(), stream, state.config.events.clone())
@@ -171,6 +171,10 @@ impl StreamEvents {
     }
 
     fn event(&mut self, message: &[u8]) -> Bytes {
+        // Once the session has ended, its events are no longer kept (nor numbered).
+        if self.target.as_ref().is_some_and(|(s, _, _)| s.is_ended()) {
+            self.target = None;
+        }
         match &self.target {
             Some((session, stream, store)) => {
                 let (id, seq) = session.event_id(*stream);
@@ -183,7 +187,9 @@ impl StreamEvents {
     }
 
     fn finish(&self) {
-        if let Some((session, stream, store)) = &self.target {
+        if let Some((session, stream, store)) = &self.target
+            && !session.is_ended()
+        {
             store.finish(&session.id, *stream);
         }
     }
