@@ -207,26 +207,96 @@ fn a_session_client_hanging_up_does_not_cancel_its_request() {
     );
 }
 
+/// Opens the session's GET stream and returns the connection once its headers are in.
+fn open_get_stream(port: u16, session: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    let n = stream.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    stream
+}
+
+/// At the limit a handshake ends the session idle the longest instead of being refused (10,000
+/// handshakes never used again used to lock everyone out for the idle timeout); only when
+/// every session is busy is it 503, with `Retry-After`. Idle sessions still expire.
 #[test]
-fn sessions_are_capped_and_expire_when_idle() {
+fn at_the_session_cap_the_longest_idle_session_makes_room() {
     let port = start(
         HttpConfig::default()
             .with_max_sessions(2)
             .with_session_idle_timeout(Duration::from_secs(1)),
     );
-    let ids: Vec<String> = (0..2)
-        .map(|_| session_id(&exchange(port, INIT, &[]).1))
-        .collect();
-    let (status, text) = exchange(port, INIT, &[]);
-    assert_eq!(status, 503, "a third session is refused clearly: {text}");
-    assert!(text.contains("Too many sessions"), "{text}");
-    // The reaper runs every second; an idle session is gone within about two.
-    std::thread::sleep(Duration::from_millis(2600));
     let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
-    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &ids[0])]);
+    let first = session_id(&exchange(port, INIT, &[]).1);
+    std::thread::sleep(Duration::from_millis(20));
+    let second = session_id(&exchange(port, INIT, &[]).1);
+    let (status, text) = exchange(port, INIT, &[]);
+    assert_eq!(status, 200, "a third handshake makes room: {text}");
+    let third = session_id(&text);
+    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &first)]);
+    assert_eq!(status, 404, "the longest-idle session made room: {text}");
+    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &second)]);
+    assert_eq!(status, 200, "{text}");
+    // Sessions with an open stream are busy: neither is ended to make room.
+    let streams = [
+        open_get_stream(port, &second),
+        open_get_stream(port, &third),
+    ];
+    let (status, text) = exchange(port, INIT, &[]);
+    assert_eq!(status, 503, "every session is busy: {text}");
+    assert!(text.contains("Too many sessions"), "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("retry-after: "),
+        "{text}"
+    );
+    // Busy sessions do not expire either; once their streams close, they do (the reaper runs
+    // every second; an idle session is gone within about two).
+    std::thread::sleep(Duration::from_millis(1500));
+    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &third)]);
+    assert_eq!(
+        status, 200,
+        "a session with an open stream is not reaped: {text}"
+    );
+    drop(streams);
+    std::thread::sleep(Duration::from_millis(2600));
+    let (status, text) = exchange(port, ping, &[("Mcp-Session-Id", &second)]);
     assert_eq!(status, 404, "an expired session is unknown: {text}");
     let (status, _) = exchange(port, INIT, &[]);
     assert_eq!(status, 200, "room for new sessions again");
+}
+
+/// Concurrent handshakes at the limit cannot overshoot it: the check and the insertion are one
+/// step. 32 at once against a limit of 4, all of them then holding a stream: exactly 4 open.
+#[test]
+fn concurrent_handshakes_do_not_overshoot_the_session_limit() {
+    let port = start(HttpConfig::default().with_max_sessions(4));
+    let opened: Vec<Option<String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..32)
+            .map(|_| {
+                scope.spawn(move || {
+                    let (status, text) = exchange(port, INIT, &[]);
+                    (status == 200).then(|| session_id(&text))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Every handshake succeeded (each evicting an idle one); only the last 4 still exist.
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    let alive = opened
+        .iter()
+        .flatten()
+        .filter(|id| exchange(port, ping, &[("Mcp-Session-Id", id)]).0 == 200)
+        .count();
+    assert_eq!(alive, 4, "{opened:?}");
 }
 
 /// Reports progress three times, then answers.

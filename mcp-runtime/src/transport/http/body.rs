@@ -63,6 +63,19 @@ pub(crate) fn error(status: StatusCode, error: McpError) -> HttpResponse {
     json(status, encode_error(None, &error))
 }
 
+/// 503 when every session is busy at the limit, with a `Retry-After` hint.
+pub(crate) fn too_many_sessions(max: usize) -> HttpResponse {
+    let mut r = error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        McpError::internal(format!(
+            "Too many sessions (limit {max}, all busy); try again later"
+        )),
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    r
+}
+
 /// An empty response (202 for notifications, 200 for DELETE).
 pub(crate) fn empty(status: StatusCode) -> HttpResponse {
     let mut r = Response::new(Body::Full(None));

@@ -21,21 +21,13 @@ pub(crate) fn open(state: &Arc<Shared>, _headers: &HeaderMap) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
     let session = match state.sessions.create(&state.server, Some(tx.clone())) {
         Ok(s) => s,
-        Err(Full(max)) => {
-            return body::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                McpError::internal(format!("Too many sessions (limit {max})")),
-            );
-        }
+        Err(Full(max)) => return body::too_many_sessions(max),
     };
     *session.conn.standalone.lock().expect("standalone lock") =
         Some(super::stream::standalone_sink(&tx, Some("message")));
     let endpoint = format!("/messages?sessionId={}", session.id);
     let id = session.id.clone();
     let first = body::event(None, Some("endpoint"), endpoint.as_bytes());
-    // Listed first, so a POST naming it (after the `endpoint` event) finds it.
-    let stream_of = session.clone();
-    state.sessions.insert(session);
     // The session lives as long as its stream: when the client goes away, it ends.
     let sessions = state.sessions.clone();
     let watch = tx.clone();
@@ -44,7 +36,7 @@ pub(crate) fn open(state: &Arc<Shared>, _headers: &HeaderMap) -> HttpResponse {
         sessions.remove(&id);
         tracing::debug!(session = %id, "legacy SSE session closed");
     });
-    spawn_stream(state, tx, &stream_of, Some(first));
+    spawn_stream(state, tx, &session, Some(first));
     body::sse(rx)
 }
 

@@ -201,12 +201,7 @@ impl Body<'_> {
 async fn initialize(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
     let session = match state.sessions.create(&state.server, None) {
         Ok(s) => s,
-        Err(Full(max)) => {
-            return body::error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                McpError::internal(format!("Too many sessions (limit {max}); try again later")),
-            );
-        }
+        Err(Full(max)) => return body::too_many_sessions(max),
     };
     let mut response = in_session(state, &session, message, headers).await;
     // Only a successful handshake opens a session.
@@ -214,7 +209,8 @@ async fn initialize(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap)
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
         response.headers_mut().insert(SESSION_HEADER, id);
         tracing::debug!(session = %session.id, "session opened");
-        state.sessions.insert(session);
+    } else {
+        state.sessions.discard(&session.id);
     }
     response
 }

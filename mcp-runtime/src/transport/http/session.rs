@@ -3,7 +3,7 @@
 //! replace [`Sessions`] behind the same calls.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,9 +26,38 @@ pub(crate) struct Session {
     ended: tokio::sync::watch::Sender<bool>,
     /// For HTTP+SSE (2024-11-05) sessions: the one stream every response goes on.
     pub(crate) legacy: Option<mpsc::Sender<Bytes>>,
+    /// SSE streams of the session open right now (a session with one is never evicted).
+    open_streams: AtomicUsize,
+}
+
+/// Counts an open SSE stream of its session while it lives.
+pub(crate) struct StreamHold(Arc<Session>);
+
+impl Drop for StreamHold {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Session {
+    /// Marks an SSE stream of the session open until the hold is dropped.
+    pub(crate) fn hold_stream(self: &Arc<Self>) -> StreamHold {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+        StreamHold(self.clone())
+    }
+
+    /// Whether the session is doing something for its client: a request running, an SSE
+    /// stream open, or (HTTP+SSE) its one stream still connected.
+    fn busy(&self) -> bool {
+        self.conn.in_flight() > 0
+            || self.open_streams.load(Ordering::Relaxed) > 0
+            || self.legacy.as_ref().is_some_and(|tx| !tx.is_closed())
+    }
+
+    fn idle_for(&self, now: Instant) -> Duration {
+        now.duration_since(*self.last_seen.lock().expect("session lock"))
+    }
+
     pub(crate) fn touch(&self) {
         *self.last_seen.lock().expect("session lock") = Instant::now();
     }
@@ -100,16 +129,17 @@ impl Sessions {
         })
     }
 
-    /// Creates a session (not yet visible until [`Sessions::insert`]).
+    /// Creates a session and lists it, in one step under the lock (so concurrent handshakes
+    /// cannot overshoot the limit). At the limit, the session idle the longest that is not
+    /// busy (nothing running, no stream open) is ended to make room: a flood of handshakes
+    /// that are never used again cannot lock everyone out until they expire. `Full` only when
+    /// every session is busy. A handshake that fails [`discard`](Self::discard)s its session.
     pub(crate) fn create(
         &self,
         server: &Server,
         legacy: Option<mpsc::Sender<Bytes>>,
     ) -> Result<Arc<Session>, Full> {
-        if self.len() >= self.max {
-            return Err(Full(self.max));
-        }
-        Ok(Arc::new(Session {
+        let session = Arc::new(Session {
             id: crate::id::random_id(),
             conn: Connection::new(server.clone(), Wire::HTTP),
             last_seen: Mutex::new(Instant::now()),
@@ -117,14 +147,35 @@ impl Sessions {
             next_event: AtomicU64::new(0),
             ended: tokio::sync::watch::channel(false).0,
             legacy,
-        }))
+            open_streams: AtomicUsize::new(0),
+        });
+        let evicted = {
+            let mut map = self.map.lock().expect("sessions lock");
+            let evicted = if map.len() >= self.max {
+                let now = Instant::now();
+                let oldest = map
+                    .values()
+                    .filter(|s| !s.busy())
+                    .max_by_key(|s| s.idle_for(now))
+                    .map(|s| s.id.clone())
+                    .ok_or(Full(self.max))?;
+                map.remove(&oldest)
+            } else {
+                None
+            };
+            map.insert(session.id.clone(), session.clone());
+            evicted
+        };
+        if let Some(old) = evicted {
+            tracing::info!(session = %old.id, "session limit reached: ending the longest-idle session");
+            self.end(&old);
+        }
+        Ok(session)
     }
 
-    pub(crate) fn insert(&self, session: Arc<Session>) {
-        self.map
-            .lock()
-            .expect("sessions lock")
-            .insert(session.id.clone(), session);
+    /// Ends a session whose handshake failed (it was never handed to the client).
+    pub(crate) fn discard(&self, id: &str) {
+        self.remove(id);
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
@@ -135,14 +186,15 @@ impl Sessions {
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let session = self.map.lock().expect("sessions lock").remove(id)?;
-        session.ended.send_replace(true);
-        session.conn.cancel_all();
-        self.events.remove_session(id);
+        self.end(&session);
         Some(session)
     }
 
-    pub(crate) fn len(&self) -> usize {
-        self.map.lock().expect("sessions lock").len()
+    /// What ending a session (already out of the map) takes.
+    fn end(&self, session: &Session) {
+        session.ended.send_replace(true);
+        session.conn.cancel_all();
+        self.events.remove_session(&session.id);
     }
 
     /// Ends sessions idle for longer than the limit; returns their ids. A session with work
@@ -152,10 +204,7 @@ impl Sessions {
         let mut gone = Vec::new();
         let mut map = self.map.lock().expect("sessions lock");
         map.retain(|id, s| {
-            let busy =
-                s.conn.in_flight() > 0 || s.legacy.as_ref().is_some_and(|tx| !tx.is_closed());
-            let idle = now.duration_since(*s.last_seen.lock().expect("session lock")) >= self.idle;
-            if busy || !idle {
+            if s.busy() || s.idle_for(now) < self.idle {
                 return true;
             }
             tracing::debug!(session = %id, "session expired");

@@ -78,7 +78,9 @@ pub(crate) async fn respond(
     let mut events = stream_events(state, session);
     let keep_alive = state.config.sse_keep_alive;
     let in_session = session.is_some();
+    let hold = session.map(Session::hold_stream);
     tokio::spawn(async move {
+        let _hold = hold;
         // In a session a lost client is not a cancellation: the events are still recorded
         // for a resuming GET. Without one (2026-07-28), dropping `result` cancels the handler.
         // `None` once the stream is ended for the client to resume.
@@ -212,13 +214,15 @@ pub(crate) fn standalone_sink(tx: &mpsc::Sender<Bytes>, event: Option<&'static s
 pub(crate) fn spawn_stream(
     state: &Arc<Shared>,
     tx: mpsc::Sender<Bytes>,
-    session: &Session,
+    session: &Arc<Session>,
     first: Option<Bytes>,
 ) {
     let keep_alive = state.config.sse_keep_alive;
     let mut shutdown = state.shutdown.clone();
     let mut ended = session.ended();
+    let hold = session.hold_stream();
     tokio::spawn(async move {
+        let _hold = hold;
         if let Some(first) = first
             && tx.send(first).await.is_err()
         {
@@ -253,8 +257,10 @@ pub(crate) fn resume(
     let store = state.config.events.clone();
     let priming = session.priming(stream, state.config.sse_retry);
     let mut ended = session.ended();
+    let hold = session.hold_stream();
     let session = session.clone();
     tokio::spawn(async move {
+        let _hold = hold;
         if let Some(priming) = priming
             && tx.send(priming).await.is_err()
         {
