@@ -474,6 +474,64 @@ fn slow_request_headers_are_cut_off() {
     );
 }
 
+/// A body announced but trickled (10 of 100 bytes, then nothing) is cut off at the body read
+/// timeout with 408 and a closed connection: it holds no task or buffer (there was no body
+/// timeout, only one for headers).
+#[test]
+fn a_stalled_request_body_is_cut_off() {
+    let port = start(HttpConfig::default().with_body_read_timeout(Duration::from_millis(500)));
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+        )
+        .unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let start = Instant::now();
+    let mut text = String::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    assert!(start.elapsed() < Duration::from_secs(4), "not cut: {text}");
+    assert!(text.starts_with("HTTP/1.1 408"), "{text:?}");
+    assert!(
+        text.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+}
+
+/// Connections beyond the limit are closed as soon as they are accepted; the ones already
+/// open keep working, and room frees up when one closes.
+#[test]
+fn connections_beyond_the_limit_are_closed() {
+    let port = start(HttpConfig::default().with_max_connections(2));
+    let idle: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = third.write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    let mut buf = [0u8; 64];
+    assert!(
+        matches!(third.read(&mut buf), Ok(0) | Err(_)),
+        "a third connection was served"
+    );
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(100));
+    let (status, _) = exchange(port, INIT, &[]);
+    assert_eq!(status, 200, "room again once connections close");
+}
+
 #[test]
 fn stateless_clients_may_use_the_same_request_ids_at_once() {
     let port = start(HttpConfig::default());

@@ -19,6 +19,8 @@ pub struct HttpConfig {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_body_bytes: usize,
     pub(crate) header_read_timeout: Duration,
+    pub(crate) body_read_timeout: Duration,
+    pub(crate) max_connections: usize,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) sse_keep_alive: Duration,
@@ -38,6 +40,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
+            .field("max_connections", &self.max_connections)
             .finish_non_exhaustive()
     }
 }
@@ -51,6 +54,8 @@ impl Default for HttpConfig {
             allowed_origins: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            max_connections: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             sse_keep_alive: Duration::from_secs(15),
@@ -115,13 +120,31 @@ impl HttpConfig {
         self
     }
 
+    /// How long a client may take to send a request body, from its first byte on (default
+    /// 30 s: 4 MiB at about 1 Mbit/s). A body still incomplete then gets 408 and the
+    /// connection is closed, so a trickled body holds no task, buffer or session slot.
+    pub fn with_body_read_timeout(mut self, t: Duration) -> Self {
+        self.body_read_timeout = t;
+        self
+    }
+
+    /// The most client connections open at once (default 10,000); one more is closed as soon
+    /// as it is accepted. Idle keep-alive connections count, so this also bounds the memory a
+    /// crowd of idle clients can hold.
+    pub fn with_max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+
     /// How long an unused session lives (default 30 min).
     pub fn with_session_idle_timeout(mut self, t: Duration) -> Self {
         self.session_idle_timeout = t;
         self
     }
 
-    /// The most sessions at once (default 10,000); `initialize` beyond that gets 503.
+    /// The most sessions at once (default 10,000). At the limit, `initialize` ends the session
+    /// idle the longest that has nothing running and no stream open; when all are busy it
+    /// gets 503 with `Retry-After`.
     pub fn with_max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
         self

@@ -96,6 +96,15 @@ pub(crate) async fn serve_until(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(state.config.header_read_timeout);
+    // HTTP/2 has no header timeout: pings find dead peers, and a connection multiplexes a
+    // bounded number of requests.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(Duration::from_secs(20))
+        .max_concurrent_streams(256);
+    let connections = Arc::new(tokio::sync::Semaphore::new(state.config.max_connections));
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
@@ -111,6 +120,11 @@ pub(crate) async fn serve_until(
             },
             _ = &mut stop => break,
         };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, limit = state.config.max_connections, "too many connections: closing a new one");
+            drop(stream);
+            continue;
+        };
         // Answers are small and latency matters: no Nagle delay.
         let _ = stream.set_nodelay(true);
         let state = state.clone();
@@ -120,6 +134,7 @@ pub(crate) async fn serve_until(
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
+            let _permit = permit;
             if let Err(e) = conn.await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }

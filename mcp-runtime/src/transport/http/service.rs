@@ -98,7 +98,14 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
 
 async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     let (parts, incoming) = req.into_parts();
-    let bytes = match read_body(incoming, &parts.headers, state.config.max_body_bytes).await {
+    let bytes = match read_body(
+        incoming,
+        &parts.headers,
+        state.config.max_body_bytes,
+        state.config.body_read_timeout,
+    )
+    .await
+    {
         Ok(b) => b,
         Err(r) => return r,
     };

@@ -55,11 +55,12 @@ pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
         .find(|name| headers.get_all(*name).iter().nth(1).is_some())
 }
 
-/// Reads the body, refusing more than the limit with 413.
+/// Reads the body, refusing more than the limit with 413 and one slower than `timeout` with 408.
 pub(crate) async fn read_body(
     body: Incoming,
     headers: &HeaderMap,
     limit: usize,
+    timeout: std::time::Duration,
 ) -> Result<Bytes, HttpResponse> {
     let too_large = || {
         body::error(
@@ -73,12 +74,28 @@ pub(crate) async fn read_body(
     {
         return Err(too_large());
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(_) => Err(body::error(
+    let read = Limited::new(body, limit).collect();
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
+        Ok(Err(_)) => Err(body::error(
             StatusCode::BAD_REQUEST,
             McpError::invalid_request("Could not read the request body"),
         )),
+        Err(_) => {
+            let mut r = body::error(
+                StatusCode::REQUEST_TIMEOUT,
+                McpError::invalid_request(format!(
+                    "The request body did not arrive within {} s",
+                    timeout.as_secs_f32()
+                )),
+            );
+            // What is left of the body is not read: the connection cannot carry another request.
+            r.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            Err(r)
+        }
     }
 }
