@@ -39,6 +39,22 @@ async fn tagged(tag: String, ms: u64, ctx: Context) -> String {
     tag
 }
 
+/// A name to greet.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Who {
+    name: String,
+}
+
+/// Asks the client for a name, then greets it.
+#[tool]
+async fn ask_name(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx.elicit::<Who>("Who are you?").await?;
+    Ok(format!(
+        "Hi {}",
+        answer.accepted().map_or("?".into(), |w| w.name)
+    ))
+}
+
 /// How many `chatter` calls are running.
 static CHATTERING: AtomicUsize = AtomicUsize::new(0);
 
@@ -731,6 +747,77 @@ fn ghsa_345p_7cg4_v4c7_colliding_ids_across_clients() {
     });
 }
 
+/// GHSA-345p-7cg4-v4c7 / CVE-2026-25536, the other half (typescript-sdk #1483): with one
+/// server object connected to many transports, server-to-client requests (elicitation,
+/// sampling) went to the last client connected, and their answers were matched by id alone.
+///
+/// Four sessions call `ask_name` at the same moment. Each receives its own
+/// `elicitation/create` on its own stream (the server's request ids may well coincide across
+/// sessions), answers it with its own name, and gets `Hi <its name>`.
+#[test]
+fn cve_2026_25536_server_requests_route_to_their_own_client() {
+    let ep = start(HttpConfig::default());
+    concurrently_answered(|tag| {
+        let init = rpc(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                   "clientInfo": {"name": tag, "version": "1"}}),
+        );
+        let r = ep.post(&init, &[]);
+        let session = r.header("mcp-session-id").expect("a session id").to_owned();
+        let h = session_headers(&session);
+        assert_eq!(
+            ep.post(&notification("notifications/initialized"), &h)
+                .status(),
+            202
+        );
+        let mut stream = ep.open_stream(&Req::post("/mcp").headers(&h).json(&rpc(
+            1,
+            "tools/call",
+            json!({"name": "ask_name"}),
+        )));
+        let ask = loop {
+            let event = stream.expect_event("elicitation/create");
+            if !event.data.trim().is_empty() {
+                break event.json();
+            }
+        };
+        assert_eq!(ask["method"], "elicitation/create", "{tag}: {ask}");
+        let answer = json!({"jsonrpc": "2.0", "id": ask["id"],
+                            "result": {"action": "accept", "content": {"name": tag}}});
+        assert_eq!(ep.post(&answer, &h).status(), 202, "{tag}: answering {ask}");
+        let done = messages_until_response(&mut stream);
+        result_text(done.last().unwrap()).to_owned()
+    });
+}
+
+/// Runs `call(tag)` for four tags at once; each must answer `Hi <tag>`.
+fn concurrently_answered(call: impl Fn(&str) -> String + Sync) {
+    let tags = ["alice", "bob", "carol", "dave"];
+    let barrier = Barrier::new(tags.len());
+    std::thread::scope(|s| {
+        let handles: Vec<_> = tags
+            .iter()
+            .map(|tag| {
+                let (barrier, call) = (&barrier, &call);
+                s.spawn(move || {
+                    barrier.wait();
+                    (tag, call(tag))
+                })
+            })
+            .collect();
+        for h in handles {
+            let (tag, text) = h.join().unwrap();
+            assert_eq!(
+                text,
+                format!("Hi {tag}"),
+                "{tag} got another client's answer"
+            );
+        }
+    });
+}
+
 /// One `tagged` call in `session` on a stream of its own: the ids and JSON of its events.
 fn tagged_stream(ep: &Endpoint, session: &str, id: i64, tag: &str) -> Vec<(String, Value)> {
     let body = rpc(
@@ -840,6 +927,102 @@ fn fastmcp_4402_cross_session_event_replay() {
 // ---------------------------------------------------------------------------------------------
 // 1.3 Parser differentials
 // ---------------------------------------------------------------------------------------------
+
+/// A 2026-07-28 `tools/call` of `add` written by hand, with `headers` as given (repeats
+/// included); returns the status line.
+fn stateless_add_with_headers(port: u16, headers: &[(&str, &str)]) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}}"#,
+        add_params(&format!(r#","_meta":{}"#, stateless_meta()))
+    );
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    status_of_raw(port, head, move |w| {
+        let _ = w.write_all(body.as_bytes());
+    })
+}
+
+/// GHSA-wvj2-96wp-fq3f / CVE-2026-27896 at the HTTP layer: a proxy and the server must not
+/// read different values of one field. 2026-07-28 routes on `Mcp-Method`, `Mcp-Name` and
+/// `MCP-Protocol-Version` headers (a gateway may route or authorize on them), and a session
+/// on `Mcp-Session-Id`; if the server takes the first of two values and a proxy the last, the
+/// check is bypassed.
+///
+/// A request with any of these headers repeated (the body agreeing with one of the values)
+/// is 400, while the same request with each header once succeeds. (`Mcp-Session-Id`:
+/// [`ghsa_wvj2_96wp_fq3f_repeated_session_id_header`].)
+#[test]
+#[ignore = "pending: repeated Mcp-Method / Mcp-Name / MCP-Protocol-Version headers are read \
+            first-wins instead of being refused"]
+fn ghsa_wvj2_96wp_fq3f_repeated_routing_headers() {
+    let server = quickstart();
+    let port = server.port;
+    let once = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "add"),
+    ];
+    let status = stateless_add_with_headers(port, &once);
+    assert!(status.contains(" 200 "), "each header once: {status}");
+    for (name, other) in [
+        ("Mcp-Method", "tools/list"),
+        ("Mcp-Name", "divide"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ] {
+        for other_first in [false, true] {
+            let mut headers = once.to_vec();
+            let extra = (name, other);
+            if other_first {
+                headers.insert(0, extra);
+            } else {
+                headers.push(extra);
+            }
+            let status = stateless_add_with_headers(port, &headers);
+            assert!(
+                status.contains(" 400 "),
+                "{name} repeated ({other} {}): {status}",
+                if other_first { "first" } else { "last" }
+            );
+        }
+    }
+}
+
+/// [`ghsa_wvj2_96wp_fq3f_repeated_routing_headers`] for the session era: two `Mcp-Session-Id`
+/// headers. A gateway that binds sessions to users and checks the last value would let a
+/// request run in the session named first (someone else's). The request is 400.
+#[test]
+#[ignore = "pending: a repeated Mcp-Session-Id header is read first-wins instead of refused"]
+fn ghsa_wvj2_96wp_fq3f_repeated_session_id_header() {
+    let server = quickstart();
+    let port = server.port;
+    let (a, b) = (server.open_session(), server.open_session());
+    for pair in [[&a, &b], [&b, &a]] {
+        let body = add_call(1).to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {}\r\nMcp-Session-Id: {}\r\n\
+             Connection: close\r\n\r\n",
+            body.len(),
+            pair[0],
+            pair[1]
+        );
+        let status = status_of_raw(port, head, move |w| {
+            let _ = w.write_all(body.as_bytes());
+        });
+        assert!(
+            status.contains(" 400 "),
+            "Mcp-Session-Id repeated: {status}"
+        );
+    }
+}
 
 /// The `add 2 3` params as JSON text, with `meta` (`""` or `,"_meta":{…}`) inside.
 fn add_params(meta: &str) -> String {
@@ -1591,6 +1774,142 @@ fn ts_sdk_example_event_store_is_bounded() {
     store.remove_session("t");
     assert!(store.replay("s", 0, 0).is_none());
     assert!(store.replay("t", 1_000, 0).is_none());
+}
+
+/// The default store, noting which sessions it holds anything of.
+struct WatchedStore {
+    inner: MemoryEventStore,
+    sessions: std::sync::Mutex<HashSet<String>>,
+}
+
+impl WatchedStore {
+    fn new() -> WatchedStore {
+        WatchedStore {
+            inner: MemoryEventStore::new(256),
+            sessions: Default::default(),
+        }
+    }
+
+    fn inner(&self) -> &MemoryEventStore {
+        &self.inner
+    }
+
+    fn note(&self, session: &str) {
+        self.sessions.lock().unwrap().insert(session.to_owned());
+    }
+
+    fn holds(&self, session: &str) -> bool {
+        self.sessions.lock().unwrap().contains(session)
+    }
+}
+
+impl EventStore for WatchedStore {
+    fn open(&self, session: &str, stream: u64) {
+        self.note(session);
+        self.inner().open(session, stream);
+    }
+
+    fn append(&self, session: &str, stream: u64, seq: u64, event: bytes::Bytes) {
+        self.note(session);
+        self.inner().append(session, stream, seq, event);
+    }
+
+    fn finish(&self, session: &str, stream: u64) {
+        self.note(session);
+        self.inner().finish(session, stream);
+    }
+
+    fn replay(
+        &self,
+        session: &str,
+        stream: u64,
+        after: u64,
+    ) -> Option<mcp_runtime::transport::http::Replay> {
+        self.inner().replay(session, stream, after)
+    }
+
+    fn wait<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> mcp_runtime::transport::http::WaitFuture<'a> {
+        self.inner().wait(session, stream, after)
+    }
+
+    fn remove_session(&self, session: &str) {
+        self.sessions.lock().unwrap().remove(session);
+        self.inner().remove_session(session);
+    }
+}
+
+/// Starts a server on a [`WatchedStore`] (sessions idle for 1 s expire).
+fn start_watched() -> (Endpoint, std::sync::Arc<WatchedStore>) {
+    let store = std::sync::Arc::new(WatchedStore::new());
+    let ep = start(
+        HttpConfig::default()
+            .with_event_store(store.clone())
+            .with_session_idle_timeout(Duration::from_secs(1)),
+    );
+    (ep, store)
+}
+
+fn delete_session(ep: &Endpoint, session: &str) {
+    let r = ep.send(&Req::new("DELETE", "/mcp").headers(&session_headers(session)));
+    assert_eq!(r.status(), 200, "DELETE: {r}");
+}
+
+/// The TS example store keeps events forever; rmcp #1244 and python-sdk #3300 kept per-session
+/// state after the session ended. An event store must forget a session when it ends.
+///
+/// Through a store that notes which sessions it holds: a session that ran a streamed call and
+/// was deleted, and one that expired while idle, are both forgotten.
+#[test]
+fn ts_sdk_example_event_store_forgets_ended_sessions() {
+    let (ep, store) = start_watched();
+    let done = ep.open_session();
+    tagged_stream(&ep, &done, 1, "done");
+    assert!(store.holds(&done), "the streamed call was recorded");
+    delete_session(&ep, &done);
+    assert!(!store.holds(&done), "a deleted session's events are kept");
+
+    let idle = ep.open_session();
+    tagged_stream(&ep, &idle, 1, "idle");
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while store.holds(&idle) {
+        assert!(
+            Instant::now() < deadline,
+            "an expired session's events are kept"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The same leak by another door: a session deleted while one of its calls is still
+/// streaming. Whatever the stream still writes after the DELETE must not bring the session
+/// back into the store, where nothing would ever remove it again.
+#[test]
+#[ignore = "pending: the event store leaks a session deleted mid-stream (its stream appends \
+            and finishes after remove_session, re-creating the entry)"]
+fn ts_sdk_example_event_store_forgets_sessions_deleted_mid_stream() {
+    let (ep, store) = start_watched();
+    let busy = ep.open_session();
+    let mut stream = ep.open_stream(&Req::post("/mcp").headers(&session_headers(&busy)).json(
+        &rpc(
+            1,
+            "tools/call",
+            json!({"name": "chatter", "_meta": {"progressToken": 1}}),
+        ),
+    ));
+    stream.expect_event("a first event");
+    delete_session(&ep, &busy);
+    drop(stream);
+    // `chatter` runs 400 ms; give it time to write whatever it still would.
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(
+        !store.holds(&busy),
+        "events of a session deleted mid-call are kept"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
