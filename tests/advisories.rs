@@ -430,30 +430,33 @@ fn cve_2026_59950_dns_rebinding_every_listener() {
 /// servers bound to loopback names; one bound to `0.0.0.0` got nothing, yet a browser on the
 /// same machine reaches it as 127.0.0.1.
 ///
-/// We bind the quickstart to `0.0.0.0`, connect through 127.0.0.1, and assert that a foreign
+/// We bind the quickstart to `0.0.0.0` (and to `[::]`, where the connection's local address
+/// is the v4-mapped `::ffff:127.0.0.1`), connect through 127.0.0.1, and assert that a foreign
 /// `Origin` is still 403 on `/mcp` and on `/sse` (the origin check does not depend on the
 /// bind). The `Host` half is [`ghsa_xw59_hvm2_8pj6_loopback_connection_requires_loopback_host`].
 #[test]
 fn ghsa_9h52_p55h_vw2f_wildcard_bind_still_checks_origin() {
-    let server = HttpServer::start_on(&support::example("quickstart"), "0.0.0.0:0");
-    let r = server.send(
-        &Req::post("/mcp")
-            .header("Origin", EVIL_ORIGIN)
-            .json(&initialize_request("2025-11-25")),
-    );
-    assert_eq!(r.status(), 403, "POST /mcp on a 0.0.0.0 bind: {r}");
-    let stream = server.open_stream(
-        &Req::get("/sse")
-            .header("Accept", "text/event-stream")
-            .header("Origin", EVIL_ORIGIN),
-    );
-    assert_eq!(
-        stream.head.status,
-        403,
-        "GET /sse on a 0.0.0.0 bind:\n{}",
-        stream.seen()
-    );
-    server.assert_still_serving();
+    for bind in ["0.0.0.0:0", "[::]:0"] {
+        let server = HttpServer::start_on(&support::example("quickstart"), bind);
+        let r = server.send(
+            &Req::post("/mcp")
+                .header("Origin", EVIL_ORIGIN)
+                .json(&initialize_request("2025-11-25")),
+        );
+        assert_eq!(r.status(), 403, "POST /mcp on a {bind} bind: {r}");
+        let stream = server.open_stream(
+            &Req::get("/sse")
+                .header("Accept", "text/event-stream")
+                .header("Origin", EVIL_ORIGIN),
+        );
+        assert_eq!(
+            stream.head.status,
+            403,
+            "GET /sse on a {bind} bind:\n{}",
+            stream.seen()
+        );
+        server.assert_still_serving();
+    }
 }
 
 /// GHSA-xw59-hvm2-8pj6 (go-sdk), fixed by go-sdk #760: "if the *local* address of the
@@ -462,33 +465,37 @@ fn ghsa_9h52_p55h_vw2f_wildcard_bind_still_checks_origin() {
 /// 127.0.0.1 with `Host: evil.example` is a rebinding attack whatever the bind was.
 ///
 /// We assert 403 for that request (POST /mcp, and GET /sse, which a browser sends without an
-/// `Origin`).
+/// `Origin`), on `0.0.0.0` and on `[::]` (whose loopback connections have the v4-mapped local
+/// address `::ffff:127.0.0.1`, which `Ipv6Addr::is_loopback` does not count as loopback).
 #[test]
 #[ignore = "pending: the Host check is on only when the listener is bound to loopback \
             (HttpConfig::is_loopback_bind looks at the listener, not the connection)"]
 fn ghsa_xw59_hvm2_8pj6_loopback_connection_requires_loopback_host() {
-    let server = HttpServer::start_on(&support::example("quickstart"), "0.0.0.0:0");
-    let r = server.send(
-        &Req::post("/mcp")
-            .header("Host", EVIL_HOST)
-            .json(&initialize_request("2025-11-25")),
-    );
-    assert_eq!(
-        r.status(),
-        403,
-        "POST /mcp via 127.0.0.1, Host {EVIL_HOST}: {r}"
-    );
-    let stream = server.open_stream(
-        &Req::get("/sse")
-            .header("Accept", "text/event-stream")
-            .header("Host", EVIL_HOST),
-    );
-    assert_eq!(
-        stream.head.status,
-        403,
-        "GET /sse via 127.0.0.1, Host {EVIL_HOST}:\n{}",
-        stream.seen()
-    );
+    for bind in ["0.0.0.0:0", "[::]:0"] {
+        let server = HttpServer::start_on(&support::example("quickstart"), bind);
+        let r = server.send(
+            &Req::post("/mcp")
+                .header("Host", EVIL_HOST)
+                .json(&initialize_request("2025-11-25")),
+        );
+        assert_eq!(
+            r.status(),
+            403,
+            "POST /mcp on a {bind} bind via 127.0.0.1, Host {EVIL_HOST}: {r}"
+        );
+        let stream = server.open_stream(
+            &Req::get("/sse")
+                .header("Accept", "text/event-stream")
+                .header("Host", EVIL_HOST),
+        );
+        assert_eq!(
+            stream.head.status,
+            403,
+            "GET /sse on a {bind} bind via 127.0.0.1, Host {EVIL_HOST}:\n{}",
+            stream.seen()
+        );
+        server.assert_still_serving();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -991,6 +998,33 @@ fn ghsa_wvj2_96wp_fq3f_repeated_routing_headers() {
                 if other_first { "first" } else { "last" }
             );
         }
+    }
+}
+
+/// GHSA-wvj2-96wp-fq3f / CVE-2026-27896's case folding, at the HTTP layer: `Mcp-Method` and
+/// `Mcp-Name` must equal the body's `method` and `name` exactly, and be present.
+///
+/// A 2026-07-28 `tools/call` of `add` with `Mcp-Name: ADD`, `Mcp-Method: TOOLS/CALL` or
+/// `Tools/Call`, or without one of the headers, is 400; with the exact values it is 200.
+#[test]
+fn ghsa_wvj2_96wp_fq3f_routing_headers_match_exactly() {
+    let server = quickstart();
+    let port = server.port;
+    let version = ("MCP-Protocol-Version", "2026-07-28");
+    let exact = stateless_add_with_headers(
+        port,
+        &[version, ("Mcp-Method", "tools/call"), ("Mcp-Name", "add")],
+    );
+    assert!(exact.contains(" 200 "), "exact headers: {exact}");
+    for headers in [
+        vec![version, ("Mcp-Method", "tools/call"), ("Mcp-Name", "ADD")],
+        vec![version, ("Mcp-Method", "TOOLS/CALL"), ("Mcp-Name", "add")],
+        vec![version, ("Mcp-Method", "Tools/Call"), ("Mcp-Name", "add")],
+        vec![version, ("Mcp-Method", "tools/call")],
+        vec![version, ("Mcp-Name", "add")],
+    ] {
+        let status = stateless_add_with_headers(port, &headers);
+        assert!(status.contains(" 400 "), "{headers:?}: {status}");
     }
 }
 
