@@ -247,6 +247,33 @@ fn drain(stream: &mut SseStream, quiet: Duration) -> Vec<support::http::Event> {
     out
 }
 
+/// Opens an HTTP+SSE session (`GET /sse`): its stream and the endpoint it announced.
+fn open_legacy(ep: &Endpoint) -> (SseStream, String) {
+    let mut stream = ep.open_stream(&Req::get("/sse").header("Accept", "text/event-stream"));
+    assert_eq!(stream.head.status, 200, "GET /sse:\n{}", stream.seen());
+    loop {
+        let event = stream.expect_event("the endpoint event");
+        if event.event.as_deref() == Some("endpoint") {
+            return (stream, event.data);
+        }
+    }
+}
+
+/// [`open_legacy`], then the 2024-11-05 handshake on it; returns a function that POSTs a
+/// message to the session (asserting 202) with the stream.
+fn legacy_session(ep: &Endpoint) -> (SseStream, impl Fn(&Value) + '_) {
+    let (mut stream, endpoint) = open_legacy(ep);
+    let post = move |body: &Value| {
+        let r = ep.send(&Req::post(&endpoint).json(body));
+        assert_eq!(r.status(), 202, "POST {endpoint} {body}: {r}");
+    };
+    post(&initialize_request("2024-11-05"));
+    let init = messages_until_response(&mut stream);
+    assert_eq!(init.last().unwrap()["id"], 0, "{init:?}");
+    post(&notification("notifications/initialized"));
+    (stream, post)
+}
+
 /// Peak resident memory of a process in KiB (`VmHWM`).
 fn peak_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -384,14 +411,7 @@ fn cve_2026_59950_dns_rebinding_every_listener() {
             );
         }
         // A live legacy session, so that only the guard stands between the request and a 202.
-        let mut stream = server.open_stream(&sse);
-        assert_eq!(stream.head.status, 200, "{example}:\n{}", stream.seen());
-        let endpoint = loop {
-            let event = stream.expect_event("the endpoint event");
-            if event.event.as_deref() == Some("endpoint") {
-                break event.data;
-            }
-        };
+        let (mut stream, endpoint) = open_legacy(&server);
         let post = Req::post(&endpoint).json(&initialize_request("2024-11-05"));
         for (what, req) in [
             ("Host", post.clone().header("Host", EVIL_HOST)),
@@ -555,15 +575,9 @@ fn cve_2025_6515_session_ids_are_unguessable() {
     assert_unguessable("Mcp-Session-Id", &ids);
     let legacy: Vec<String> = (0..50)
         .map(|_| {
-            let mut stream =
-                server.open_stream(&Req::get("/sse").header("Accept", "text/event-stream"));
-            loop {
-                let event = stream.expect_event("the endpoint event");
-                if event.event.as_deref() == Some("endpoint") {
-                    let id = event.data.split("sessionId=").nth(1).unwrap_or("");
-                    break id.split('&').next().unwrap_or("").to_owned();
-                }
-            }
+            let (_stream, endpoint) = open_legacy(&server);
+            let id = endpoint.split("sessionId=").nth(1).unwrap_or("");
+            id.split('&').next().unwrap_or("").to_owned()
         })
         .collect();
     assert_unguessable("HTTP+SSE sessionId", &legacy);
@@ -670,13 +684,14 @@ fn assert_own_messages(what: &str, tag: &str, messages: &[Value]) {
     }
 }
 
-/// Runs `call(tag)` for each tag at once (released together) and checks each got its own.
-fn concurrently(what: &str, call: impl Fn(&str) -> Vec<Value> + Sync) {
+/// Runs `call(tag)` for four tags at once (released together by a barrier); returns each
+/// tag with what its call returned.
+fn concurrently<T: Send>(call: impl Fn(&str) -> T + Sync) -> Vec<(&'static str, T)> {
     let tags = ["alice", "bob", "carol", "dave"];
     let barrier = Barrier::new(tags.len());
     std::thread::scope(|s| {
         let handles: Vec<_> = tags
-            .iter()
+            .into_iter()
             .map(|tag| {
                 let (barrier, call) = (&barrier, &call);
                 s.spawn(move || {
@@ -685,11 +700,15 @@ fn concurrently(what: &str, call: impl Fn(&str) -> Vec<Value> + Sync) {
                 })
             })
             .collect();
-        for h in handles {
-            let (tag, messages) = h.join().unwrap();
-            assert_own_messages(what, tag, &messages);
-        }
-    });
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// [`concurrently`], then each tag must have its own messages.
+fn concurrently_own(what: &str, call: impl Fn(&str) -> Vec<Value> + Sync) {
+    for (tag, messages) in concurrently(call) {
+        assert_own_messages(what, tag, &messages);
+    }
 }
 
 /// GHSA-345p-7cg4-v4c7 / CVE-2026-25536 (TS SDK 1.10.0–1.25.3, CVSS 7.1): one transport or
@@ -706,7 +725,7 @@ fn ghsa_345p_7cg4_v4c7_colliding_ids_across_clients() {
     let ep = start(HttpConfig::default());
     let args = |tag: &str| json!({"tag": tag, "ms": 150});
 
-    concurrently("Streamable HTTP sessions", |tag| {
+    concurrently_own("Streamable HTTP sessions", |tag| {
         let session = ep.open_session();
         let body = rpc(
             1,
@@ -721,35 +740,21 @@ fn ghsa_345p_7cg4_v4c7_colliding_ids_across_clients() {
         )
     });
 
-    concurrently("2026-07-28 stateless", |tag| {
+    concurrently_own("2026-07-28 stateless", |tag| {
         tagged_call_on(
             &ep,
             stateless_call(1, "tagged", args(tag), json!({"progressToken": 1})),
         )
     });
 
-    concurrently("HTTP+SSE sessions", |tag| {
-        let mut stream = ep.open_stream(&Req::get("/sse").header("Accept", "text/event-stream"));
-        let endpoint = loop {
-            let event = stream.expect_event("the endpoint event");
-            if event.event.as_deref() == Some("endpoint") {
-                break event.data;
-            }
-        };
-        let post = |body: &Value| ep.send(&Req::post(&endpoint).json(body));
-        assert_eq!(post(&initialize_request("2024-11-05")).status(), 202);
-        let init = messages_until_response(&mut stream);
-        assert_eq!(init.last().unwrap()["id"], 0, "{init:?}");
-        assert_eq!(
-            post(&notification("notifications/initialized")).status(),
-            202
-        );
+    concurrently_own("HTTP+SSE sessions", |tag| {
+        let (mut stream, post) = legacy_session(&ep);
         let body = rpc(
             1,
             "tools/call",
             json!({"name": "tagged", "arguments": args(tag), "_meta": {"progressToken": 1}}),
         );
-        assert_eq!(post(&body).status(), 202);
+        post(&body);
         messages_until_response(&mut stream)
     });
 }
@@ -764,7 +769,7 @@ fn ghsa_345p_7cg4_v4c7_colliding_ids_across_clients() {
 #[test]
 fn cve_2026_25536_server_requests_route_to_their_own_client() {
     let ep = start(HttpConfig::default());
-    concurrently_answered(|tag| {
+    let answers = concurrently(|tag| {
         let init = rpc(
             0,
             "initialize",
@@ -797,32 +802,13 @@ fn cve_2026_25536_server_requests_route_to_their_own_client() {
         let done = messages_until_response(&mut stream);
         result_text(done.last().unwrap()).to_owned()
     });
-}
-
-/// Runs `call(tag)` for four tags at once; each must answer `Hi <tag>`.
-fn concurrently_answered(call: impl Fn(&str) -> String + Sync) {
-    let tags = ["alice", "bob", "carol", "dave"];
-    let barrier = Barrier::new(tags.len());
-    std::thread::scope(|s| {
-        let handles: Vec<_> = tags
-            .iter()
-            .map(|tag| {
-                let (barrier, call) = (&barrier, &call);
-                s.spawn(move || {
-                    barrier.wait();
-                    (tag, call(tag))
-                })
-            })
-            .collect();
-        for h in handles {
-            let (tag, text) = h.join().unwrap();
-            assert_eq!(
-                text,
-                format!("Hi {tag}"),
-                "{tag} got another client's answer"
-            );
-        }
-    });
+    for (tag, text) in answers {
+        assert_eq!(
+            text,
+            format!("Hi {tag}"),
+            "{tag} got another client's answer"
+        );
+    }
 }
 
 /// One `tagged` call in `session` on a stream of its own: the ids and JSON of its events.
@@ -1445,8 +1431,8 @@ fn assert_internal_error(transport: &str, what: &Value, response: &Value) {
 /// rust-sdk #106 (rmcp, closed "won't fix"): a `panic!` in a tool killed the spawned task and
 /// nothing answered the request; the client waited until its timeout.
 ///
-/// Through the in-process client in both eras, and over Streamable HTTP in a session and
-/// stateless: a panic in a tool (before its first `.await`, after one, in a sync tool), in a
+/// Through the in-process client in both eras, over Streamable HTTP in a session and
+/// stateless, and over HTTP+SSE: a panic in a tool (before its first `.await`, after one, in a sync tool), in a
 /// resource and in a prompt is answered -32603 for that id, and the next call works.
 #[test]
 fn rust_sdk_106_panicking_handlers_are_answered() {
@@ -1502,6 +1488,22 @@ fn rust_sdk_106_panicking_handlers_are_answered() {
             json!({}),
         ));
         assert_eq!(result_text(&r.json()), "after", "HTTP 2026-07-28: {r}");
+    }
+    let (mut stream, post) = legacy_session(&ep);
+    for (i, (method, params)) in panicking_requests().into_iter().enumerate() {
+        let id = i as i64 + 1;
+        post(&rpc(id, method, params.clone()));
+        let answer = messages_until_response(&mut stream);
+        let answer = answer.last().unwrap();
+        assert_internal_error("HTTP+SSE", &params, answer);
+        assert_eq!(answer["id"], id, "{answer}");
+        post(&rpc(100 + id, "tools/call", ok_call()));
+        let after = messages_until_response(&mut stream);
+        assert_eq!(
+            result_text(after.last().unwrap()),
+            "after",
+            "HTTP+SSE: {after:?}"
+        );
     }
 }
 
@@ -1646,13 +1648,7 @@ fn go_sdk_1055_request_body_is_capped() {
         "Content-Length over the limit: {status}"
     );
 
-    let mut stream = server.open_stream(&Req::get("/sse").header("Accept", "text/event-stream"));
-    let endpoint = loop {
-        let event = stream.expect_event("the endpoint event");
-        if event.event.as_deref() == Some("endpoint") {
-            break event.data;
-        }
-    };
+    let (_stream, endpoint) = open_legacy(&server);
     let status = status_of_raw(port, post_head(port, &endpoint, &over), |w| {
         let _ = w.write_all(b"{");
     });
