@@ -1074,14 +1074,14 @@ fn differential_cases(meta: &str) -> Vec<(&'static str, String, bool)> {
         (
             "`method` then `Method`",
             format!(
-                r#"{{"jsonrpc":"2.0","id":4,"method":"ping","Method":"tools/call","params":{p}}}"#
+                r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","Method":"tools/call","params":{p}}}"#
             ),
             false,
         ),
         (
             "`method` then `method\\u0000`",
             format!(
-                r#"{{"jsonrpc":"2.0","id":5,"method":"ping","method\u0000":"tools/call","params":{p}}}"#
+                r#"{{"jsonrpc":"2.0","id":5,"method":"tools/list","method\u0000":"tools/call","params":{p}}}"#
             ),
             false,
         ),
@@ -1098,7 +1098,7 @@ fn differential_cases(meta: &str) -> Vec<(&'static str, String, bool)> {
         (
             "two `method`s",
             format!(
-                r#"{{"jsonrpc":"2.0","id":8,"method":"ping","method":"tools/call","params":{p}}}"#
+                r#"{{"jsonrpc":"2.0","id":8,"method":"tools/list","method":"tools/call","params":{p}}}"#
             ),
             true,
         ),
@@ -1163,7 +1163,16 @@ fn ghsa_wvj2_96wp_fq3f_and_ghsa_q382_vc8q_7jhj_member_name_differentials() {
     let server = quickstart();
     let meta = format!(r#","_meta":{}"#, stateless_meta());
     for (what, message, invalid) in differential_cases(&meta) {
-        let req = with_headers(Req::post("/mcp"), &stateless_headers("add")).body(message);
+        // The headers agree with the body's real `method`, so that only the body decides.
+        let headers = if message.contains(r#""method":"tools/list""#) {
+            vec![
+                ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+                ("Mcp-Method", "tools/list".to_owned()),
+            ]
+        } else {
+            stateless_headers("add").to_vec()
+        };
+        let req = with_headers(Req::post("/mcp"), &headers).body(message);
         let r = server.send(&req);
         assert_differential(what, "HTTP 2026-07-28", &r.json(), invalid);
     }
