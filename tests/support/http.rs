@@ -45,9 +45,25 @@ pub fn initialize_request(version: &str) -> Value {
     )
 }
 
-/// An example server serving HTTP on an ephemeral loopback port.
+/// An example server serving HTTP on an ephemeral loopback port. The request methods are
+/// those of its [`Endpoint`].
 pub struct HttpServer {
     pub proc: Proc,
+    pub port: u16,
+    endpoint: Endpoint,
+}
+
+impl std::ops::Deref for HttpServer {
+    type Target = Endpoint;
+
+    fn deref(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
+/// Where requests go: `127.0.0.1:port`, for a server in another process or in this one.
+#[derive(Clone, Copy, Debug)]
+pub struct Endpoint {
     pub port: u16,
 }
 
@@ -61,8 +77,14 @@ impl HttpServer {
     /// [`HttpServer::start`] for an executable given by path (e.g. one from
     /// [`super::interop::build_examples`]).
     pub fn start_program(program: &Path) -> HttpServer {
+        HttpServer::start_on(program, "127.0.0.1:0")
+    }
+
+    /// [`HttpServer::start_program`] listening on `addr` (e.g. `0.0.0.0:0`); requests still go
+    /// to 127.0.0.1.
+    pub fn start_on(program: &Path, addr: &str) -> HttpServer {
         let name = program.display();
-        let proc = Proc::spawn_program(program, &["--http", "127.0.0.1:0"], &[]);
+        let proc = Proc::spawn_program(program, &["--http", addr], &[]);
         let deadline = Instant::now() + TIMEOUT;
         let mut seen = Vec::new();
         loop {
@@ -75,12 +97,23 @@ impl HttpServer {
                 ),
             };
             if let Some(port) = serving_port(&line) {
-                return HttpServer { proc, port };
+                return HttpServer {
+                    proc,
+                    port,
+                    endpoint: Endpoint { port },
+                };
             }
             seen.push(line);
         }
     }
 
+    /// The server's stderr so far (for failure messages).
+    pub fn log(&mut self) -> String {
+        self.proc.stderr_text()
+    }
+}
+
+impl Endpoint {
     /// `127.0.0.1:PORT`, the `Host` header every request gets unless it sets its own.
     pub fn authority(&self) -> String {
         format!("127.0.0.1:{}", self.port)
@@ -161,11 +194,6 @@ impl HttpServer {
             "2025-11-25",
             "the server stopped serving: {r}"
         );
-    }
-
-    /// The server's stderr so far (for failure messages).
-    pub fn log(&mut self) -> String {
-        self.proc.stderr_text()
     }
 
     fn connect(&self, req: &Req) -> Conn {

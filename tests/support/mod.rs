@@ -79,6 +79,13 @@ impl Proc {
         }
     }
 
+    /// Writes `bytes` as they are (no newline added).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     pub fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(line.as_bytes()).unwrap();
