@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use mcp_runtime::prelude::*;
-use mcp_runtime::resource::safe_join;
+use mcp_runtime::resource::resolve_within;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Row, ToSql, TransactionBehavior, params};
 
@@ -342,7 +342,8 @@ fn complete_ticket_id(req: &CompletionRequest) -> Vec<String> {
 }
 
 /// A file attached to tickets, from the `attachments` folder next to the database. The path
-/// comes from the client, so it goes through `safe_join`: `attachments://../secret` is refused.
+/// comes from the client, so it goes through `resolve_within`: `attachments://../secret` is
+/// refused, and so is a symbolic link in the folder that leads out of it.
 #[resource("attachments://{+path}")]
 fn attachment(
     /// The file's path inside the `attachments` folder.
@@ -352,7 +353,11 @@ fn attachment(
         .parent()
         .map(|p| p.join("attachments"))
         .unwrap_or_else(|| "attachments".into());
-    let file = safe_join(&base, &path).map_err(|e| McpError::invalid_params(e.to_string()))?;
+    let file = match resolve_within(&base, &path) {
+        Ok(file) => file,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(McpError::invalid_params(e.to_string())),
+    };
     match std::fs::read_to_string(file) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

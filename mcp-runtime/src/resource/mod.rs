@@ -16,7 +16,7 @@ pub use output::{
     ResourceViaResultOptionOutput, ResourceViaResultOptionSerde, ResourceViaResultOutput,
     ResourceViaResultSerde, ResourceViaSerde, ResourceViaUnsupported, ReturnedFromResource,
 };
-pub use path::{PathError, safe_join};
+pub use path::{PathError, resolve_within, safe_join};
 pub use template::{TemplateError, UriTemplate, percent_decode};
 
 use crate::completion::CompleteFn;

@@ -131,10 +131,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Who a 2026-07-28 `requestState` is bound to, from the HTTP request's headers, so that
-    /// another caller cannot replay it. By default: the `Authorization` header as sent, which
-    /// breaks a multi-round call if the token changes between rounds; return a stable identity
-    /// instead (the token's subject), or `None` to bind to nobody.
+    /// Who the caller of an HTTP request is, from its headers. A 2026-07-28 `requestState`
+    /// and a session (`Mcp-Session-Id`, an HTTP+SSE `sessionId`) are bound to the caller that
+    /// got them, so another caller cannot replay the state or use the session (it is 404 to
+    /// them, as an unknown one). By default: the `Authorization` header as sent, which breaks a
+    /// multi-round call or a session if the token changes (a refresh); return a stable
+    /// identity instead (the token's subject), or `None` to bind to nobody.
     pub fn request_state_caller(
         mut self,
         caller: impl Fn(&http::HeaderMap) -> Option<String> + Send + Sync + 'static,

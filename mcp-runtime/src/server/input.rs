@@ -20,6 +20,18 @@ struct RoundParams {
 }
 
 impl super::ServerInner {
+    /// Who is asking, from the HTTP request's headers: what `request_state_caller` returns,
+    /// by default the `Authorization` header (its bytes, readable or not). It binds a
+    /// 2026-07-28 `requestState` and an HTTP session to their caller.
+    pub(crate) fn caller(&self, headers: &http::HeaderMap) -> Option<Vec<u8>> {
+        match &self.state_caller {
+            Some(caller) => caller(headers).map(String::into_bytes),
+            None => headers
+                .get(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+        }
+    }
+
     /// Opens the round of a stateless `tools/call`, `prompts/get` or `resources/read` (the
     /// methods that may answer `InputRequiredResult`): checks the state's seal and binding and
     /// collects the answers. Other requests and the session era have no round.
@@ -28,16 +40,7 @@ impl super::ServerInner {
             return Ok(());
         }
         let text = req.params.map(|p| p.get());
-        // Who is asking: by default the `Authorization` header (its bytes, readable or not).
-        let principal = scope
-            .headers
-            .as_deref()
-            .and_then(|h| match &self.state_caller {
-                Some(caller) => caller(h).map(String::into_bytes),
-                None => h
-                    .get(http::header::AUTHORIZATION)
-                    .map(|v| v.as_bytes().to_vec()),
-            });
+        let principal = scope.headers.as_deref().and_then(|h| self.caller(h));
         let round = Round::new(&req.method, text, principal.as_deref());
         let carries = text
             .is_some_and(|t| t.contains("\"inputResponses\"") || t.contains("\"requestState\""));

@@ -88,8 +88,11 @@ impl HttpConfig {
         self
     }
 
-    /// `Host` header values to accept (`name` or `name:port`). By default only loopback names
-    /// are accepted when bound to loopback, and any host otherwise.
+    /// `Host` header values to accept (`name` or `name:port`). By default a request that comes
+    /// in through a loopback address (the server bound to loopback, or bound to `0.0.0.0`/`[::]`
+    /// and reached through 127.0.0.1 or `::1`) must name a loopback host, and one through any
+    /// other address may name any host. Behind a reverse proxy on the same machine that
+    /// forwards the public `Host`, list the public names here.
     pub fn with_allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         hosts: I,

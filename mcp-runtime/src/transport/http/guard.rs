@@ -21,6 +21,18 @@ fn is_loopback_name(host: &str) -> bool {
         .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a connection's local address is loopback, counting the IPv4-mapped form a
+/// dual-stack (`[::]`) listener sees for 127.0.0.1 (`::ffff:127.0.0.1`, which
+/// `Ipv6Addr::is_loopback` does not count).
+pub(crate) fn is_loopback_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback(),
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+    }
+}
+
 /// `host` without its port (`[::1]:80` → `[::1]`).
 fn host_name(host: &str) -> &str {
     if host.starts_with('[') {
@@ -41,12 +53,14 @@ pub(crate) enum Refusal {
     Origin(String),
 }
 
-/// `authority` is the request's `:authority` (HTTP/2), used when there is no `Host` header.
+/// `authority` is the request's `:authority` (HTTP/2), used when there is no `Host` header;
+/// `local_loopback` whether the request came in through a loopback address (then, unless
+/// hosts are listed, the `Host` must be loopback too: go-sdk's rule, GHSA-xw59-hvm2-8pj6).
 pub(crate) fn check(
     headers: &HeaderMap,
     authority: Option<&str>,
     config: &HttpConfig,
-    loopback_bind: bool,
+    local_loopback: bool,
 ) -> Result<(), Refusal> {
     // Two copies of either could each be read by a different hop: refuse outright.
     for (name, refusal) in [
@@ -69,7 +83,7 @@ pub(crate) fn check(
         Some(allowed) => allowed
             .iter()
             .any(|a| a.eq_ignore_ascii_case(host) || a.eq_ignore_ascii_case(host_name(host))),
-        None => !loopback_bind || is_loopback_name(host_name(host)),
+        None => !local_loopback || is_loopback_name(host_name(host)),
     };
     if !host_ok {
         return Err(Refusal::Host(host.to_owned()));
@@ -107,6 +121,16 @@ mod tests {
             h.insert(ORIGIN, HeaderValue::from_str(o).unwrap());
         }
         h
+    }
+
+    #[test]
+    fn mapped_and_plain_loopback_addresses_are_loopback() {
+        for ip in ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback_ip(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["10.0.0.1", "::ffff:10.0.0.1", "0.0.0.0", "::"] {
+            assert!(!is_loopback_ip(ip.parse().unwrap()), "{ip}");
+        }
     }
 
     #[test]

@@ -11,15 +11,19 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
 use super::session::Full;
-use super::state::{Shared, read_body};
+use super::state::{Shared, owner, read_body};
 use super::stream::spawn_stream;
 use crate::protocol::{ErrorCode, McpError};
 use crate::server::connection::{Arrival, Step};
 use crate::server::dispatch::on_message_with;
 
-pub(crate) fn open(state: &Arc<Shared>, _headers: &HeaderMap) -> HttpResponse {
+pub(crate) fn open(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
-    let session = match state.sessions.create(&state.server, Some(tx.clone())) {
+    let owner = owner(state, headers);
+    let session = match state
+        .sessions
+        .create(&state.server, Some(tx.clone()), owner)
+    {
         Ok(s) => s,
         Err(Full(max)) => return body::too_many_sessions(max),
     };
@@ -46,7 +50,11 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         .query()
         .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("sessionId=")))
         .map(str::to_owned);
-    let Some(session) = id.as_deref().and_then(|id| state.sessions.get(id)) else {
+    let owner = owner(state, req.headers());
+    let Some(session) = id
+        .as_deref()
+        .and_then(|id| state.sessions.get(id, owner.as_ref()))
+    else {
         return body::error(
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown sessionId: open GET /sse first"),

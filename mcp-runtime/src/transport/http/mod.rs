@@ -127,8 +127,14 @@ pub(crate) async fn serve_until(
         };
         // Answers are small and latency matters: no Nagle delay.
         let _ = stream.set_nodelay(true);
+        // The Host check follows the connection, not the bind: a server bound to `0.0.0.0`
+        // reached through 127.0.0.1 is as open to DNS rebinding as one bound to loopback.
+        let local_loopback = state.loopback
+            || stream
+                .local_addr()
+                .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
         let state = state.clone();
-        let service = service_fn(move |req| service::handle(state.clone(), req));
+        let service = service_fn(move |req| service::handle(state.clone(), local_loopback, req));
         let conn = builder
             .serve_connection(TokioIo::new(stream), service)
             .into_owned();

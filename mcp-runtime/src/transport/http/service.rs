@@ -14,7 +14,7 @@ use super::body::{self, HttpResponse};
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
-use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, read_body, repeated};
+use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated};
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
 use crate::protocol::jsonrpc::{self, Incoming as Message};
@@ -24,25 +24,27 @@ use crate::server::connection::{Arrival, Connection, Step};
 use crate::server::dispatch;
 use crate::server::envelope::{self, Envelope};
 
+/// Serves one request; `local_loopback` says whether it came in through a loopback address.
 pub(crate) async fn handle(
     state: Arc<Shared>,
+    local_loopback: bool,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, Infallible> {
     let start = Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_owned());
-    let response = route(&state, req).await;
+    let response = route(&state, local_loopback, req).await;
     tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
     Ok(response)
 }
 
-async fn route(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
+async fn route(state: &Arc<Shared>, local_loopback: bool, req: Request<Incoming>) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
     if let Err(refusal) = guard::check(
         req.headers(),
         authority.as_deref(),
         &state.config,
-        state.loopback,
+        local_loopback,
     ) {
         let why = match refusal {
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
@@ -155,7 +157,7 @@ async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
         }
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
-        let Some(session) = state.sessions.get(id) else {
+        let Some(session) = state.sessions.get(id, owner(state, headers).as_ref()) else {
             return fail(
                 StatusCode::NOT_FOUND,
                 McpError::invalid_request("Unknown or expired session: initialize again"),
@@ -206,7 +208,10 @@ impl Body<'_> {
 }
 
 async fn initialize(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
-    let session = match state.sessions.create(&state.server, None) {
+    let session = match state
+        .sessions
+        .create(&state.server, None, owner(state, headers))
+    {
         Ok(s) => s,
         Err(Full(max)) => return body::too_many_sessions(max),
     };
@@ -265,7 +270,7 @@ fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    let Some(session) = state.sessions.get(id) else {
+    let Some(session) = state.sessions.get(id, owner(state, headers).as_ref()) else {
         return body::error(
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown or expired session: initialize again"),
@@ -319,7 +324,8 @@ fn delete(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    match state.sessions.remove(id) {
+    let owned = state.sessions.get(id, owner(state, headers).as_ref());
+    match owned.and_then(|_| state.sessions.remove(id)) {
         Some(_) => {
             tracing::debug!(session = %id, "session ended by the client");
             body::empty(StatusCode::OK)

@@ -28,6 +28,8 @@ pub(crate) struct Session {
     pub(crate) legacy: Option<mpsc::Sender<Bytes>>,
     /// SSE streams of the session open right now (a session with one is never evicted).
     open_streams: AtomicUsize,
+    /// A digest of the caller that opened it: only that caller may use it.
+    owner: Option<[u8; 32]>,
 }
 
 /// Counts an open SSE stream of its session while it lives.
@@ -138,6 +140,7 @@ impl Sessions {
         &self,
         server: &Server,
         legacy: Option<mpsc::Sender<Bytes>>,
+        owner: Option<[u8; 32]>,
     ) -> Result<Arc<Session>, Full> {
         let session = Arc::new(Session {
             id: crate::id::random_id(),
@@ -148,6 +151,7 @@ impl Sessions {
             ended: tokio::sync::watch::channel(false).0,
             legacy,
             open_streams: AtomicUsize::new(0),
+            owner,
         });
         let evicted = {
             let mut map = self.map.lock().expect("sessions lock");
@@ -178,8 +182,13 @@ impl Sessions {
         self.remove(id);
     }
 
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+    /// The session `id`, if `owner` (the caller's digest) is the one that opened it: to any
+    /// other caller it does not exist (CVE-2026-33946, CVE-2026-52869).
+    pub(crate) fn get(&self, id: &str, owner: Option<&[u8; 32]>) -> Option<Arc<Session>> {
         let session = self.map.lock().expect("sessions lock").get(id).cloned()?;
+        if session.owner.as_ref() != owner {
+            return None;
+        }
         session.touch();
         Some(session)
     }

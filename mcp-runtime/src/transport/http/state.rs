@@ -33,6 +33,14 @@ pub(crate) struct Shared {
     pub(crate) shutdown: watch::Receiver<bool>,
 }
 
+/// A digest of the request's caller (`ServerInner::caller`), which a session
+/// is bound to: the raw credential is not kept.
+pub(crate) fn owner(state: &Shared, headers: &HeaderMap) -> Option<[u8; 32]> {
+    use sha2::Digest as _;
+    let caller = state.server.inner.caller(headers)?;
+    Some(sha2::Sha256::digest(caller).into())
+}
+
 /// A header's value, if present and visible ASCII.
 pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
