@@ -560,15 +560,14 @@ fn server_env(server: &str) -> Vec<(String, String)> {
     }
 }
 
-/// A fresh directory under the system temp dir, for one server's files.
+/// A fresh directory for one server's files, under cargo's scratch directory for integration
+/// tests (emptied again by the next run).
 fn scratch_dir() -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "mcp-bad-input-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("bad-input")
+        .join(N.fetch_add(1, Ordering::Relaxed).to_string());
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch directory");
     dir
