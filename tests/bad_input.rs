@@ -77,6 +77,16 @@ fn run_way(cases: &[&Case], way: Way, verbose: bool) -> Vec<Run> {
             failure,
         });
     }
+    for (server, conn) in &mut conns {
+        if let Err(e) = conn.finish() {
+            runs.push(Run {
+                case: format!("(after the last case on {server})"),
+                way,
+                pending: None,
+                failure: Some(e),
+            });
+        }
+    }
     runs
 }
 

@@ -704,6 +704,37 @@ impl Conn {
         }
     }
 
+    /// After the last case: a probe, and nothing else on stdout (a late answer to the last
+    /// case would otherwise go unseen; earlier ones show up as extra messages of the next case).
+    pub fn finish(&mut self) -> Result<(), String> {
+        let Conn::Stdio {
+            proc,
+            stateless,
+            probes,
+        } = self
+        else {
+            return Ok(());
+        };
+        *probes += 1;
+        let id = format!("probe-{probes}");
+        // `tools/list`, which every example answers.
+        proc.send_line(&probe(&id, *stateless, "any").to_string());
+        let mut stray = Vec::new();
+        loop {
+            let Some(line) = proc.next_line(TIMEOUT) else {
+                return Err("no answer to the final probe".into());
+            };
+            if serde_json::from_str::<Value>(&line).is_ok_and(|v| v["id"] == id.as_str()) {
+                break;
+            }
+            stray.push(line.into_bytes());
+        }
+        match stray.as_slice() {
+            [] => Ok(()),
+            m => Err(format!("messages nobody asked for: {}", show(m))),
+        }
+    }
+
     /// The server's stderr so far.
     pub fn log(&mut self) -> String {
         match self {
