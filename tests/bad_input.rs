@@ -19,9 +19,12 @@
 //! headers to set, or with `null` drop, over the well-behaved client's: the session's, or the
 //! 2026-07-28 `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` mirrored from the body),
 //! `add_headers` (pairs appended, repeats allowed), `chunked` (send the body chunked). `expect`
-//! is an outcome (`{"error": code or [codes], "data": …, "id": …}`, `{"result": partial}`,
-//! `{"isError": true}`, `{"none": true}`, plus `"status"` for HTTP and `"max_bytes"`) or a map
-//! from selectors to outcomes, the most specific winning. A case marked `"pending": "reason"`
+//! is an outcome: `{"error": code or [codes], "data": …, "id": …}`, `{"result": partial}`,
+//! `{"isError": true}` or `{"none": true}`, with `"status"` (a status or a list; HTTP only, and
+//! alone it checks only the status) and `"max_bytes"`; selector keys inside it
+//! (`"http/session": {…}`) replace it for those ways, the most specific winning. Lists of codes
+//! or statuses are for what the spec leaves open, and the case's note says why. Huge inputs are
+//! generated, so the file stays small and the run takes seconds. A case marked `"pending": "reason"`
 //! (or a map from selectors to reasons) is a known runtime bug: its failure is reported, loudly,
 //! without failing the test, and the test fails once it passes so the mark is removed.
 //!
