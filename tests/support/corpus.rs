@@ -560,17 +560,30 @@ fn server_env(server: &str) -> Vec<(String, String)> {
     }
 }
 
+/// The scratch directories made so far (removed by [`remove_scratch`]).
+static SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// A fresh directory for one server's files, under cargo's scratch directory for integration
-/// tests (emptied again by the next run).
+/// tests, named after this process (runs of the test in parallel keep apart).
 fn scratch_dir() -> PathBuf {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("bad-input")
-        .join(N.fetch_add(1, Ordering::Relaxed).to_string());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "bad-input-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a scratch directory");
+    SCRATCH.lock().unwrap().push(dir.clone());
     dir
+}
+
+/// Removes the scratch directories (once their servers are gone).
+pub fn remove_scratch() {
+    for dir in SCRATCH.lock().unwrap().drain(..) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 impl Conn {
