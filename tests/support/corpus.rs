@@ -135,6 +135,11 @@ impl Case {
                     case.name
                 );
             }
+            assert!(
+                case.raw["note"].as_str().is_some_and(|n| !n.is_empty()),
+                "case {:?} has no note (why its outcome is the expected one)",
+                case.name
+            );
             for way in Way::ALL.into_iter().filter(|w| case.applies(*w)) {
                 let _ = case.expectation(way);
             }
