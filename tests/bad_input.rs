@@ -37,7 +37,8 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
-use support::corpus::{Case, Conn, Way};
+use support::corpus::conn::{Conn, remove_scratch};
+use support::corpus::{Case, Way};
 
 /// The result of one case run one way.
 struct Run {
@@ -121,7 +122,7 @@ fn bad_input_corpus() {
             .collect()
     });
     // The ways' servers are gone (dropped with their connections).
-    support::corpus::remove_scratch();
+    remove_scratch();
     let mut failed = Vec::new();
     let mut known = Vec::new();
     let mut fixed = Vec::new();
