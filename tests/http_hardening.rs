@@ -99,8 +99,8 @@ fn an_unreadable_uri_is_still_checked_against_mcp_name() {
 /// Params with members serde_json will not read as values (`1e400`, nesting past its depth
 /// limit) still have their headers checked. Where such a member is one nobody reads (`pad`),
 /// every reader skips it alike and the request is served; in `name` it is compared with
-/// `Mcp-Name` as JSON text; in `_meta` the request is refused (-32602), never served as if it
-/// had no `_meta`.
+/// `Mcp-Name` as JSON text; in `_meta` the request is refused (-32700: serde_json cannot read
+/// it), never served as if it had no `_meta`.
 #[test]
 fn params_serde_json_balks_at_still_have_their_headers_checked() {
     let server = conformance();
@@ -129,7 +129,7 @@ fn params_serde_json_balks_at_still_have_their_headers_checked() {
         );
         let r = post_raw(&server, &body, &good);
         assert_eq!(r.status(), 400, "{r}");
-        assert_eq!(r.error_code(), -32602, "{r}");
+        assert_eq!(r.error_code(), -32700, "{r}");
         assert!(r.json()["result"].is_null(), "{r}");
     }
 }

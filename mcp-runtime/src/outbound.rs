@@ -88,7 +88,12 @@ impl LogLevel {
         LogLevel::ALL
             .into_iter()
             .find(|l| l.as_str() == s)
-            .ok_or_else(|| McpError::invalid_params(format!("Unknown log level {s:?}")))
+            .ok_or_else(|| {
+                McpError::invalid_params(format!(
+                    "Unknown log level {:?}",
+                    crate::protocol::error::clip(s)
+                ))
+            })
     }
 }
 

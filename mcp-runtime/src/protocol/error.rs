@@ -47,6 +47,21 @@ pub struct McpError {
     pub data: Option<Value>,
 }
 
+/// `text` as it may appear in an error: at most 256 bytes (on a character boundary), with an
+/// ellipsis and the full length when cut. Names and URIs a client sent are echoed through it, so
+/// a 1 MiB name costs a short error, not a 2 MiB one.
+pub(crate) fn clip(text: &str) -> Cow<'_, str> {
+    const MAX: usize = 256;
+    if text.len() <= MAX {
+        return Cow::Borrowed(text);
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len()))
+}
+
 impl McpError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {

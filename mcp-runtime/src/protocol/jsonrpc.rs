@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use serde::de::IgnoredAny;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -126,7 +127,8 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow)]
     method: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    // `null` too: params that are `null` are invalid (an object or an array), not absent.
+    #[serde(borrow, default, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(borrow)]
     result: Option<&'a RawValue>,
@@ -140,6 +142,15 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 
 /// Decodes one JSON-RPC message (not a batch).
 pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
+    // A message is an object. (serde would also read the envelope from an array, by position:
+    // `["2.0",1,"tools/call",{…}]` must not run as a call that a proxy saw as a batch.)
+    if !text.trim_start().starts_with('{') && serde_json::from_str::<IgnoredAny>(text).is_ok() {
+        return Err(DecodeError {
+            id: None,
+            notification: false,
+            error: McpError::invalid_request("Invalid request: a message is a JSON object"),
+        });
+    }
     let env: Envelope<'_> = match serde_json::from_str(text) {
         Ok(env) => env,
         Err(e) => {

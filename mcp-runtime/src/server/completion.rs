@@ -70,7 +70,10 @@ pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Re
             None => {
                 return Step::Reply(scope.err(
                     &req.id,
-                    McpError::invalid_params(format!("Unknown prompt: {name}")),
+                    McpError::invalid_params(format!(
+                        "Unknown prompt: {}",
+                        crate::protocol::error::clip(name)
+                    )),
                 ));
             }
         },
@@ -90,7 +93,10 @@ pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Re
                     &[]
                 }
                 None => {
-                    let e = McpError::invalid_params(format!("Unknown resource template: {uri}"));
+                    let e = McpError::invalid_params(format!(
+                        "Unknown resource template: {}",
+                        crate::protocol::error::clip(uri)
+                    ));
                     return Step::Reply(scope.err(&req.id, e));
                 }
             }

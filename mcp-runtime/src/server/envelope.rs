@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::McpError;
 use crate::protocol::jsonrpc::{self, DecodeError, Incoming, Request};
+use crate::protocol::{ErrorCode, McpError};
 
 /// A decoded message and its request's head.
 pub(crate) struct Envelope<'a> {
@@ -48,20 +48,27 @@ pub(crate) struct RequestMeta {
 
 /// Decodes one message (not a batch).
 ///
-/// Params that may carry `_meta` but do not read as a [`Head`] (a member serde_json refuses,
-/// such as `1e400` or nesting past its depth limit, or `_meta` twice) make the request invalid
-/// (-32602): the era and the header checks are decided by this one parse, so a request whose
+/// Params that may carry `_meta` but do not read as a [`Head`] make the request fail: -32700 for
+/// a member serde_json cannot read (`1e400`, nesting past its depth limit), -32602 for one of the
+/// wrong type or a repeated `_meta`. The era and the header checks are decided by this one parse, so a request whose
 /// `_meta` cannot be read must not go on as if it had none.
 pub(crate) fn decode(text: &str) -> Result<Envelope<'_>, DecodeError> {
     let message = jsonrpc::decode(text)?;
     let head = match &message {
-        Incoming::Request(req) => head_of(req).map_err(|e| DecodeError {
-            id: Some(req.id.clone()),
-            notification: false,
-            error: McpError::invalid_params(format!(
-                "Invalid params: {}",
-                jsonrpc::strip_position(&e)
-            )),
+        Incoming::Request(req) => head_of(req).map_err(|e| {
+            let why = jsonrpc::strip_position(&e);
+            // What serde_json cannot read at all (a number out of range, nesting past its depth
+            // limit) is a parse error; members of the wrong type or repeated are invalid params.
+            let error = if e.is_syntax() || e.is_eof() {
+                McpError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {why}"))
+            } else {
+                McpError::invalid_params(format!("Invalid params: {why}"))
+            };
+            DecodeError {
+                id: Some(req.id.clone()),
+                notification: false,
+                error,
+            }
         })?,
         _ => None,
     };
@@ -126,18 +133,27 @@ mod tests {
     }
 
     #[test]
-    fn unreadable_meta_is_invalid_params_not_absent() {
-        for params in [
-            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1e400}}"#.to_owned(),
-            format!(r#"{{"_meta":{META},"_meta":{META}}}"#),
-            format!(
-                r#"{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{}{}}}}}"#,
-                "[".repeat(300),
-                "]".repeat(300)
+    fn unreadable_meta_is_an_error_not_absent() {
+        use crate::protocol::ErrorCode;
+        let deep = format!(
+            r#"{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{}{}}}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        for (params, code) in [
+            (
+                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1e400}}"#.to_owned(),
+                ErrorCode::PARSE_ERROR,
             ),
+            (deep, ErrorCode::PARSE_ERROR),
+            (
+                format!(r#"{{"_meta":{META},"_meta":{META}}}"#),
+                ErrorCode::INVALID_PARAMS,
+            ),
+            (r#"{"_meta":"x"}"#.to_owned(), ErrorCode::INVALID_PARAMS),
         ] {
             let err = decode(&request(&params)).err().expect(&params);
-            assert_eq!(err.error.code, crate::protocol::ErrorCode::INVALID_PARAMS);
+            assert_eq!(err.error.code, code, "{params}");
             assert_eq!(err.id, Some(crate::protocol::RequestId::Number(7)));
         }
     }

@@ -62,6 +62,14 @@ pub(crate) fn resolve(
 ) -> Result<Scope, Reply> {
     let invalid = |e: McpError| Reply::error(Some(id), &e);
     let progress_token = meta.as_ref().and_then(|m| m.progress_token.clone());
+    if progress_token
+        .as_ref()
+        .is_some_and(|t| !t.is_string() && !t.is_i64() && !t.is_u64())
+    {
+        return Err(invalid(McpError::invalid_params(
+            "`_meta.progressToken` must be a string or an integer",
+        )));
+    }
     let requested_level = meta
         .as_ref()
         .and_then(|m| m.log_level.as_deref())

@@ -215,6 +215,13 @@ pub(super) fn cursor_of(req: &Request<'_>) -> Result<Option<String>, McpError> {
 /// Parses required params; errors are -32602 with serde's reason.
 pub(super) fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
     let text = req.params.map_or("{}", RawValue::get);
+    // MCP params are objects; serde would read a struct from an array by position.
+    if !text.trim_start().starts_with('{') {
+        return Err(McpError::invalid_params(format!(
+            "Invalid params for {}: params must be an object",
+            req.method
+        )));
+    }
     serde_json::from_str(text).map_err(|e| {
         McpError::invalid_params(format!(
             "Invalid params for {}: {}",

@@ -42,8 +42,10 @@ impl super::ServerInner {
         let text = req.params.map(|p| p.get());
         let principal = scope.headers.as_deref().and_then(|h| self.caller(h));
         let round = Round::new(&req.method, text, principal.as_deref());
-        let carries = text
-            .is_some_and(|t| t.contains("\"inputResponses\"") || t.contains("\"requestState\""));
+        // Any spelling of either key contains its plain text or a `\u` escape.
+        let carries = text.is_some_and(|t| {
+            t.contains("inputResponses") || t.contains("requestState") || t.contains("\\u")
+        });
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
         let mut memo = Map::new();
         if carries {

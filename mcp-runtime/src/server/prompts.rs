@@ -30,8 +30,9 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request<
     let found = inner.registry.prompt(&params.name);
     let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
     else {
-        let e = McpError::invalid_params(format!("Unknown prompt: {}", params.name))
-            .with_data(serde_json::json!({ "name": params.name }));
+        let name = crate::protocol::error::clip(&params.name);
+        let e = McpError::invalid_params(format!("Unknown prompt: {name}"))
+            .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
     // Prompt arguments are strings; numbers and booleans are taken as their text.

@@ -47,8 +47,9 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'
     let inner = &conn.server.inner;
     let found = inner.registry.tool(&params.name);
     let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes)) else {
-        let e = McpError::invalid_params(format!("Unknown tool: {}", params.name))
-            .with_data(serde_json::json!({ "name": params.name }));
+        let name = crate::protocol::error::clip(&params.name);
+        let e = McpError::invalid_params(format!("Unknown tool: {name}"))
+            .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
     if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {

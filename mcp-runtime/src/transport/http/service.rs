@@ -52,19 +52,16 @@ async fn route(state: &Arc<Shared>, local_loopback: bool, req: Request<Incoming>
         };
         return body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why));
     }
-    if let Some(name) = repeated(req.headers()) {
-        let code = match name {
-            "mcp-method" | "mcp-name" | VERSION_HEADER => ErrorCode::HEADER_MISMATCH,
-            _ => ErrorCode::INVALID_REQUEST,
-        };
-        return body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::new(code, format!("Header {name} is repeated")),
-        );
-    }
     let path = req.uri().path();
     let endpoint = &state.config.path;
     let is_mcp = path == endpoint || path.strip_suffix('/') == Some(endpoint.as_str());
+    // A POST to the endpoint checks its headers once its body is decoded, to answer with the
+    // request's id.
+    if !(is_mcp && req.method() == Method::POST)
+        && let Some(e) = repeated_header(req.headers())
+    {
+        return body::error(StatusCode::BAD_REQUEST, e);
+    }
     if is_mcp {
         return match *req.method() {
             Method::POST => post(state, req).await,
@@ -86,6 +83,17 @@ async fn route(state: &Arc<Shared>, local_loopback: bool, req: Request<Incoming>
         StatusCode::NOT_FOUND,
         McpError::invalid_request(format!("No MCP endpoint at {path}; use {endpoint}")),
     )
+}
+
+/// 400 for a header that must appear once and is repeated: -32020 for the 2026-07-28
+/// headers the body is checked against, -32600 for the others.
+fn repeated_header(headers: &HeaderMap) -> Option<McpError> {
+    let name = repeated(headers)?;
+    let code = match name {
+        "mcp-method" | "mcp-name" | VERSION_HEADER => ErrorCode::HEADER_MISMATCH,
+        _ => ErrorCode::INVALID_REQUEST,
+    };
+    Some(McpError::new(code, format!("Header {name} is repeated")))
 }
 
 fn not_allowed(allow: &'static str) -> HttpResponse {
@@ -132,6 +140,19 @@ async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
     let fail = |status: StatusCode, e: McpError| {
         body::json(status, jsonrpc::encode_error(request_id.as_ref(), &e))
     };
+    if let Some(e) = repeated_header(headers) {
+        return fail(StatusCode::BAD_REQUEST, e);
+    }
+    // A request that is not JSON-RPC (-32700, -32600) is a bad request in either era
+    // (nothing runs). Invalid params go on to the session, whose errors travel in a 200;
+    // batches (an array) are taken apart by the connection, which words their errors.
+    if let Err(e) = &decoded
+        && !e.notification
+        && e.error.code != ErrorCode::INVALID_PARAMS
+        && !text.trim_start().starts_with('[')
+    {
+        return fail(StatusCode::BAD_REQUEST, e.error.clone());
+    }
     // The stateless era: a request with 2026-07-28 `_meta`, or, without a session, one that says
     // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
     let stateless_header =

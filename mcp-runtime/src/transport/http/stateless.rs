@@ -70,8 +70,16 @@ pub(crate) fn check_stateless_headers(
     };
     let version = head
         .and_then(|h| h.meta.as_ref())
-        .and_then(|m| m.protocol_version.as_ref())
-        .and_then(Value::as_str);
+        .and_then(|m| m.protocol_version.as_ref());
+    let version = match version {
+        None => None,
+        Some(Value::String(v)) => Some(v.as_str()),
+        Some(other) => {
+            return Err(mismatch(format!(
+                "`_meta.io.modelcontextprotocol/protocolVersion` is {other}, not a string: it cannot match MCP-Protocol-Version"
+            )));
+        }
+    };
     check("mcp-protocol-version", version)?;
     check("mcp-method", Some(&req.method))?;
     let named = head.and_then(|h| match &*req.method {
