@@ -272,10 +272,10 @@ impl Context {
         let Some(handle) = self.elicitation_handle(id) else {
             return false;
         };
-        match self.live_sink() {
-            Some(sink) => sink.send(handle.notification()),
-            None => handle.complete(),
+        if self.live_sink().is_some() && self.send_live(handle.notification()) {
+            return true;
         }
+        handle.complete()
     }
 
     /// A handle that reports URL elicitation `id` complete at any later time, from anywhere

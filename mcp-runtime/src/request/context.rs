@@ -37,6 +37,9 @@ pub(crate) struct RequestInfo {
     pub(crate) log_level: Option<LogLevel>,
     /// Set when the result is on its way: nothing more may be sent for the request.
     pub(crate) finished: AtomicBool,
+    /// Held while a notification is checked and sent, and while the request is finished: a
+    /// notification from another thread either goes before the result or not at all.
+    pub(crate) gate: Mutex<()>,
     pub(crate) progress: Mutex<ProgressState>,
     pub(crate) states: Arc<StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
@@ -94,7 +97,16 @@ impl Context {
     }
 
     pub(crate) fn finish(&self) {
+        let _gate = self.inner.gate.lock().expect("notification gate");
         self.inner.finished.store(true, Ordering::Release);
+    }
+
+    /// Sends a notification for this request if it is still live (not finished nor
+    /// cancelled); whether it went. Checked and sent under the gate `finish` takes, so it
+    /// cannot race the result out (sinks never block: they queue or drop).
+    pub(crate) fn send_live(&self, message: crate::protocol::jsonrpc::Encoded) -> bool {
+        let _gate = self.inner.gate.lock().expect("notification gate");
+        self.live_sink().is_some_and(|sink| sink.send(message))
     }
 
     /// Reports progress to the client: `progress` so far, out of `total` if known, with an
@@ -108,7 +120,9 @@ impl Context {
         if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
             return;
         }
-        let Some(sink) = self.live_sink() else { return };
+        if self.live_sink().is_none() {
+            return;
+        }
         {
             let mut state = self.inner.progress.lock().expect("progress lock");
             if state.last.is_some_and(|last| progress <= last) {
@@ -131,7 +145,7 @@ impl Context {
             #[serde(skip_serializing_if = "Option::is_none")]
             message: Option<&'a str>,
         }
-        sink.send(encode_notification(
+        self.send_live(encode_notification(
             "notifications/progress",
             Params {
                 progress_token: token,
@@ -154,7 +168,9 @@ impl Context {
         if self.inner.log_level.is_none_or(|min| level < min) {
             return;
         }
-        let Some(sink) = self.live_sink() else { return };
+        if self.live_sink().is_none() {
+            return;
+        }
         #[derive(Serialize)]
         struct Params<'a, T> {
             level: LogLevel,
@@ -172,7 +188,7 @@ impl Context {
             },
         ) {
             Some(message) => {
-                sink.send(message);
+                self.send_live(message);
             }
             None => tracing::warn!("a log message could not be serialized; dropped"),
         }

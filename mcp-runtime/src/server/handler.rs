@@ -134,6 +134,7 @@ pub(super) fn context(
         sink: scope.sink.clone(),
         log_level: scope.log_level,
         finished: Default::default(),
+        gate: Default::default(),
         progress: Default::default(),
         states: conn.server.inner.states.clone(),
         headers: scope.headers.clone(),

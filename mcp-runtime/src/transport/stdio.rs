@@ -6,12 +6,14 @@
 //! into the output buffer, flushed whenever the reader is about to wait for more input. A call
 //! that is not finished (it awaits I/O or a timer, or is a sync tool on the blocking pool) moves
 //! to a tokio task, so a slow tool does not hold back a `ping`; its response reaches the output
-//! through a writer thread. The price: an `async fn` tool that blocks before its first `.await`
+//! through a writer thread, as do notifications (a tokio worker never writes to stdout itself,
+//! so a client that stops reading cannot block the runtime). The price: an `async fn` tool that blocks before its first `.await`
 //! holds up the reader (later requests, cancellations, even noticing EOF) until it returns,
 //! which is why blocking work belongs in a sync `fn` tool. Crossing threads only for the calls that need it is what makes this
 //! transport fast (see BENCHMARKS.md).
 
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll, Waker};
@@ -75,8 +77,43 @@ fn protocol_stdio() -> io::Result<(io::Stdin, io::Stdout)> {
 }
 
 /// The output stream, shared by the reader thread (responses it finished itself) and the writer
-/// thread (responses of spawned tasks).
+/// thread (responses of spawned tasks, notifications).
 type Output<W> = Arc<Mutex<BufWriter<W>>>;
+
+/// Notifications queued beyond this many unwritten messages are dropped (a client that stops
+/// reading loses progress and logs, never the server its memory).
+const NOTES_QUEUED_MAX: usize = 256;
+/// The reader reads no more input while this many messages wait to be written: a client
+/// that stops reading stdout stops the server reading stdin.
+const QUEUED_MAX: usize = 1024;
+
+/// Messages on their way to the writer thread, counted until written. Nothing but the reader
+/// and writer threads ever writes to the output: a tokio worker sending a notification only
+/// queues it, so a client that stops reading cannot block the runtime.
+struct Outbox {
+    tx: mpsc::Sender<Encoded>,
+    queued: AtomicUsize,
+}
+
+impl Outbox {
+    fn send(&self, message: Encoded) -> bool {
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        if self.tx.send(message).is_err() {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    fn notify(&self, message: Encoded) -> bool {
+        self.queued.load(Ordering::Acquire) < NOTES_QUEUED_MAX && self.send(message)
+    }
+
+    /// Messages queued and not yet written.
+    fn queued(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
+    }
+}
 
 /// Serves `server` on any pair of byte streams with stdio framing (one JSON-RPC message per
 /// line), e.g. a TCP or Unix socket. Returns when `input` reaches end of file (after running
@@ -87,25 +124,26 @@ where
     W: Write + Send + 'static,
 {
     let output: Output<W> = Arc::new(Mutex::new(BufWriter::with_capacity(64 * 1024, output)));
-    // Notifications (progress, logs) are written and flushed at once, under the output lock:
-    // they precede their request's result, whichever path the result takes.
-    let notify = output.clone();
-    let sink = Sink::new(move |message| {
-        let mut w = notify.lock().expect("output lock");
-        write_message(&mut w, &message)
-            .and_then(|()| w.flush())
-            .is_ok()
+    let (tx, rx) = mpsc::channel::<Encoded>();
+    let outbox = Arc::new(Outbox {
+        tx,
+        queued: AtomicUsize::new(0),
     });
+    // Notifications (progress, logs) go through the writer thread. They still precede their
+    // request's result: a result the reader finished itself is written directly only when
+    // nothing is queued, and queued behind them otherwise.
+    let notes = outbox.clone();
+    let sink = Sink::new(move |message| notes.notify(message));
     let conn = Connection::with_sink(server, Wire::STDIO, sink);
     let limits = conn.server.inner.limits.clone();
-    let (tx, rx) = mpsc::channel::<Encoded>();
     let (writer_done_tx, writer_done) = oneshot::channel();
     let writer_output = output.clone();
     let shared_output = output.clone();
+    let written = outbox.clone();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
-            let result = write_loop(rx, &writer_output);
+            let result = write_loop(rx, &writer_output, &written);
             let _ = writer_done_tx.send(result);
         })?;
     let (eof_tx, eof) = oneshot::channel();
@@ -119,7 +157,7 @@ where
                 &reader_conn,
                 input,
                 &output,
-                tx,
+                outbox,
                 &runtime,
                 limits.max_message_bytes,
             );
@@ -162,7 +200,7 @@ fn read_loop<R: Read, W: Write>(
     conn: &Arc<Connection>,
     mut input: BufReader<R>,
     output: &Output<W>,
-    tx: mpsc::Sender<Encoded>,
+    outbox: Arc<Outbox>,
     runtime: &tokio::runtime::Handle,
     max: usize,
 ) -> io::Result<()> {
@@ -178,6 +216,10 @@ fn read_loop<R: Read, W: Write>(
     };
     loop {
         line.clear();
+        // Backpressure: while the client is not reading what it has been sent, read nothing.
+        while outbox.queued() >= QUEUED_MAX {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         // Responses written so far go out before we might wait for more input.
         let read = read_line(&mut input, &mut line, max, &mut || flush(&mut unflushed))?;
         let step = match read {
@@ -203,10 +245,10 @@ fn read_loop<R: Read, W: Write>(
                 {
                     Poll::Ready(out) => out.map(|r| r.bytes),
                     Poll::Pending => {
-                        let tx = tx.clone();
+                        let outbox = outbox.clone();
                         runtime.spawn(async move {
                             if let Some(out) = pending.await {
-                                let _ = tx.send(out.bytes);
+                                outbox.send(out.bytes);
                             }
                         });
                         None
@@ -216,8 +258,15 @@ fn read_loop<R: Read, W: Write>(
             Step::Nothing => None,
         };
         if let Some(out) = ready {
-            write_message(&mut output.lock().expect("output lock"), &out)?;
-            unflushed = true;
+            // Behind anything queued (a notification of this request sent from a task), or
+            // straight into the buffer when nothing is: a count of zero means all queued
+            // messages are already in the buffer (the writer counts them down under the lock).
+            if outbox.queued() > 0 {
+                outbox.send(out);
+            } else {
+                write_message(&mut output.lock().expect("output lock"), &out)?;
+                unflushed = true;
+            }
         }
     }
 }
@@ -233,13 +282,19 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.trim_ascii()
 }
 
-fn write_loop<W: Write>(rx: mpsc::Receiver<Encoded>, output: &Output<W>) -> io::Result<()> {
+fn write_loop<W: Write>(
+    rx: mpsc::Receiver<Encoded>,
+    output: &Output<W>,
+    outbox: &Outbox,
+) -> io::Result<()> {
     while let Ok(first) = rx.recv() {
         let mut w = output.lock().expect("output lock");
         write_message(&mut w, &first)?;
+        outbox.queued.fetch_sub(1, Ordering::AcqRel);
         // Batch whatever else is ready into the same write.
         while let Ok(more) = rx.try_recv() {
             write_message(&mut w, &more)?;
+            outbox.queued.fetch_sub(1, Ordering::AcqRel);
         }
         w.flush()?;
     }
