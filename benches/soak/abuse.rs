@@ -47,12 +47,22 @@ fn recovery(server: &Server, base: &Stats, what: &str) {
     );
 }
 
-/// `SOAK_SSE_CLIENTS` sessions each holding a GET stream read one byte a second, then
-/// `SOAK_LEGACY_CLIENTS` HTTP+SSE (2024-11-05) clients that never read their stream.
+/// `SOAK_SSE_CLIENTS` sessions each holding a GET stream read one byte a second.
 pub async fn slow_sse() {
     slow_get_streams().await;
+}
+
+/// HTTP+SSE (2024-11-05) clients that never read their stream: `SOAK_LEGACY_CLIENTS` posting
+/// `tools/list`, then `SOAK_LEGACY_SLEEP_CLIENTS` posting `tools/call sleep`.
+pub async fn slow_legacy() {
+    // `tools/list` is answered at once (2.8 KiB): the POST waits while the stream is full.
+    let clients = size("SOAK_LEGACY_CLIENTS", 100);
+    legacy_never_read("tools/list", clients, size("SOAK_LEGACY_POSTS", 1_000)).await;
     println!();
-    legacy_never_read().await;
+    // `sleep` runs as a task (150 B answers): the POST is answered 202 at once and the task
+    // waits for room on the stream.
+    let clients = size("SOAK_LEGACY_SLEEP_CLIENTS", 10);
+    legacy_never_read("sleep", clients, size("SOAK_LEGACY_SLEEP_POSTS", 40_000)).await;
 }
 
 async fn slow_get_streams() {
@@ -193,23 +203,28 @@ async fn slow_get_round(server: &Server, base: &Stats, clients: usize, hold: Dur
 }
 
 /// HTTP+SSE clients that open `GET /sse`, read the `endpoint` event, then never read again,
-/// while posting `tools/list` to `/messages`: the answers can only pile up in the server.
-async fn legacy_never_read() {
-    let clients = size("SOAK_LEGACY_CLIENTS", 100);
-    let posts = size("SOAK_LEGACY_POSTS", 1_000);
+/// while posting `what` (`tools/list` or `tools/call sleep {ms:1}`) to `/messages`: the answers
+/// can only pile up in the server (or hold up the POSTs).
+async fn legacy_never_read(what: &'static str, clients: usize, posts: usize) {
     let server = Server::start();
     let base = server.stats();
     println!(
-        "{clients} HTTP+SSE clients that never read their stream, {posts} POST /messages tools/list each (2 s limit per POST)"
+        "{clients} HTTP+SSE clients that never read their stream, {posts} POST /messages {what} each (2 s limit per POST)"
     );
     println!("baseline: {}", base.show());
     for round in 1..=rounds() {
         println!("-- round {round}");
-        legacy_round(&server, &base, clients, posts).await;
+        legacy_round(&server, &base, what, clients, posts).await;
     }
 }
 
-async fn legacy_round(server: &Server, base: &Stats, clients: usize, posts: usize) {
+async fn legacy_round(
+    server: &Server,
+    base: &Stats,
+    what: &'static str,
+    clients: usize,
+    posts: usize,
+) {
     let port = server.port;
     let probe = Probe::start(port, false).await;
     let cpu0 = CpuSample::take(server.pid());
@@ -240,9 +255,22 @@ async fn legacy_round(server: &Server, base: &Stats, clients: usize, posts: usiz
                     .trim()
                     .to_owned();
                 let mut post = Conn::open(port).await.expect("connect");
+                // The handshake's answer goes on the stream too (unread, like the rest).
+                for body in [
+                    crate::client::INITIALIZE,
+                    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                ] {
+                    post.call("POST", &path, &[], body).await.expect("handshake");
+                }
                 let (mut accepted, mut stuck) = (0usize, false);
                 for id in 0..posts {
-                    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+                    let body = if what == "sleep" {
+                        format!(
+                            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"sleep","arguments":{{"ms":1}}}}}}"#
+                        )
+                    } else {
+                        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#)
+                    };
                     match tokio::time::timeout(
                         Duration::from_secs(2),
                         post.call("POST", &path, &[], &body),
@@ -282,21 +310,33 @@ async fn legacy_round(server: &Server, base: &Stats, clients: usize, posts: usiz
         or_unknown(cpu.and_then(|c| c.us_per_call(accepted)), 1)
     );
     println!(
-        "with the answers piled up: {}; RSS {:+} KiB = {:.1} KiB per never-reading client",
+        "with the answers piled up: {}; RSS {:+} KiB = {:.1} KiB per never-reading client; kernel TCP buffers (whole machine) {}",
         piled.show(),
         piled.rss_kib as i64 - base.rss_kib as i64,
-        piled.rss_kib.saturating_sub(base.rss_kib) as f64 / clients.max(1) as f64
+        piled.rss_kib.saturating_sub(base.rss_kib) as f64 / clients.max(1) as f64,
+        tcp_mem()
     );
     println!("{}", report.show());
     drop(held);
     recovery(server, base, "HTTP+SSE clients (streams closed)");
     println!(
-        "summary slow-legacy: {clients} never-reading HTTP+SSE clients, {accepted} POSTs accepted, {stuck} POSTs hung; RSS {:+} KiB while held; control p99 {}, {} failed; {}",
+        "summary slow-legacy {what}: {clients} never-reading HTTP+SSE clients, {accepted} POSTs accepted, {stuck} POSTs hung; RSS {:+} KiB while held; control p99 {}, {} failed; {}",
         piled.rss_kib as i64 - base.rss_kib as i64,
         ms(pct(&report.ok, 0.99)),
         report.failed,
         load_average()
     );
+}
+
+/// The kernel's memory for TCP buffers, machine-wide (`/proc/net/sockstat`, in pages): where
+/// answers to a client that does not read wait once they left the server's process.
+fn tcp_mem() -> String {
+    let stat = std::fs::read_to_string("/proc/net/sockstat").unwrap_or_default();
+    stat.lines()
+        .find_map(|l| l.strip_prefix("TCP: "))
+        .and_then(|l| l.split_whitespace().skip_while(|w| *w != "mem").nth(1))
+        .and_then(|pages| pages.parse::<u64>().ok())
+        .map_or("?".into(), |pages| mib(pages * 4))
 }
 
 /// How one abusive connection ended.
@@ -326,11 +366,20 @@ pub async fn slowloris() {
 async fn slowloris_round(server: &Server, base: &Stats, per_kind: usize, limit: Duration) {
     let port = server.port;
     let probe = Probe::start(port, false).await;
-    let kinds = ["silent", "headers", "body"];
+    // `SOAK_SLOW_KINDS=silent` (a comma list) runs some kinds only.
+    let chosen = std::env::var("SOAK_SLOW_KINDS").unwrap_or_default();
+    let kinds: Vec<&'static str> = ["silent", "headers", "body"]
+        .into_iter()
+        .filter(|k| chosen.is_empty() || chosen.split(',').any(|c| c.trim() == *k))
+        .collect();
     let mut tasks = Vec::new();
-    for kind in kinds {
+    // Connecting 64 at a time: a burst of SYNs past the accept backlog would leave some
+    // handshakes half done for seconds, not open connections.
+    let gate = Arc::new(Semaphore::new(64));
+    for &kind in &kinds {
         for _ in 0..per_kind {
-            tasks.push((kind, tokio::spawn(slow_client(port, kind, limit))));
+            let gate = gate.clone();
+            tasks.push((kind, tokio::spawn(slow_client(port, kind, limit, gate))));
         }
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -343,7 +392,7 @@ async fn slowloris_round(server: &Server, base: &Stats, per_kind: usize, limit: 
     }
     let report = probe.stop().await;
     let mut summary = Vec::new();
-    for kind in kinds {
+    for &kind in &kinds {
         let list = endings.remove(kind).unwrap_or_default();
         let mut closed: Vec<Duration> = list.iter().filter_map(|e| e.closed).collect();
         closed.sort();
@@ -375,7 +424,13 @@ async fn slowloris_round(server: &Server, base: &Stats, per_kind: usize, limit: 
     );
 }
 
-async fn slow_client(port: u16, kind: &'static str, limit: Duration) -> Ending {
+async fn slow_client(
+    port: u16,
+    kind: &'static str,
+    limit: Duration,
+    gate: Arc<Semaphore>,
+) -> Ending {
+    let permit = gate.acquire_owned().await.expect("gate");
     let start = Instant::now();
     let mut ending = Ending {
         closed: None,
@@ -385,6 +440,7 @@ async fn slow_client(port: u16, kind: &'static str, limit: Duration) -> Ending {
         ending.closed = Some(Duration::ZERO);
         return ending;
     };
+    drop(permit);
     let (first, drip): (String, &[u8]) = match kind {
         "silent" => (String::new(), b""),
         "headers" => (

@@ -12,9 +12,10 @@ use crate::{load_average, size};
 /// Connections opening sessions at once.
 const OPENERS: usize = 8;
 
-/// `SOAK_SESSIONS` sessions (`initialize` + `notifications/initialized`, never DELETEd), then
+/// `SOAK_SESSIONS` sessions (`initialize` + `notifications/initialized`, then idle), then
 /// `SOAK_OVER` more past the server's cap; each original session is pinged to see whether it
-/// survived; then all are DELETEd.
+/// survived; then all are DELETEd. `SOAK_ROUNDS` times, so the second round shows whether the
+/// memory the first left behind is reused.
 pub async fn idle_sessions() {
     let count = size("SOAK_SESSIONS", 10_000);
     let over = size("SOAK_OVER", 100);
@@ -27,6 +28,14 @@ pub async fn idle_sessions() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let base = server.stats();
     println!("baseline: {}", base.show());
+    for round in 1..=crate::abuse::rounds() {
+        println!("-- round {round}");
+        idle_round(&server, &base, count, over).await;
+    }
+}
+
+async fn idle_round(server: &Server, base: &Stats, count: usize, over: usize) {
+    let port = server.port;
     let start = Instant::now();
     let cpu0 = CpuSample::take(server.pid());
     let ids = open_sessions(port, count).await;

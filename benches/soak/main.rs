@@ -11,8 +11,11 @@
 //!   sessions, resident memory sampled every `SOAK_SAMPLE_EVERY` (100,000) calls;
 //!   `calls-stateless`: the same in the 2026-07-28 era (no sessions);
 //! - `slow-sse`: `SOAK_SSE_CLIENTS` (1,000) session GET streams read one byte a second for
-//!   `SOAK_HOLD_SECS` (20), then `SOAK_LEGACY_CLIENTS` (100) HTTP+SSE clients that never read
-//!   their stream while posting `SOAK_LEGACY_POSTS` (1,000) `tools/list` each;
+//!   `SOAK_HOLD_SECS` (20);
+//! - `slow-legacy`: HTTP+SSE (2024-11-05) clients that never read their stream:
+//!   `SOAK_LEGACY_CLIENTS` (100) posting `SOAK_LEGACY_POSTS` (1,000) `tools/list` each, then
+//!   `SOAK_LEGACY_SLEEP_CLIENTS` (10) posting `SOAK_LEGACY_SLEEP_POSTS` (40,000)
+//!   `tools/call sleep {ms:1}` each;
 //! - `slowloris`: `SOAK_SLOWLORIS` (300) connections each that send nothing, send headers one
 //!   byte a second, or send a body one byte a second, for up to `SOAK_SLOW_LIMIT_SECS` (30);
 //! - `disconnect`: `SOAK_DISCONNECTS` (1,100) clients of each kind that leave mid-response;
@@ -44,11 +47,12 @@ mod server;
 
 use std::time::Duration;
 
-const SCENARIOS: [&str; 7] = [
+const SCENARIOS: [&str; 8] = [
     "idle-sessions",
     "calls",
     "calls-stateless",
     "slow-sse",
+    "slow-legacy",
     "slowloris",
     "disconnect",
     "listens",
@@ -93,6 +97,7 @@ fn main() {
                 "calls" => load::calls(false).await,
                 "calls-stateless" => load::calls(true).await,
                 "slow-sse" => abuse::slow_sse().await,
+                "slow-legacy" => abuse::slow_legacy().await,
                 "slowloris" => abuse::slowloris().await,
                 "disconnect" => abuse::disconnect().await,
                 "listens" => listens::listens().await,

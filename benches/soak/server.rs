@@ -20,20 +20,25 @@ impl Server {
     /// Starts the quickstart: this bench's own binary in its `SOAK_ROLE=quickstart` role (the
     /// example's code compiled in the bench profile), or the program named by `SOAK_SERVER`
     /// (e.g. `target/release/examples/quickstart`) with `--http 127.0.0.1:0`.
+    ///
+    /// `SOAK_NOFILE=N` starts it under `prlimit --nofile=N` (1,024 is a common default soft
+    /// limit): what happens when connections use up the server's descriptors.
     pub fn start() -> Server {
-        let mut cmd = match std::env::var_os("SOAK_SERVER") {
-            Some(program) => {
-                let mut cmd = Command::new(program);
-                cmd.args(["--http", "127.0.0.1:0"]);
-                cmd
-            }
-            None => {
-                let mut cmd = Command::new(std::env::current_exe().expect("current_exe"));
-                cmd.env("SOAK_ROLE", "quickstart")
-                    .env("MCP_TRANSPORT", "127.0.0.1:0");
-                cmd
-            }
+        let (program, args): (std::ffi::OsString, &[&str]) = match std::env::var_os("SOAK_SERVER") {
+            Some(program) => (program, &["--http", "127.0.0.1:0"]),
+            None => (std::env::current_exe().expect("current_exe").into(), &[]),
         };
+        let mut cmd = match std::env::var("SOAK_NOFILE") {
+            Ok(n) => {
+                let mut cmd = Command::new("prlimit");
+                cmd.arg(format!("--nofile={n}:{n}")).arg("--").arg(&program);
+                cmd
+            }
+            Err(_) => Command::new(&program),
+        };
+        cmd.args(args)
+            .env("SOAK_ROLE", "quickstart")
+            .env("MCP_TRANSPORT", "127.0.0.1:0");
         let mut child = cmd
             .env("RUST_LOG", LOG_FILTER)
             .stdin(Stdio::null())
