@@ -22,6 +22,9 @@
 //! - `listens`: `SOAK_LISTENS` (1,024) + `SOAK_LISTENS_OVER` (8) 2026-07-28
 //!   `subscriptions/listen` streams from one client.
 //!
+//! `SOAK_SMOKE=1` makes every size tiny (all scenarios in ~20 s; `scripts/test-all` runs it
+//! with `cargo test --bench soak`, in the test profile, asserting nothing about the figures).
+//!
 //! Each abuse runs `SOAK_ROUNDS` (2) times against one server: memory the first round leaves and
 //! the second does not grow is the allocator's, not a leak.
 //!
@@ -107,23 +110,54 @@ fn main() {
     }
 }
 
-/// A size from the environment (`SOAK_…`), or its default.
-pub fn size(name: &str, default: usize) -> usize {
-    std::env::var(name)
+/// The sizes of `SOAK_SMOKE=1`: every scenario once, in well under a minute, to show the tool
+/// still runs (CI); its figures mean little.
+const SMOKE: [(&str, f64); 17] = [
+    ("SOAK_SESSIONS", 200.0),
+    ("SOAK_OVER", 5.0),
+    ("SOAK_CALLS", 20_000.0),
+    ("SOAK_CALL_SESSIONS", 10.0),
+    ("SOAK_SAMPLE_EVERY", 5_000.0),
+    ("SOAK_SSE_CLIENTS", 20.0),
+    ("SOAK_HOLD_SECS", 1.0),
+    ("SOAK_LEGACY_CLIENTS", 2.0),
+    ("SOAK_LEGACY_POSTS", 20.0),
+    ("SOAK_LEGACY_SLEEP_CLIENTS", 2.0),
+    ("SOAK_LEGACY_SLEEP_POSTS", 20.0),
+    ("SOAK_SLOWLORIS", 5.0),
+    ("SOAK_SLOW_LIMIT_SECS", 3.0),
+    ("SOAK_DISCONNECTS", 20.0),
+    ("SOAK_LISTENS", 20.0),
+    ("SOAK_LISTENS_OVER", 2.0),
+    ("SOAK_ROUNDS", 1.0),
+];
+
+/// A setting from the environment (`SOAK_…`), else its smoke size under `SOAK_SMOKE`, else
+/// `default`.
+fn setting(name: &str, default: f64) -> f64 {
+    if let Some(v) = std::env::var(name)
         .ok()
         .and_then(|v| v.replace('_', "").parse().ok())
-        .unwrap_or(default)
+        .filter(|v: &f64| *v >= 0.0)
+    {
+        return v;
+    }
+    if std::env::var_os("SOAK_SMOKE").is_some_and(|v| !v.is_empty() && v != "0")
+        && let Some((_, v)) = SMOKE.iter().find(|(n, _)| *n == name)
+    {
+        return *v;
+    }
+    default
+}
+
+/// A size from the environment, or its default.
+pub fn size(name: &str, default: usize) -> usize {
+    setting(name, default as f64) as usize
 }
 
 /// A duration in seconds from the environment, or its default.
 pub fn secs(name: &str, default: f64) -> Duration {
-    Duration::from_secs_f64(
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|s: &f64| *s >= 0.0)
-            .unwrap_or(default),
-    )
+    Duration::from_secs_f64(setting(name, default))
 }
 
 /// `load average: 1.20 0.90 0.70` (how busy the shared machine was).
