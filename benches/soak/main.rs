@@ -43,10 +43,12 @@ mod quickstart;
 
 mod abuse;
 mod client;
+mod disconnect;
 mod listens;
 mod load;
 mod probe;
 mod server;
+mod slowloris;
 
 use std::time::Duration;
 
@@ -101,8 +103,8 @@ fn main() {
                 "calls-stateless" => load::calls(true).await,
                 "slow-sse" => abuse::slow_sse().await,
                 "slow-legacy" => abuse::slow_legacy().await,
-                "slowloris" => abuse::slowloris().await,
-                "disconnect" => abuse::disconnect().await,
+                "slowloris" => slowloris::slowloris().await,
+                "disconnect" => disconnect::disconnect().await,
                 "listens" => listens::listens().await,
                 _ => unreachable!("checked above"),
             }
