@@ -69,6 +69,8 @@ async fn idle_round(server: &Server, base: &Stats, count: usize, over: usize) {
     let mut retry_after = None;
     let mut extra = Vec::new();
     let mut conn = Conn::open(port).await.expect("connect");
+    let past = Instant::now();
+    let cpu0 = CpuSample::take(server.pid());
     for _ in 0..over {
         let head = conn.initialize().await.expect("initialize");
         *statuses.entry(head.status).or_default() += 1;
@@ -79,8 +81,13 @@ async fn idle_round(server: &Server, base: &Stats, count: usize, over: usize) {
             extra.push(s);
         }
     }
+    let cpu = CpuSample::take(server.pid())
+        .zip(cpu0)
+        .map(|(e, s)| e.since(&s));
     println!(
-        "{over} more initialize at {opened} sessions: statuses {statuses:?}, Retry-After {retry_after:?}; {}",
+        "{over} more initialize at {opened} sessions in {:.2} s (server CPU {} µs each): statuses {statuses:?}, Retry-After {retry_after:?}; {}",
+        past.elapsed().as_secs_f64(),
+        or_unknown(cpu.and_then(|c| c.us_per_call(over)), 1),
         server.stats().show()
     );
     let ids: Vec<String> = ids.into_iter().flatten().collect();
