@@ -17,7 +17,8 @@
 //!   `SOAK_LEGACY_SLEEP_CLIENTS` (10) posting `SOAK_LEGACY_SLEEP_POSTS` (40,000)
 //!   `tools/call sleep {ms:1}` each;
 //! - `slowloris`: `SOAK_SLOWLORIS` (300) connections each that send nothing, send headers one
-//!   byte a second, or send a body one byte a second, for up to `SOAK_SLOW_LIMIT_SECS` (30);
+//!   byte a second, or send a body one byte a second, for up to `SOAK_SLOW_LIMIT_SECS` (45,
+//!   past the server's 30 s body timeout);
 //! - `disconnect`: `SOAK_DISCONNECTS` (1,100) clients of each kind that leave mid-response;
 //! - `listens`: `SOAK_LISTENS` (1,024) + `SOAK_LISTENS_OVER` (8) 2026-07-28
 //!   `subscriptions/listen` streams from one client.

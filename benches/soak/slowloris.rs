@@ -27,7 +27,7 @@ struct Ending {
 /// server closes it or `SOAK_SLOW_LIMIT_SECS` pass.
 pub async fn slowloris() {
     let per_kind = size("SOAK_SLOWLORIS", 300);
-    let limit = secs("SOAK_SLOW_LIMIT_SECS", 30.0);
+    let limit = secs("SOAK_SLOW_LIMIT_SECS", 45.0);
     let server = Server::start();
     let base = server.stats();
     println!("{per_kind} connections per kind, 1 byte/s, for up to {limit:?}");
