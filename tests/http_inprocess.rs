@@ -507,6 +507,66 @@ fn a_stalled_request_body_is_cut_off() {
     );
 }
 
+/// A connection that sends nothing is closed at the header timeout, and one that goes quiet
+/// after a request at the idle timeout (hyper's header timeout only starts at a request's
+/// first byte: silent connections stayed open forever). An SSE stream in progress is not idle.
+#[test]
+fn silent_and_idle_connections_are_closed() {
+    let port = start(
+        HttpConfig::default()
+            .with_header_read_timeout(Duration::from_millis(400))
+            .with_idle_connection_timeout(Duration::from_millis(600)),
+    );
+    let closed_within = |stream: &mut TcpStream, limit: Duration| -> bool {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let start = Instant::now();
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => return start.elapsed() < limit,
+                Ok(_) => {}
+            }
+        }
+    };
+    let mut silent = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(3)),
+        "a silent connection stayed open"
+    );
+    // A keep-alive connection: one request answered, then quiet.
+    let mut quiet = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let body = INIT;
+    write!(
+        quiet,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    assert!(
+        closed_within(&mut quiet, Duration::from_secs(3)),
+        "an idle keep-alive connection stayed open"
+    );
+    // A GET stream sends keep-alives only every 15 s and the client sends nothing: it stays.
+    let id = session_id(&exchange(port, INIT, &[]).1);
+    let mut stream = open_get_stream(port, &id);
+    stream
+        .set_read_timeout(Some(Duration::from_millis(1500)))
+        .unwrap();
+    let mut buf = [0u8; 256];
+    match stream.read(&mut buf) {
+        Err(e) => assert!(
+            matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "{e}"
+        ),
+        Ok(n) => assert!(n > 0, "an open SSE stream was closed as idle"),
+    }
+}
+
 /// Connections beyond the limit are closed as soon as they are accepted; the ones already
 /// open keep working, and room frees up when one closes.
 #[test]

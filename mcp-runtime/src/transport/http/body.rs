@@ -16,6 +16,21 @@ use crate::protocol::jsonrpc::encode_error;
 pub(crate) enum Body {
     Full(Option<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
+    /// A body that keeps its connection's request in progress until it is done or dropped.
+    Held {
+        body: Box<Body>,
+        _active: super::idle::Active,
+    },
+}
+
+impl Body {
+    /// This body, counting its request as in progress while it lives.
+    pub(crate) fn held(self, active: super::idle::Active) -> Body {
+        Body::Held {
+            body: Box::new(self),
+            _active: active,
+        }
+    }
 }
 
 impl HttpBody for Body {
@@ -29,11 +44,15 @@ impl HttpBody for Body {
         match self.get_mut() {
             Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Body::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            Body::Held { body, .. } => Pin::new(&mut **body).poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self, Body::Full(None))
+        match self {
+            Body::Held { body, .. } => body.is_end_stream(),
+            other => matches!(other, Body::Full(None)),
+        }
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -41,6 +60,7 @@ impl HttpBody for Body {
             Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Body::Full(None) => SizeHint::with_exact(0),
             Body::Stream(_) => SizeHint::default(),
+            Body::Held { body, .. } => body.size_hint(),
         }
     }
 }

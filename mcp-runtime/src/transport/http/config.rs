@@ -21,6 +21,7 @@ pub struct HttpConfig {
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_connections: usize,
+    pub(crate) idle_connection_timeout: Duration,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) sse_keep_alive: Duration,
@@ -56,6 +57,7 @@ impl Default for HttpConfig {
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 10_000,
+            idle_connection_timeout: Duration::from_secs(60),
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             sse_keep_alive: Duration::from_secs(15),
@@ -133,9 +135,20 @@ impl HttpConfig {
 
     /// The most client connections open at once (default 10,000); one more is closed as soon
     /// as it is accepted. Idle keep-alive connections count, so this also bounds the memory a
-    /// crowd of idle clients can hold.
+    /// crowd of idle clients can hold. On Unix, serving raises the process's open-file limit
+    /// to its hard maximum and caps connections 64 below it, so a crowd meets this cap rather
+    /// than `accept` failing for everyone.
     pub fn with_max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
+        self
+    }
+
+    /// How long a connection may stay open with no request in progress (default 60 s; a new
+    /// connection gets the header read timeout for its first request). A request in progress,
+    /// an SSE stream included, is never idle. Silent connections would otherwise hold a place
+    /// under [`with_max_connections`](Self::with_max_connections) forever.
+    pub fn with_idle_connection_timeout(mut self, t: Duration) -> Self {
+        self.idle_connection_timeout = t;
         self
     }
 

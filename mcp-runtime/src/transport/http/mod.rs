@@ -17,6 +17,7 @@ mod body;
 mod config;
 mod events;
 mod guard;
+mod idle;
 mod legacy;
 mod service;
 mod session;
@@ -56,6 +57,48 @@ pub async fn serve_http_on(
     config: HttpConfig,
 ) -> io::Result<()> {
     serve_until(server, listener, config, super::shutdown_signal()).await
+}
+
+/// Descriptors kept free of client connections (the listener, stdio, files and sockets tools
+/// open).
+#[cfg(unix)]
+const SPARE_DESCRIPTORS: u64 = 64;
+
+/// The connection limit this process can honour: the open-file limit is raised to its hard
+/// maximum (as Go does at start-up), and connections are capped below it, so a crowd of
+/// clients meets the connection cap (closed at once, the rest served) rather than `accept`
+/// failing for everyone with "too many open files".
+fn connection_limit(configured: usize) -> usize {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrlimit and setrlimit only read and write the struct passed in.
+        let soft = unsafe {
+            let mut limit = std::mem::zeroed::<libc::rlimit>();
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                return configured;
+            }
+            if limit.rlim_cur < limit.rlim_max {
+                let raised = libc::rlimit {
+                    rlim_cur: limit.rlim_max,
+                    rlim_max: limit.rlim_max,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                    limit.rlim_cur = limit.rlim_max;
+                }
+            }
+            limit.rlim_cur
+        };
+        let room = usize::try_from(soft.saturating_sub(SPARE_DESCRIPTORS)).unwrap_or(usize::MAX);
+        if room < configured {
+            tracing::warn!(
+                configured,
+                open_file_limit = soft,
+                "the open-file limit allows fewer connections than configured; capping at {room}"
+            );
+            return room.max(1);
+        }
+    }
+    configured
 }
 
 /// The accept loop; returns after `stop` completes and connections drain (within the grace).
@@ -104,7 +147,8 @@ pub(crate) async fn serve_until(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .keep_alive_timeout(Duration::from_secs(20))
         .max_concurrent_streams(256);
-    let connections = Arc::new(tokio::sync::Semaphore::new(state.config.max_connections));
+    let max_connections = connection_limit(state.config.max_connections);
+    let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
     loop {
@@ -121,7 +165,7 @@ pub(crate) async fn serve_until(
             _ = &mut stop => break,
         };
         let Ok(permit) = connections.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, limit = state.config.max_connections, "too many connections: closing a new one");
+            tracing::warn!(%peer, limit = max_connections, "too many connections: closing a new one");
             drop(stream);
             continue;
         };
@@ -134,9 +178,23 @@ pub(crate) async fn serve_until(
                 .local_addr()
                 .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
         let state = state.clone();
-        let service = service_fn(move |req| service::handle(state.clone(), local_loopback, req));
+        let activity = Arc::new(idle::Activity::default());
+        let io = idle::IdleIo::new(
+            stream,
+            activity.clone(),
+            state.config.header_read_timeout,
+            state.config.idle_connection_timeout,
+        );
+        let service = service_fn(move |req| {
+            let active = activity.begin();
+            let state = state.clone();
+            async move {
+                let response = service::handle(state, local_loopback, req).await?;
+                Ok::<_, std::convert::Infallible>(response.map(|body| body.held(active)))
+            }
+        });
         let conn = builder
-            .serve_connection(TokioIo::new(stream), service)
+            .serve_connection(TokioIo::new(io), service)
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
