@@ -665,7 +665,8 @@ async fn batches_are_served_in_2025_03_26() {
         {"jsonrpc":"2.0","method":"notifications/initialized"},
         {"jsonrpc":"2.0","id":2,"method":"ping"},
         {"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{}}},
-        {"jsonrpc":"2.0","id":4,"method":"nope"}
+        {"jsonrpc":"2.0","id":4,"method":"nope"},
+        {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"add","arguments":{"a":1,"b":2}}}
     ]"#;
     let r = client.send_raw(batch).await.unwrap();
     let mut by_id: Vec<(i64, Value)> = r
@@ -676,7 +677,7 @@ async fn batches_are_served_in_2025_03_26() {
         .collect();
     by_id.sort_by_key(|(id, _)| *id);
     let ids: Vec<i64> = by_id.iter().map(|(id, _)| *id).collect();
-    assert_eq!(ids, [1, 2, 3, 4]);
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
     assert_eq!(by_id[0].1["result"]["content"][0]["text"], "3");
     assert_eq!(by_id[1].1["result"], json!({}));
     assert_eq!(
@@ -684,6 +685,11 @@ async fn batches_are_served_in_2025_03_26() {
         "initialize is never batched"
     );
     assert_eq!(by_id[3].1["error"]["code"], -32601);
+    assert_eq!(
+        by_id[4].1["error"]["code"], -32600,
+        "a 2026-07-28 request is not served inside a 2025-03-26 batch: {}",
+        by_id[4].1
+    );
     assert!(
         client
             .send_raw(r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#)

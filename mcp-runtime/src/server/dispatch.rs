@@ -112,18 +112,28 @@ pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str) -> Step {
                 None,
                 &McpError::invalid_request("Invalid request: nested batch"),
             ))
-        } else if let Some(id) = text
-            .contains("\"initialize\"")
-            .then(|| jsonrpc::decode(text))
-            .and_then(|d| match d {
-                Ok(Incoming::Request(r)) if r.method == "initialize" => Some(r.id),
-                _ => None,
-            })
-        {
-            let e = McpError::invalid_request("Invalid request: `initialize` must not be batched");
-            Step::Reply(Reply::error(Some(&id), &e))
         } else {
-            on_message(conn, text)
+            match envelope::decode(text) {
+                Ok(envelope) => match &envelope.message {
+                    Incoming::Request(r) if r.method == "initialize" => {
+                        let e = McpError::invalid_request(
+                            "Invalid request: `initialize` must not be batched",
+                        );
+                        Step::Reply(Reply::error(Some(&r.id), &e))
+                    }
+                    // A batch belongs to a 2025-03-26 session: a 2026-07-28 request (its
+                    // `_meta` naming that era) is not served inside one.
+                    Incoming::Request(r) if envelope.is_stateless() => {
+                        let e = McpError::invalid_request(
+                            "Invalid request: a 2026-07-28 request cannot be part of a batch",
+                        );
+                        Step::Reply(Reply::error(Some(&r.id), &e))
+                    }
+                    _ => on_envelope(conn, envelope, Arrival::default()),
+                },
+                Err(e) if e.notification => Step::Nothing,
+                Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
+            }
         };
         match step {
             Step::Reply(out) => ready.push(out),
