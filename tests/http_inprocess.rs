@@ -567,6 +567,48 @@ fn silent_and_idle_connections_are_closed() {
     }
 }
 
+/// Waits a second and a half.
+#[tool]
+async fn hold_on() -> &'static str {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    "held"
+}
+
+/// 2026-07-28 clients share the server's limits; each also has its own, so one client cannot
+/// take every slot: a third request in progress from the same client is 429 with
+/// `Retry-After`, while another client (another `Authorization`) is served.
+#[test]
+fn each_stateless_client_has_its_own_limit() {
+    let port = start(HttpConfig::default().with_max_in_flight_per_client(2));
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold_on","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "hold_on"),
+    ];
+    let busy: Vec<TcpStream> = (0..2).map(|_| send(port, call, &headers)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, text) = exchange(port, call, &headers);
+    assert_eq!(status, 429, "{text}");
+    assert!(
+        text.to_ascii_lowercase().contains("retry-after: 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"id\":1"),
+        "the error names the request: {text}"
+    );
+    let other = [
+        headers[0],
+        headers[1],
+        headers[2],
+        ("Authorization", "Bearer someone-else"),
+    ];
+    let (status, text) = exchange(port, call, &other);
+    assert_eq!(status, 200, "another client is served: {text}");
+    drop(busy);
+}
+
 /// Connections beyond the limit are closed as soon as they are accepted; the ones already
 /// open keep working, and room frees up when one closes.
 #[test]

@@ -16,19 +16,20 @@ use crate::protocol::jsonrpc::encode_error;
 pub(crate) enum Body {
     Full(Option<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
-    /// A body that keeps its connection's request in progress until it is done or dropped.
+    /// A body holding something until it is done or dropped (its request's place among the
+    /// connection's or the client's requests in progress).
     Held {
         body: Box<Body>,
-        _active: super::idle::Active,
+        _hold: Box<dyn Send + Sync>,
     },
 }
 
 impl Body {
-    /// This body, counting its request as in progress while it lives.
-    pub(crate) fn held(self, active: super::idle::Active) -> Body {
+    /// This body, keeping `hold` while it lives.
+    pub(crate) fn held(self, hold: impl Send + Sync + 'static) -> Body {
         Body::Held {
             body: Box::new(self),
-            _active: active,
+            _hold: Box::new(hold),
         }
     }
 }

@@ -22,6 +22,7 @@ pub struct HttpConfig {
     pub(crate) body_read_timeout: Duration,
     pub(crate) max_connections: usize,
     pub(crate) idle_connection_timeout: Duration,
+    pub(crate) max_in_flight_per_client: usize,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
     pub(crate) sse_keep_alive: Duration,
@@ -58,6 +59,7 @@ impl Default for HttpConfig {
             body_read_timeout: Duration::from_secs(30),
             max_connections: 10_000,
             idle_connection_timeout: Duration::from_secs(60),
+            max_in_flight_per_client: 128,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
             sse_keep_alive: Duration::from_secs(15),
@@ -149,6 +151,17 @@ impl HttpConfig {
     /// under [`with_max_connections`](Self::with_max_connections) forever.
     pub fn with_idle_connection_timeout(mut self, t: Duration) -> Self {
         self.idle_connection_timeout = t;
+        self
+    }
+
+    /// The most 2026-07-28 requests one client may have in progress at once, open
+    /// `subscriptions/listen` streams included (default 128); one more gets 429 with
+    /// `Retry-After`. Stateless clients share the server's `max_in_flight` and `max_listens`:
+    /// this keeps one of them from taking every slot. A client is its caller identity
+    /// (`ServerBuilder::request_state_caller`, by default the `Authorization` header) or,
+    /// without one, its IP address.
+    pub fn with_max_in_flight_per_client(mut self, n: usize) -> Self {
+        self.max_in_flight_per_client = n.max(1);
         self
     }
 

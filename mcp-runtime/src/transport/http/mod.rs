@@ -14,6 +14,7 @@
 //!   shutdown, `TCP_NODELAY`, one log line per request.
 
 mod body;
+mod clients;
 mod config;
 mod events;
 mod guard;
@@ -121,6 +122,7 @@ pub(crate) async fn serve_until(
         server,
         loopback: config.is_loopback_bind(local),
         sessions: sessions.clone(),
+        clients: clients::Clients::new(config.max_in_flight_per_client),
         shutdown: shutdown_rx,
         config,
     });
@@ -189,7 +191,7 @@ pub(crate) async fn serve_until(
             let active = activity.begin();
             let state = state.clone();
             async move {
-                let response = service::handle(state, local_loopback, req).await?;
+                let response = service::handle(state, peer.ip(), local_loopback, req).await?;
                 Ok::<_, std::convert::Infallible>(response.map(|body| body.held(active)))
             }
         });

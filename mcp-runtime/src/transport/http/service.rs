@@ -11,6 +11,7 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
+use super::clients::ClientKey;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
@@ -27,17 +28,23 @@ use crate::server::envelope::{self, Envelope};
 /// Serves one request; `local_loopback` says whether it came in through a loopback address.
 pub(crate) async fn handle(
     state: Arc<Shared>,
+    peer: std::net::IpAddr,
     local_loopback: bool,
     req: Request<Incoming>,
 ) -> Result<HttpResponse, Infallible> {
     let start = Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_owned());
-    let response = route(&state, local_loopback, req).await;
+    let response = route(&state, peer, local_loopback, req).await;
     tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
     Ok(response)
 }
 
-async fn route(state: &Arc<Shared>, local_loopback: bool, req: Request<Incoming>) -> HttpResponse {
+async fn route(
+    state: &Arc<Shared>,
+    peer: std::net::IpAddr,
+    local_loopback: bool,
+    req: Request<Incoming>,
+) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
     if let Err(refusal) = guard::check(
@@ -64,7 +71,7 @@ async fn route(state: &Arc<Shared>, local_loopback: bool, req: Request<Incoming>
     }
     if is_mcp {
         return match *req.method() {
-            Method::POST => post(state, req).await,
+            Method::POST => post(state, peer, req).await,
             Method::GET => get(state, req.headers()),
             Method::DELETE => delete(state, req.headers()),
             _ => not_allowed("GET, POST, DELETE"),
@@ -106,7 +113,7 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
     r
 }
 
-async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
+async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming>) -> HttpResponse {
     let (parts, incoming) = req.into_parts();
     let bytes = match read_body(
         incoming,
@@ -174,7 +181,25 @@ async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            return stateless(state, body, headers).await;
+            let key = match owner(state, headers) {
+                Some(caller) => ClientKey::Caller(caller),
+                None => ClientKey::Address(peer),
+            };
+            let Some(slot) = state.clients.take(key) else {
+                let limit = state.clients.limit();
+                let mut r = fail(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    McpError::internal(format!(
+                        "Too many requests in progress from this client (limit {limit}); try again later"
+                    )),
+                );
+                r.headers_mut()
+                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            };
+            return stateless(state, body, headers)
+                .await
+                .map(|body| body.held(slot));
         }
     }
     if let Some(id) = header(headers, SESSION_HEADER) {

@@ -26,6 +26,8 @@ pub(crate) struct Shared {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Arc<Sessions>,
+    /// 2026-07-28 requests in progress per client.
+    pub(crate) clients: Arc<super::clients::Clients>,
     /// Stateless (2026-07-28) requests share one connection: it never opens a session.
     pub(crate) stateless: Arc<Connection>,
     pub(crate) loopback: bool,
