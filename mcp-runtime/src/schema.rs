@@ -303,8 +303,14 @@ fn is_null_schema(v: &Value) -> bool {
 
 /// Removes the `null` alternative `Option<T>` adds: an argument may be left out, and that is
 /// what clients understand; a `null` union trips several of them.
+///
+/// Only where something else remains: a schema that allows nothing but `null` (`type:
+/// ["null"]`, `oneOf: [{type: null}]`, what a `()` or `Option<()>` argument gives) keeps it,
+/// rather than becoming an empty `type` or `oneOf` that no value matches (found by fuzzing).
 pub(crate) fn strip_null(obj: &mut Map<String, Value>) {
-    if let Some(Value::Array(types)) = obj.get_mut("type") {
+    if let Some(Value::Array(types)) = obj.get_mut("type")
+        && types.iter().any(|t| t != "null")
+    {
         types.retain(|t| t != "null");
         if types.len() == 1 {
             let only = types.pop().expect("one element");
@@ -315,6 +321,9 @@ pub(crate) fn strip_null(obj: &mut Map<String, Value>) {
         let Some(Value::Array(alts)) = obj.get_mut(key) else {
             continue;
         };
+        if alts.iter().all(is_null_schema) {
+            continue;
+        }
         let before = alts.len();
         alts.retain(|a| !is_null_schema(a));
         if alts.len() == 1 && before > 1 {
@@ -372,6 +381,19 @@ mod tests {
             json!({"$ref": "#/$defs/Node"})
         );
         assert!(s["$defs"]["Node"].is_object());
+    }
+
+    #[test]
+    fn a_schema_of_only_null_keeps_it() {
+        for schema in [
+            json!({"oneOf": [{"type": "null"}]}),
+            json!({"anyOf": [{"type": "null"}, {"type": "null"}]}),
+            json!({"type": ["null"]}),
+        ] {
+            let mut obj = schema.as_object().unwrap().clone();
+            strip_null(&mut obj);
+            assert_eq!(Value::Object(obj), schema);
+        }
     }
 
     #[test]
