@@ -19,9 +19,9 @@ mod events;
 mod guard;
 mod legacy;
 mod service;
-mod session;
-mod state;
-mod stateless;
+pub(crate) mod session;
+pub(crate) mod state;
+pub(crate) mod stateless;
 mod stream;
 
 use std::io;
