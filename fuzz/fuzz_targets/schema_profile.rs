@@ -1,0 +1,68 @@
+//! The client-compatible schema profile (`schema.rs::client_compatible`: `$defs` inlined
+//! except recursive ones, keyword fixes, `null` stripped from inputs) on any JSON, seeded with
+//! real schemars output (see corpus/schema_profile and README.md). It runs on schemas of the
+//! author's types, not on client input, so a blow-up here is a start-up cost, not a remote DoS.
+//! Asserts, for both profiles: no panic; no `$schema`/`title` at the root; every local
+//! `$ref` left points at a kept definition (when the input's all resolved); applying the
+//! profile again changes nothing (when no recursive `$defs` are kept).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_runtime::schema::{Profile, client_compatible};
+use serde_json::Value;
+
+fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::Object(obj) => {
+            if let Some(Value::String(r)) = obj.get("$ref") {
+                out.push(r);
+            }
+            obj.values().for_each(|c| refs(c, out));
+        }
+        Value::Array(items) => items.iter().for_each(|c| refs(c, out)),
+        _ => {}
+    }
+}
+
+/// Whether every `#/$defs/…` reference names a definition of `root`.
+fn resolves(root: &Value) -> bool {
+    let mut found = Vec::new();
+    refs(root, &mut found);
+    found
+        .iter()
+        .filter_map(|r| r.strip_prefix("#/$defs/"))
+        .all(|name| {
+            let name = name.replace("~1", "/").replace("~0", "~");
+            root.get("$defs").and_then(|d| d.get(&name)).is_some()
+        })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(input) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    for profile in [Profile::Input, Profile::Output] {
+        let mut once = input.clone();
+        client_compatible(&mut once, profile);
+        if let Some(obj) = once.as_object() {
+            assert!(!obj.contains_key("$schema"), "{profile:?}: $schema kept");
+            assert!(!obj.contains_key("title"), "{profile:?}: root title kept");
+        }
+        if resolves(&input) && input.get("$defs").is_some_and(Value::is_object) {
+            assert!(
+                resolves(&once),
+                "{profile:?}: a $ref lost its definition: {once}"
+            );
+        }
+        // Kept (recursive) definitions are unrolled one level more by each pass: only a
+        // schema without them is a fixed point.
+        if once.get("$defs").is_none() {
+            let mut twice = once.clone();
+            client_compatible(&mut twice, profile);
+            assert_eq!(
+                once, twice,
+                "{profile:?}: the profile is not idempotent on {input}"
+            );
+        }
+    }
+});
