@@ -53,12 +53,18 @@ fuzz_target!(|data: &[u8]| {
     let Some(checks) = stateless_checks(server(), &headers, body) else {
         return;
     };
-    let params = Members::of(body).and_then(|m| m.value("params"));
-    let version = params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .cloned();
+    // `_meta` alone, as the runtime reads it: the other members are skipped unparsed (a
+    // `1e999` in `arguments` must not hide the version from this oracle).
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Value>,
+    }
+    let version = Members::of(body)
+        .and_then(|m| m.one("params").map(|p| p.get().to_owned()))
+        .and_then(|p| serde_json::from_str::<Params>(&p).ok())
+        .and_then(|p| p.meta)
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion").cloned());
     let id = Members::of(body)
         .and_then(|m| m.value("id"))
         .expect("a request has an id");
