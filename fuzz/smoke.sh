@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The CI smoke run: installs the pinned cargo-fuzz (setup.sh), builds every target, runs each
-# for FUZZ_SMOKE_SECONDS (default 15) from the committed corpus, and fails if any crashes,
+# for FUZZ_SMOKE_SECONDS (default 10) from the committed corpus, and fails if any crashes,
 # times out (> 2 s on one input) or goes over 512 MB. Known findings are skipped (see
 # FUZZING.md); new inputs go to a temporary directory, so the committed corpus is unchanged.
 # Skips (exit 0, with a message) only when the nightly toolchain is missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-seconds=${FUZZ_SMOKE_SECONDS:-15}
+seconds=${FUZZ_SMOKE_SECONDS:-10}
 
 status=0
 bash setup.sh || status=$?
