@@ -61,6 +61,9 @@ pub mod ask;
 pub mod changes;
 pub mod completion;
 pub mod context;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod id;
 pub mod outbound;
 pub mod prompt;

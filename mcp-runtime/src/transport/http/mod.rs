@@ -21,9 +21,9 @@ mod guard;
 mod idle;
 mod legacy;
 mod service;
-mod session;
-mod state;
-mod stateless;
+pub(crate) mod session;
+pub(crate) mod state;
+pub(crate) mod stateless;
 mod stream;
 
 use std::io;

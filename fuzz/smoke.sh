@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The CI smoke run: installs the pinned cargo-fuzz (setup.sh), builds every target, runs each
+# for FUZZ_SMOKE_SECONDS (default 10) from the committed corpus, and fails if any crashes,
+# times out (> 2 s on one input) or goes over 512 MB. Before each target's run, the
+# reproducers of its fixed findings (regressions/<target>/) must pass. New inputs go to a
+# temporary directory, so the committed corpus is unchanged.
+# Skips (exit 0, with a message) only when the nightly toolchain is missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds=${FUZZ_SMOKE_SECONDS:-10}
+
+status=0
+bash setup.sh || status=$?
+if [ "$status" -eq 2 ]; then
+    echo "fuzz/smoke.sh: SKIPPED: no nightly toolchain, so no fuzzing (install it with: rustup toolchain install nightly)" >&2
+    exit 0
+elif [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
+
+# -s none: the targets are safe Rust on the paths they drive; panics and the targets' own
+# assertions are the oracle, and without ASan the build and the runs take half the time.
+${FUZZ_CARGO_WRAP:-} cargo +nightly fuzz build -s none
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=()
+triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
+for src in fuzz_targets/*.rs; do
+    target=$(basename "$src" .rs)
+    # The reproducers of fixed findings first: each must now pass.
+    if [ -d "regressions/$target" ]; then
+        echo "== fuzz regressions: $target" >&2
+        if ! "target/$triple/release/$target" -timeout=2 -rss_limit_mb=512 \
+            regressions/"$target"/* >"$work/$target.regressions.log" 2>&1; then
+            failed+=("$target (regressions)")
+            tail -n 40 "$work/$target.regressions.log" >&2
+            continue
+        fi
+    fi
+    echo "== fuzz smoke: $target (${seconds} s)" >&2
+    if ! ./run.sh "$target" "$seconds" "$work/$target" >"$work/$target.log" 2>&1; then
+        failed+=("$target")
+        tail -n 40 "$work/$target.log" >&2
+    else
+        grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$target.log" >&2 || true
+    fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz/smoke.sh: FAILED: ${failed[*]} (inputs in fuzz/artifacts/<target>/)" >&2
+    exit 1
+fi
+echo "fuzz/smoke.sh: all targets ran ${seconds} s without a finding" >&2

@@ -1,0 +1,408 @@
+//! Entry points for the fuzz targets in `fuzz/` (compiled only with the `fuzzing` feature):
+//! thin wrappers that call the crate-private functions a transport calls, so that a target
+//! drives the real code with untrusted input. Not a public API: it changes with the runtime.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Map, Value};
+use sha2::Sha256;
+
+use crate::Server;
+use crate::ask::seal::{Binding, Sealed, Sealer};
+use crate::outbound::{LogLevel, Sink};
+use crate::protocol::jsonrpc::Incoming;
+use crate::protocol::{ProtocolVersion, RequestId};
+use crate::request::{ClientInfo, ReplyKind};
+use crate::server::connection::{Arrival, Connection, Step, Wire};
+use crate::server::{dispatch, envelope, era};
+use crate::transport::http::session::{Session, Sessions};
+use crate::transport::http::stateless;
+
+/// What [`envelope::decode`] made of one message.
+#[derive(Debug)]
+pub enum Decoded {
+    /// A request, with the parts of its head the runtime reads before any handler.
+    Request {
+        /// Its id.
+        id: RequestId,
+        /// Its method.
+        method: String,
+        /// Its params, as sent.
+        params: Option<String>,
+        /// Whether its params carry a `_meta` the envelope parsed.
+        has_head: bool,
+        /// Whether `_meta` names a protocol version (a 2026-07-28 request).
+        stateless: bool,
+    },
+    /// A notification.
+    Notification {
+        /// Its method.
+        method: String,
+        /// Its params, as sent.
+        params: Option<String>,
+    },
+    /// A response to a server-to-client request.
+    Response {
+        /// Its id.
+        id: RequestId,
+        /// `result` (true) or `error` (false).
+        ok: bool,
+    },
+    /// Not a message; what a transport answers with.
+    Error {
+        /// The id the error is sent under.
+        id: Option<RequestId>,
+        /// A malformed notification gets no answer.
+        notification: bool,
+        /// The JSON-RPC error code.
+        code: i32,
+    },
+}
+
+/// Decodes one message as every transport does (`server/envelope.rs`).
+pub fn decode(text: &str) -> Decoded {
+    match envelope::decode(text) {
+        Ok(env) => {
+            let stateless = env.is_stateless();
+            let has_head = env.head.is_some();
+            match env.message {
+                Incoming::Request(r) => Decoded::Request {
+                    id: r.id,
+                    method: r.method.into_owned(),
+                    params: r.params.map(|p| p.get().to_owned()),
+                    has_head,
+                    stateless,
+                },
+                Incoming::Notification(n) => Decoded::Notification {
+                    method: n.method.into_owned(),
+                    params: n.params.map(|p| p.get().to_owned()),
+                },
+                Incoming::Response(r) => Decoded::Response {
+                    id: r.id,
+                    ok: r.outcome.is_ok(),
+                },
+            }
+        }
+        Err(e) => Decoded::Error {
+            id: e.id,
+            notification: e.notification,
+            code: e.error.code.0,
+        },
+    }
+}
+
+/// A response the dispatcher will produce later (a request that runs as a task).
+pub type Later = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'static>>;
+
+/// What the dispatcher did with one message.
+pub enum Sent {
+    /// Answered at once.
+    Reply(Vec<u8>),
+    /// Runs as a task; its response (if any) comes when it completes.
+    Later(Later),
+    /// No answer (a notification or a client response).
+    Nothing,
+}
+
+fn sent(step: Step) -> Sent {
+    match step {
+        Step::Reply(r) => Sent::Reply(r.bytes),
+        Step::Run(pending) => Sent::Later(Box::pin(async move { pending.await.map(|r| r.bytes) })),
+        Step::Nothing => Sent::Nothing,
+    }
+}
+
+/// One in-process connection to a server, driven with raw message text as a transport does
+/// (`server/dispatch.rs::on_message`). What the server sends on its own (notifications,
+/// requests to the client) is kept for [`Harness::take_outbound`].
+pub struct Harness {
+    conn: Arc<Connection>,
+    outbound: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Harness {
+    /// A connection like stdio's (sessions open with `initialize`; 2026-07-28 `_meta` works too).
+    pub fn new(server: Server) -> Harness {
+        let outbound: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
+        let kept = outbound.clone();
+        let sink = Sink::new(move |bytes| {
+            kept.lock().expect("outbound lock").push(bytes);
+            true
+        });
+        Harness {
+            conn: Connection::with_sink(server, Wire::IN_PROCESS, sink),
+            outbound,
+        }
+    }
+
+    /// Hands one message (any text, a batch included) to the dispatcher.
+    pub fn send(&self, text: &str) -> Sent {
+        sent(dispatch::on_message(&self.conn, text))
+    }
+
+    /// What the server sent outside responses so far; clears it.
+    pub fn take_outbound(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.outbound.lock().expect("outbound lock"))
+    }
+
+    /// Requests still running.
+    pub fn in_flight(&self) -> usize {
+        self.conn.in_flight()
+    }
+
+    /// Cancels every running request (as a transport does when the connection ends).
+    pub fn cancel_all(&self) {
+        self.conn.cancel_all();
+    }
+}
+
+/// What the 2026-07-28 HTTP checks made of one POST (`transport/http/service.rs::post`).
+#[derive(Debug)]
+pub struct StatelessChecks {
+    /// The method of the request the body holds.
+    pub method: String,
+    /// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` against the body:
+    /// the error code on a mismatch.
+    pub headers: Result<(), i32>,
+    /// The era of the request without a session: its version, or the error response.
+    pub era: Result<ProtocolVersion, Vec<u8>>,
+    /// Its era on a session opened at 2025-11-25.
+    pub era_in_session: Result<ProtocolVersion, Vec<u8>>,
+}
+
+/// The header pairs that `http` accepts as names and values (hyper refuses the others).
+fn header_map(headers: &[(Vec<u8>, Vec<u8>)]) -> http::HeaderMap {
+    let mut map = http::HeaderMap::new();
+    for (name, value) in headers {
+        if let (Ok(n), Ok(v)) = (
+            http::HeaderName::from_bytes(name),
+            http::HeaderValue::from_bytes(value),
+        ) {
+            map.append(n, v);
+        }
+    }
+    map
+}
+
+/// Runs the header checks and era resolution on a POST body that decodes as a request with
+/// `_meta`, as the HTTP transport does before dispatching; `None` for anything else.
+pub fn stateless_checks(
+    server: &Server,
+    headers: &[(Vec<u8>, Vec<u8>)],
+    body: &str,
+) -> Option<StatelessChecks> {
+    let map = header_map(headers);
+    let env = envelope::decode(body).ok()?;
+    if !env.is_stateless() {
+        return None;
+    }
+    let Incoming::Request(req) = &env.message else {
+        return None;
+    };
+    let head = env.head.as_ref();
+    let checked = stateless::check_stateless_headers(&map, req, head)
+        .and_then(|()| stateless::check_param_headers(&map, req, head, &server.inner.registry))
+        .map_err(|e| e.code.0);
+    let meta = || {
+        serde_json::from_str::<envelope::Head<'_>>(req.params.map_or("{}", |p| p.get()))
+            .ok()
+            .and_then(|h| h.meta)
+    };
+    let resolve = |session| {
+        era::resolve(&req.id, meta(), session)
+            .map(|scope| scope.client.version)
+            .map_err(|reply| {
+                let status = stateless::stateless_status(&reply);
+                debug_assert!(
+                    !matches!(reply.kind, ReplyKind::Result),
+                    "an era error is an error ({status})"
+                );
+                reply.bytes
+            })
+    };
+    let session = Arc::new(ClientInfo {
+        version: ProtocolVersion::V2025_11_25,
+        info: None,
+        capabilities: Value::Object(Map::new()),
+    });
+    Some(StatelessChecks {
+        method: req.method.to_string(),
+        headers: checked,
+        era: resolve(None),
+        era_in_session: resolve(Some((session, LogLevel::Debug))),
+    })
+}
+
+/// Hands a stateless (2026-07-28) request to the connection the HTTP transport uses for
+/// them, with its headers, after [`stateless_checks`] passed.
+pub fn stateless_dispatch(
+    conn: &StatelessConn,
+    headers: &[(Vec<u8>, Vec<u8>)],
+    body: &str,
+) -> Sent {
+    let map = header_map(headers);
+    let Ok(env) = envelope::decode(body) else {
+        return sent(dispatch::on_message(&conn.0, body));
+    };
+    let arrival = Arrival {
+        headers: Some(Arc::new(map)),
+        ..Arrival::default()
+    };
+    sent(dispatch::on_envelope(&conn.0, env, arrival))
+}
+
+/// The connection an HTTP server shares among its stateless requests.
+pub struct StatelessConn(Arc<Connection>);
+
+impl StatelessConn {
+    /// Like the HTTP transport's.
+    pub fn new(server: Server) -> StatelessConn {
+        StatelessConn(Connection::stateless_only(server, Wire::HTTP))
+    }
+}
+
+/// Seals and opens `requestState` tokens (`ask/seal.rs`) with a known key, and forges tokens
+/// under that key to reach the checks behind the MAC.
+pub struct StateSealer {
+    key: Vec<u8>,
+    sealer: Sealer,
+}
+
+/// What a request state carries besides its binding: answers, pending asks, memo.
+pub type StateParts = (Map<String, Value>, Map<String, Value>, Map<String, Value>);
+
+impl StateSealer {
+    /// A sealer with this key; states live `ttl_secs` (at least one second).
+    pub fn new(key: &[u8], ttl_secs: u64) -> StateSealer {
+        StateSealer {
+            key: key.to_vec(),
+            sealer: Sealer::with_key(key, Duration::from_secs(ttl_secs)),
+        }
+    }
+
+    /// The binding digest of a request: its method, params (as sent) and caller; `None` for
+    /// params that do not read as a JSON value (such a request gets no state).
+    pub fn digest(method: &str, params: Option<&str>, principal: Option<&[u8]>) -> Option<String> {
+        Binding::of(method, params, principal)
+            .ok()
+            .map(|b| b.digest)
+    }
+
+    /// Seals a state for this request; `None` for params that do not read as a JSON value.
+    pub fn seal(
+        &self,
+        method: &str,
+        params: Option<&str>,
+        principal: Option<&[u8]>,
+        parts: StateParts,
+    ) -> Option<String> {
+        let (answers, pending, memo) = parts;
+        let binding = Binding::of(method, params, principal).ok()?;
+        Some(self.sealer.seal(
+            &binding,
+            Sealed {
+                answers,
+                pending,
+                memo,
+            },
+        ))
+    }
+
+    /// Opens a state a client sent back with this request; the error message on failure.
+    pub fn open(
+        &self,
+        token: &str,
+        method: &str,
+        params: Option<&str>,
+        principal: Option<&[u8]>,
+    ) -> Result<StateParts, String> {
+        let binding = Binding::of(method, params, principal).map_err(|e| e.message.into_owned())?;
+        self.sealer
+            .open(token, &binding)
+            .map(|s| (s.answers, s.pending, s.memo))
+            .map_err(|e| e.message.into_owned())
+    }
+
+    /// A token with a valid MAC over any payload bytes (as only the key holder can make).
+    pub fn forge(&self, payload: &[u8]) -> String {
+        let mut token = String::from("v1.");
+        URL_SAFE_NO_PAD.encode_string(payload, &mut token);
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key length");
+        mac.update(token.as_bytes());
+        token.push('.');
+        URL_SAFE_NO_PAD.encode_string(mac.finalize().into_bytes(), &mut token);
+        token
+    }
+}
+
+/// Where a GET with `Last-Event-ID` resumes: the stream it names (if the session has it) and
+/// the sequence number after which events are replayed.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Resume {
+    /// The stream.
+    pub stream: u64,
+    /// Replay what came after this event.
+    pub after: u64,
+}
+
+/// One HTTP session's SSE bookkeeping (`transport/http/session.rs`): stream ids, event ids,
+/// and the reading of `Last-Event-ID`.
+pub struct SseSession {
+    session: Arc<Session>,
+}
+
+impl SseSession {
+    /// A new session of `server`, as `initialize` over HTTP creates.
+    pub fn new(server: &Server) -> SseSession {
+        let events: Arc<dyn crate::transport::http::EventStore> =
+            Arc::new(crate::transport::http::MemoryEventStore::new(8));
+        let sessions = Sessions::new(1, Duration::from_secs(60), events);
+        let session = sessions
+            .create(server, None, None)
+            .unwrap_or_else(|_| unreachable!("one slot, none used"));
+        SseSession { session }
+    }
+
+    /// Its id.
+    pub fn id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// Opens a stream.
+    pub fn new_stream(&self) -> u64 {
+        self.session.new_stream()
+    }
+
+    /// The next event id on `stream` and its sequence number.
+    pub fn event_id(&self, stream: u64) -> (String, u64) {
+        self.session.event_id(stream)
+    }
+
+    /// What the GET handler makes of a `Last-Event-ID` value. The stream comes from
+    /// `Session::known_stream`; the sequence number is read as `service.rs::get` reads it
+    /// (inline there, so it is repeated here: keep the two in step).
+    pub fn resume(&self, last_event_id: &str) -> Option<Resume> {
+        let stream = self.session.known_stream(last_event_id)?;
+        let after = last_event_id
+            .split_once('-')
+            .and_then(|(_, seq)| seq.parse::<u64>().ok())
+            .unwrap_or(0);
+        Some(Resume { stream, after })
+    }
+}
+
+/// A checked elicitation form lowered for 2025-06-18 clients (`ask/form.rs`).
+pub fn form_for_2025_06_18(form: &Value) -> Result<Value, String> {
+    crate::ask::form::for_2025_06_18(form)
+}
+
+/// The elicitation form of a Rust type, as `Context::elicit` computes it.
+pub fn form_schema_of<T: schemars::JsonSchema + 'static>() -> Result<Value, String> {
+    crate::ask::form::form_schema_of::<T>()
+}
