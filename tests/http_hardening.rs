@@ -310,3 +310,38 @@ fn a_legacy_post_that_is_not_utf8_is_a_parse_error() {
     assert_eq!(r.status(), 400, "{r}");
     assert_eq!(r.error_code(), -32700, "{r}");
 }
+
+/// HTTP/2 (cleartext, prior knowledge) had no limits of its own: hyper's HTTP/1 header timeout
+/// does not apply to it. The server now pings HTTP/2 peers (every 30 s, 20 s to answer: not
+/// waited for here) and bounds the requests one connection multiplexes, which its first
+/// SETTINGS frame announces: SETTINGS_MAX_CONCURRENT_STREAMS = 256.
+#[test]
+fn http2_connections_announce_a_stream_limit() {
+    use std::io::{Read, Write};
+    let server = conformance();
+    let mut conn = std::net::TcpStream::connect(server.authority()).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    conn.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    conn.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap();
+    let mut head = [0u8; 9];
+    conn.read_exact(&mut head).unwrap();
+    assert_eq!(head[3], 4, "the server's first frame is SETTINGS: {head:?}");
+    let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+    let mut payload = vec![0u8; len];
+    conn.read_exact(&mut payload).unwrap();
+    let settings: Vec<(u16, u32)> = payload
+        .chunks_exact(6)
+        .map(|c| {
+            (
+                u16::from_be_bytes([c[0], c[1]]),
+                u32::from_be_bytes([c[2], c[3], c[4], c[5]]),
+            )
+        })
+        .collect();
+    assert!(
+        settings.contains(&(0x3, 256)),
+        "no SETTINGS_MAX_CONCURRENT_STREAMS of 256: {settings:?}"
+    );
+}
