@@ -11,9 +11,9 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
 use super::session::Full;
-use super::state::{Shared, owner, read_body};
+use super::state::{Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
-use crate::protocol::{ErrorCode, McpError};
+use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};
 use crate::server::dispatch::on_message_with;
 
@@ -67,22 +67,13 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         );
     };
     let (parts, incoming) = req.into_parts();
-    let bytes = match read_body(
-        incoming,
-        &parts.headers,
-        state.config.max_body_bytes,
-        state.config.body_read_timeout,
-    )
-    .await
-    {
+    let bytes = match read_body(incoming, &parts.headers, &state.config).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::new(ErrorCode::PARSE_ERROR, "Parse error: invalid UTF-8"),
-        );
+    let text = match utf8(&bytes) {
+        Ok(text) => text,
+        Err(r) => return r,
     };
     // Responses go on the session's one stream without waiting: a client that stops reading
     // it cannot make the server hold a task (and a response) per request it keeps posting.

@@ -15,7 +15,9 @@ use super::clients::ClientKey;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
-use super::state::{SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated};
+use super::state::{
+    SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
+};
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
 use crate::protocol::jsonrpc::{self, Incoming as Message};
@@ -115,22 +117,13 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
 
 async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming>) -> HttpResponse {
     let (parts, incoming) = req.into_parts();
-    let bytes = match read_body(
-        incoming,
-        &parts.headers,
-        state.config.max_body_bytes,
-        state.config.body_read_timeout,
-    )
-    .await
-    {
+    let bytes = match read_body(incoming, &parts.headers, &state.config).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let Ok(text) = std::str::from_utf8(&bytes) else {
-        return body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::new(ErrorCode::PARSE_ERROR, "Parse error: invalid UTF-8"),
-        );
+    let text = match utf8(&bytes) {
+        Ok(text) => text,
+        Err(r) => return r,
     };
     let headers = &parts.headers;
     // Decoded once: routing reads the envelope and `_meta`, and the dispatcher gets them.

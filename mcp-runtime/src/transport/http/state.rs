@@ -48,6 +48,21 @@ pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> 
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// A body as text: one that is not UTF-8 is 400 with a JSON-RPC parse error.
+// The error is the response itself, built once for a bad request (as `read_body`'s).
+#[allow(clippy::result_large_err)]
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, HttpResponse> {
+    std::str::from_utf8(bytes).map_err(|_| {
+        body::error(
+            StatusCode::BAD_REQUEST,
+            McpError::new(
+                crate::protocol::ErrorCode::PARSE_ERROR,
+                "Parse error: invalid UTF-8",
+            ),
+        )
+    })
+}
+
 /// The headers a request may carry at most once: two copies could each be read by a different
 /// hop (a proxy routes on one, the server acts on the other), so a repeat is refused (400).
 pub(crate) const SINGLE_HEADERS: [&str; 5] = [
@@ -65,13 +80,14 @@ pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
         .find(|name| headers.get_all(*name).iter().nth(1).is_some())
 }
 
-/// Reads the body, refusing more than the limit with 413 and one slower than `timeout` with 408.
+/// Reads the body, refusing more than the configured limit with 413 and one slower than the
+/// body read timeout with 408.
 pub(crate) async fn read_body(
     body: Incoming,
     headers: &HeaderMap,
-    limit: usize,
-    timeout: std::time::Duration,
+    config: &HttpConfig,
 ) -> Result<Bytes, HttpResponse> {
+    let (limit, timeout) = (config.max_body_bytes, config.body_read_timeout);
     let too_large = || {
         body::error(
             StatusCode::PAYLOAD_TOO_LARGE,
