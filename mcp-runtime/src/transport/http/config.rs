@@ -159,7 +159,9 @@ impl HttpConfig {
     /// `Retry-After`. Stateless clients share the server's `max_in_flight` and `max_listens`:
     /// this keeps one of them from taking every slot. A client is its caller identity
     /// (`ServerBuilder::request_state_caller`, by default the `Authorization` header) or,
-    /// without one, its IP address.
+    /// without one, its IP address: behind a reverse proxy, unauthenticated clients all share
+    /// the proxy's address, so return a per-client identity from `request_state_caller`
+    /// (a forwarded-for header the proxy sets) or raise this limit.
     pub fn with_max_in_flight_per_client(mut self, n: usize) -> Self {
         self.max_in_flight_per_client = n.max(1);
         self
