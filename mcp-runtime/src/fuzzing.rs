@@ -384,15 +384,10 @@ impl SseSession {
         self.session.event_id(stream)
     }
 
-    /// What the GET handler makes of a `Last-Event-ID` value. The stream comes from
-    /// `Session::known_stream`; the sequence number is read as `service.rs::get` reads it
-    /// (inline there, so it is repeated here: keep the two in step).
+    /// What the GET handler makes of a `Last-Event-ID` value (`Session::resume_point`, which
+    /// `service.rs::get` calls).
     pub fn resume(&self, last_event_id: &str) -> Option<Resume> {
-        let stream = self.session.known_stream(last_event_id)?;
-        let after = last_event_id
-            .split_once('-')
-            .and_then(|(_, seq)| seq.parse::<u64>().ok())
-            .unwrap_or(0);
+        let (stream, after) = self.session.resume_point(last_event_id)?;
         Some(Resume { stream, after })
     }
 }

@@ -327,12 +327,8 @@ fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
     // that event is sent again, and a POST's stream is followed until its result, then ends.
     if let Some(last) = header(headers, "last-event-id")
-        && let Some(stream) = session.known_stream(last)
+        && let Some((stream, after)) = session.resume_point(last)
     {
-        let after = last
-            .split_once('-')
-            .and_then(|(_, seq)| seq.parse::<u64>().ok())
-            .unwrap_or(0);
         if state
             .config
             .events

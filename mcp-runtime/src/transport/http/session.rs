@@ -81,10 +81,19 @@ impl Session {
         self.next_stream.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The stream a `Last-Event-ID` names, if it is one of this session's.
-    pub(crate) fn known_stream(&self, last_event_id: &str) -> Option<u64> {
-        let stream = last_event_id.split_once('-')?.0.parse::<u64>().ok()?;
-        (stream < self.next_stream.load(Ordering::Relaxed)).then_some(stream)
+    /// Where a `Last-Event-ID` resumes: `(stream, after)` for an id of the form this session
+    /// issues (`<stream>-<seq>`, both plain decimal) naming one of its streams; `None` for
+    /// anything else, which resumes nothing (`0-garbage` used to replay stream 0 from its
+    /// start, and `+0-1` was read as `0-1`).
+    pub(crate) fn resume_point(&self, last_event_id: &str) -> Option<(u64, u64)> {
+        let decimal = |s: &str| {
+            (!s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse::<u64>().ok())
+                .flatten()
+        };
+        let (stream, seq) = last_event_id.split_once('-')?;
+        let (stream, after) = (decimal(stream)?, decimal(seq)?);
+        (stream < self.next_stream.load(Ordering::Relaxed)).then_some((stream, after))
     }
 
     /// An SSE event id `<stream>-<seq>`: it names its stream (the resumption cursor) and is
@@ -282,5 +291,40 @@ impl Sessions {
             self.events.remove_session(id);
         }
         gone
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::http::MemoryEventStore;
+
+    #[test]
+    fn only_ids_of_the_issued_form_resume() {
+        let server = crate::Server::builder().build().unwrap();
+        let sessions = Sessions::new(
+            4,
+            Duration::from_secs(60),
+            Arc::new(MemoryEventStore::new(8)),
+        );
+        let session = sessions
+            .create(&server, None, None)
+            .unwrap_or_else(|_| unreachable!());
+        let stream = session.new_stream();
+        let (id, seq) = session.event_id(stream);
+        assert_eq!(session.resume_point(&id), Some((stream, seq)));
+        for garbage in [
+            "0-garbage",
+            "+0-1",
+            "0-+1",
+            "0-",
+            "-1",
+            "0",
+            "1-0",
+            "0-1-2",
+            " 0-1",
+        ] {
+            assert_eq!(session.resume_point(garbage), None, "{garbage:?}");
+        }
     }
 }
