@@ -326,9 +326,12 @@ pub(crate) fn strip_null(obj: &mut Map<String, Value>) {
         }
         let before = alts.len();
         alts.retain(|a| !is_null_schema(a));
-        if alts.len() == 1 && before > 1 {
+        // One alternative left, and a schema object: it becomes the schema itself. (Anything
+        // else, such as a stray string, stays where it is: popping it would leave an empty
+        // list, which no value matches.)
+        if alts.len() == 1 && before > 1 && alts[0].is_object() {
             let Some(Value::Object(only)) = alts.pop() else {
-                continue;
+                unreachable!("checked to be an object");
             };
             obj.remove(key);
             for (k, v) in only {
@@ -394,6 +397,13 @@ mod tests {
             strip_null(&mut obj);
             assert_eq!(Value::Object(obj), schema);
         }
+        // Found by fuzzing: the other alternative is not a schema object; it stays listed.
+        let mut obj = json!({"oneOf": [{"type": "null"}, "i"]})
+            .as_object()
+            .unwrap()
+            .clone();
+        strip_null(&mut obj);
+        assert_eq!(Value::Object(obj), json!({"oneOf": ["i"]}));
     }
 
     #[test]
