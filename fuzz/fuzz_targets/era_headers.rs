@@ -53,18 +53,24 @@ fuzz_target!(|data: &[u8]| {
     let Some(checks) = stateless_checks(server(), &headers, body) else {
         return;
     };
-    // `_meta` alone, as the runtime reads it: the other members are skipped unparsed (a
-    // `1e999` in `arguments` must not hide the version from this oracle).
+    // The version alone, as the runtime reads it: other members, of params and of `_meta`,
+    // are skipped unparsed (a `1e999` in `arguments`, or an unknown `_meta` key holding
+    // `5e444…`, must not hide the version from this oracle).
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<Value>,
+    }
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "_meta")]
-        meta: Option<Value>,
+        meta: Option<Meta>,
     }
     let version = Members::of(body)
         .and_then(|m| m.one("params").map(|p| p.get().to_owned()))
         .and_then(|p| serde_json::from_str::<Params>(&p).ok())
         .and_then(|p| p.meta)
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion").cloned());
+        .and_then(|m| m.version);
     let id = Members::of(body)
         .and_then(|m| m.value("id"))
         .expect("a request has an id");

@@ -123,7 +123,9 @@ fuzz_target!(|input: Input| {
                 });
                 let gap = evicted.is_some_and(|gone| after < gone);
                 match (replay, model.get(&(who, stream))) {
-                    (Some(_), Some(_)) if gap => panic!("a replay with a gap: stream {stream} after {after}"),
+                    (Some(_), Some(_)) if gap => {
+                        panic!("a replay with a gap: stream {stream} after {after}")
+                    }
                     (Some(r), Some(log)) => {
                         let want: Vec<u64> = log
                             .events
