@@ -75,10 +75,15 @@ pub(crate) fn decode(text: &str) -> Result<Envelope<'_>, DecodeError> {
     Ok(Envelope { message, head })
 }
 
-/// Most session-era requests carry no `_meta`: the substring test spares them a second parse of
-/// their params. Any spelling of the key that serde_json reads as `_meta` contains either
-/// `_meta` or a `\u` escape (no other JSON escape yields a letter or `_`), so none slips past
-/// it. (A `_meta` inside an argument's text only costs that parse.)
+/// Whether JSON `text` may have a member named `key` (made of letters and `_`): any spelling
+/// serde_json reads as `key` contains either `key` itself or a `\u` escape (no other JSON
+/// escape yields a letter or `_`). A cheap test before a parse, never a false "no".
+pub(crate) fn may_have_member(text: &str, key: &str) -> bool {
+    text.contains(key) || text.contains("\\u")
+}
+
+/// Most session-era requests carry no `_meta`: [`may_have_member`] spares them a second parse
+/// of their params. (A `_meta` inside an argument's text only costs that parse.)
 fn head_of<'a>(req: &Request<'a>) -> Result<Option<Head<'a>>, serde_json::Error> {
     let Some(params) = req.params else {
         return Ok(None);
@@ -86,7 +91,7 @@ fn head_of<'a>(req: &Request<'a>) -> Result<Option<Head<'a>>, serde_json::Error>
     let text = params.get();
     // Array params have no members (the handler refuses them); serde would read a struct
     // from an array by position.
-    if !text.trim_start().starts_with('{') || (!text.contains("_meta") && !text.contains("\\u")) {
+    if !text.trim_start().starts_with('{') || !may_have_member(text, "_meta") {
         return Ok(None);
     }
     serde_json::from_str(text).map(Some)

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::envelope::may_have_member;
 use super::era::Scope;
 use crate::ask::round::Round;
 use crate::protocol::jsonrpc::Request;
@@ -42,9 +43,8 @@ impl super::ServerInner {
         let text = req.params.map(|p| p.get());
         let principal = scope.headers.as_deref().and_then(|h| self.caller(h));
         let round = Round::new(&req.method, text, principal.as_deref());
-        // Any spelling of either key contains its plain text or a `\u` escape.
         let carries = text.is_some_and(|t| {
-            t.contains("inputResponses") || t.contains("requestState") || t.contains("\\u")
+            may_have_member(t, "inputResponses") || may_have_member(t, "requestState")
         });
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
         let mut memo = Map::new();

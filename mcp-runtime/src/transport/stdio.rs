@@ -15,7 +15,7 @@
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::time::Duration;
 
@@ -93,6 +93,8 @@ const QUEUED_MAX: usize = 1024;
 struct Outbox {
     tx: mpsc::Sender<Encoded>,
     queued: AtomicUsize,
+    /// Signalled (under its lock) when `queued` falls back below `QUEUED_MAX`.
+    room: (Mutex<()>, Condvar),
 }
 
 impl Outbox {
@@ -113,6 +115,23 @@ impl Outbox {
     fn queued(&self) -> usize {
         self.queued.load(Ordering::Acquire)
     }
+
+    /// One message written (by the writer thread).
+    fn written(&self) {
+        if self.queued.fetch_sub(1, Ordering::AcqRel) == QUEUED_MAX {
+            // Under the lock, so a reader between its check and its wait cannot miss it.
+            let _room = self.room.0.lock().expect("outbox lock");
+            self.room.1.notify_all();
+        }
+    }
+
+    /// Blocks the reader while `QUEUED_MAX` messages wait to be written.
+    fn wait_for_room(&self) {
+        let mut room = self.room.0.lock().expect("outbox lock");
+        while self.queued() >= QUEUED_MAX {
+            room = self.room.1.wait(room).expect("outbox lock");
+        }
+    }
 }
 
 /// Serves `server` on any pair of byte streams with stdio framing (one JSON-RPC message per
@@ -128,6 +147,7 @@ where
     let outbox = Arc::new(Outbox {
         tx,
         queued: AtomicUsize::new(0),
+        room: (Mutex::new(()), Condvar::new()),
     });
     // Notifications (progress, logs) go through the writer thread. They still precede their
     // request's result: a result the reader finished itself is written directly only when
@@ -217,9 +237,7 @@ fn read_loop<R: Read, W: Write>(
     loop {
         line.clear();
         // Backpressure: while the client is not reading what it has been sent, read nothing.
-        while outbox.queued() >= QUEUED_MAX {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        outbox.wait_for_room();
         // Responses written so far go out before we might wait for more input.
         let read = read_line(&mut input, &mut line, max, &mut || flush(&mut unflushed))?;
         let step = match read {
@@ -290,11 +308,11 @@ fn write_loop<W: Write>(
     while let Ok(first) = rx.recv() {
         let mut w = output.lock().expect("output lock");
         write_message(&mut w, &first)?;
-        outbox.queued.fetch_sub(1, Ordering::AcqRel);
+        outbox.written();
         // Batch whatever else is ready into the same write.
         while let Ok(more) = rx.try_recv() {
             write_message(&mut w, &more)?;
-            outbox.queued.fetch_sub(1, Ordering::AcqRel);
+            outbox.written();
         }
         w.flush()?;
     }

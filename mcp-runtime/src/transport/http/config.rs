@@ -1,6 +1,5 @@
 //! [`HttpConfig`]: every HTTP default in one place, safe for a local server out of the box.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -212,9 +211,5 @@ impl HttpConfig {
     pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
         self.shutdown_grace = t;
         self
-    }
-
-    pub(crate) fn is_loopback_bind(&self, local: SocketAddr) -> bool {
-        local.ip().is_loopback()
     }
 }

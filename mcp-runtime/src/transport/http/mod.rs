@@ -120,7 +120,6 @@ pub(crate) async fn serve_until(
     let state = Arc::new(Shared {
         stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
         server,
-        loopback: config.is_loopback_bind(local),
         sessions: sessions.clone(),
         clients: clients::Clients::new(config.max_in_flight_per_client),
         shutdown: shutdown_rx,
@@ -175,10 +174,9 @@ pub(crate) async fn serve_until(
         let _ = stream.set_nodelay(true);
         // The Host check follows the connection, not the bind: a server bound to `0.0.0.0`
         // reached through 127.0.0.1 is as open to DNS rebinding as one bound to loopback.
-        let local_loopback = state.loopback
-            || stream
-                .local_addr()
-                .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
+        let local_loopback = stream
+            .local_addr()
+            .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
         let state = state.clone();
         let activity = Arc::new(idle::Activity::default());
         let io = idle::IdleIo::new(

@@ -128,7 +128,7 @@ pub(crate) struct Full(pub(crate) usize);
 /// stream closing or falling behind) goes through [`Sessions::remove`] or [`Sessions::reap`],
 /// which also forget its events.
 pub(crate) struct Sessions {
-    map: Mutex<Table>,
+    table: Mutex<Table>,
     max: usize,
     idle: Duration,
     events: Arc<dyn EventStore>,
@@ -141,19 +141,6 @@ struct Table {
     /// Ids in the order they were created (or last given a second chance); ids of sessions
     /// already gone are skipped when met, and swept out when they outnumber the live ones.
     clock: VecDeque<String>,
-}
-
-impl std::ops::Deref for Table {
-    type Target = HashMap<String, Arc<Session>>;
-    fn deref(&self) -> &Self::Target {
-        &self.by_id
-    }
-}
-
-impl std::ops::DerefMut for Table {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        &mut self.by_id
-    }
 }
 
 impl Table {
@@ -193,7 +180,7 @@ impl Table {
 impl Sessions {
     pub(crate) fn new(max: usize, idle: Duration, events: Arc<dyn EventStore>) -> Arc<Sessions> {
         Arc::new(Sessions {
-            map: Mutex::new(Table::default()),
+            table: Mutex::new(Table::default()),
             max,
             idle,
             events,
@@ -225,8 +212,8 @@ impl Sessions {
             owner,
         });
         let evicted = {
-            let mut map = self.map.lock().expect("sessions lock");
-            let evicted = if map.len() >= self.max {
+            let mut map = self.table.lock().expect("sessions lock");
+            let evicted = if map.by_id.len() >= self.max {
                 Some(map.victim().ok_or(Full(self.max))?)
             } else {
                 None
@@ -249,7 +236,13 @@ impl Sessions {
     /// The session `id`, if `owner` (the caller's digest) is the one that opened it: to any
     /// other caller it does not exist (CVE-2026-33946, CVE-2026-52869).
     pub(crate) fn get(&self, id: &str, owner: Option<&[u8; 32]>) -> Option<Arc<Session>> {
-        let session = self.map.lock().expect("sessions lock").get(id).cloned()?;
+        let session = self
+            .table
+            .lock()
+            .expect("sessions lock")
+            .by_id
+            .get(id)
+            .cloned()?;
         if session.owner.as_ref() != owner {
             return None;
         }
@@ -258,7 +251,7 @@ impl Sessions {
     }
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
-        let session = self.map.lock().expect("sessions lock").remove(id)?;
+        let session = self.table.lock().expect("sessions lock").by_id.remove(id)?;
         self.end(&session);
         Some(session)
     }
@@ -275,7 +268,7 @@ impl Sessions {
     pub(crate) fn reap(&self) -> Vec<String> {
         let now = Instant::now();
         let mut gone = Vec::new();
-        let mut map = self.map.lock().expect("sessions lock");
+        let mut map = self.table.lock().expect("sessions lock");
         map.by_id.retain(|id, s| {
             if s.busy() || s.idle_for(now) < self.idle {
                 return true;

@@ -30,7 +30,6 @@ pub(crate) struct Shared {
     pub(crate) clients: Arc<super::clients::Clients>,
     /// Stateless (2026-07-28) requests share one connection: it never opens a session.
     pub(crate) stateless: Arc<Connection>,
-    pub(crate) loopback: bool,
     /// Flips to `true` at shutdown, ending SSE streams.
     pub(crate) shutdown: watch::Receiver<bool>,
 }
