@@ -28,47 +28,68 @@ async fn chatty(ctx: Context) -> &'static str {
     "done"
 }
 
+/// A client end of the stdio transport, served over a socket pair on a runtime of its own.
+struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Client {
+    /// Serves the test's tools with `workers` runtime threads, and does the handshake.
+    fn start(workers: usize) -> Client {
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let input = theirs.try_clone().unwrap();
+        let (handle_tx, handle_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(workers)
+                .enable_all()
+                .build()
+                .unwrap();
+            handle_tx.send(rt.handle().clone()).unwrap();
+            let server = mcp_runtime::Server::builder().build().unwrap();
+            let _ = rt.block_on(mcp_runtime::transport::serve_lines(server, input, theirs));
+        });
+        ours.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut client = Client {
+            reader: BufReader::new(ours.try_clone().unwrap()),
+            writer: ours,
+            runtime: handle_rx.recv().unwrap(),
+        };
+        client.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        assert!(client.read()["result"].is_object());
+        client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    fn send(&mut self, m: Value) {
+        writeln!(self.writer, "{m}").unwrap();
+    }
+
+    fn read(&mut self) -> Value {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
 #[test]
 fn a_client_that_stops_reading_does_not_block_the_runtime() {
-    let (ours, theirs) = UnixStream::pair().unwrap();
-    let input = theirs.try_clone().unwrap();
-    let (handle_tx, handle_rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        // One worker: if it blocks in a write, nothing else on the runtime runs.
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        handle_tx.send(rt.handle().clone()).unwrap();
-        let server = mcp_runtime::Server::builder().build().unwrap();
-        let _ = rt.block_on(mcp_runtime::transport::serve_lines(server, input, theirs));
-    });
-    let runtime = handle_rx.recv().unwrap();
-    ours.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut reader = BufReader::new(ours.try_clone().unwrap());
-    let mut writer = ours;
-    let mut send = |m: Value| writeln!(writer, "{m}").unwrap();
-    let read = |reader: &mut BufReader<UnixStream>| -> Value {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "slow", "version": "0"}}}),
-    );
-    assert!(read(&mut reader)["result"].is_object());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+    // One worker: if it blocks in a write, nothing else on the runtime runs.
+    let mut client = Client::start(1);
+    client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "chatty", "arguments": {}}}));
     // 20 MiB of logs against a socket buffer of a few hundred KiB that nobody reads.
     std::thread::sleep(Duration::from_millis(500));
     let ticked = Arc::new(AtomicBool::new(false));
     let flag = ticked.clone();
-    runtime.spawn(async move {
+    client.runtime.spawn(async move {
         tokio::time::sleep(Duration::from_millis(10)).await;
         flag.store(true, Ordering::SeqCst);
     });
@@ -84,7 +105,7 @@ fn a_client_that_stops_reading_does_not_block_the_runtime() {
     // rest were dropped), and the server answers the next request.
     let mut notes = 0;
     let result = loop {
-        let m = read(&mut reader);
+        let m = client.read();
         if m.get("id") == Some(&json!(1)) {
             break m;
         }
@@ -93,8 +114,8 @@ fn a_client_that_stops_reading_does_not_block_the_runtime() {
     };
     assert_eq!(result["result"]["content"][0]["text"], "done", "{result}");
     assert!(notes < 20_000, "nothing was dropped: {notes}");
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
-    assert_eq!(read(&mut reader)["id"], 2);
+    client.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}));
+    assert_eq!(client.read()["id"], 2);
 }
 
 /// Logs its number from another thread, as fast as it can, while the tool returns.
@@ -116,40 +137,13 @@ async fn racing(ctx: Context, n: u32) -> String {
 /// result in the window between them.)
 #[test]
 fn notifications_from_another_thread_never_follow_their_result() {
-    let (ours, theirs) = UnixStream::pair().unwrap();
-    let input = theirs.try_clone().unwrap();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let server = mcp_runtime::Server::builder().build().unwrap();
-        let _ = rt.block_on(mcp_runtime::transport::serve_lines(server, input, theirs));
-    });
-    ours.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    let mut reader = BufReader::new(ours.try_clone().unwrap());
-    let mut writer = ours;
-    let mut send = |m: Value| writeln!(writer, "{m}").unwrap();
-    let read = |reader: &mut BufReader<UnixStream>| -> Value {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}),
-    );
-    assert!(read(&mut reader)["result"].is_object());
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut client = Client::start(2);
     let mut finished: Vec<u32> = Vec::new();
     for n in 1..=100u32 {
-        send(json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+        client.send(json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
             "params": {"name": "racing", "arguments": {"n": n}}}));
         loop {
-            let m = read(&mut reader);
+            let m = client.read();
             if m.get("id") == Some(&json!(n)) {
                 assert_eq!(m["result"]["content"][0]["text"], format!("raced {n}"));
                 finished.push(n);
@@ -163,9 +157,9 @@ fn notifications_from_another_thread_never_follow_their_result() {
         }
     }
     // Stragglers of the last calls would show up here.
-    send(json!({"jsonrpc": "2.0", "id": 1000, "method": "ping"}));
+    client.send(json!({"jsonrpc": "2.0", "id": 1000, "method": "ping"}));
     loop {
-        let m = read(&mut reader);
+        let m = client.read();
         if m.get("id") == Some(&json!(1000)) {
             break;
         }
