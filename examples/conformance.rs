@@ -7,10 +7,8 @@
 //! all here, with the names, descriptions and outputs of the suite's reference server
 //! (`examples/servers/typescript/everything-server.ts` in the conformance repository). The same
 //! fixtures serve both protocol eras: `ctx.elicit`, `ctx.sample` and `ctx.roots` are requests to
-//! the client in the session era and input-required results in 2026-07-28. Fixtures that need
-//! a feature the framework does not have yet (tasks, `x-mcp-header` validation) are registered under their exact name and
-//! description but answer with an `isError` result that names the missing feature: they never
-//! pretend to work. `tests/conformance/expected-failures.txt` lists the checks they fail.
+//! the client in the session era and input-required results in 2026-07-28. The tasks
+//! extension's fixtures (`slow_compute`, `failing_job`, … ) are task tools (`#[tool(task = …)]`).
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
@@ -28,11 +26,6 @@ fn png() -> Content {
         mime_type: "image/png".into(),
         annotations: None,
     }
-}
-
-/// The answer of a fixture whose behaviour needs a feature the framework does not have yet.
-fn not_supported(feature: &str) -> CallToolResult {
-    CallToolResult::error(format!("not supported yet: needs {feature}"))
 }
 
 /// `action=…, content=…` of an elicitation answer, as the reference server words it.
@@ -528,8 +521,6 @@ async fn test_custom_header(
 // Tools of the tasks extension scenarios (SEP-2663; run but not scored)
 // ---------------------------------------------------------------------------------------------
 
-const TASKS: &str = "the tasks extension (SEP-2663)";
-
 /// Greets someone (synchronous only)
 #[tool]
 async fn greet(
@@ -540,9 +531,9 @@ async fn greet(
 }
 
 /// Sleeps for a while, then reports the label (may run as a task)
-#[tool]
+#[tool(task = "optional")]
 async fn slow_compute(
-    /// How long to work, in seconds (at most 2)
+    /// How long to work, in seconds
     #[arg(default = 1.0)]
     seconds: f64,
     /// A label echoed in the result
@@ -550,9 +541,10 @@ async fn slow_compute(
     label: String,
     ctx: Context,
 ) -> Result<String, String> {
-    // Capped: without tasks this runs synchronously, and the suite asks for up to 60 s with a
-    // 10 s request timeout.
-    let secs = seconds.clamp(0.0, 2.0);
+    // A plain call (a client without tasks) is capped: the suite asks for up to 60 s with a
+    // 10 s request timeout. A task runs as long as asked, until cancelled.
+    let cap = if ctx.task_id().is_some() { 600.0 } else { 2.0 };
+    let secs = seconds.clamp(0.0, cap);
     tokio::select! {
         _ = tokio::time::sleep(std::time::Duration::from_secs_f64(secs)) => Ok(format!("{label}: done after {secs} s")),
         _ = ctx.cancelled() => Err(format!("{label}: cancelled")),
@@ -560,39 +552,88 @@ async fn slow_compute(
 }
 
 /// A task-required job that ends in a tool error
-#[tool]
-async fn failing_job() -> CallToolResult {
-    not_supported(TASKS)
+#[tool(task = "required")]
+async fn failing_job() -> Result<String, String> {
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    Err("failing_job always fails".into())
 }
 
 /// A job that fails with a protocol error
-#[tool]
+#[tool(task = "optional")]
 async fn protocol_error_job() -> Result<CallToolResult, McpError> {
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     Err(McpError::internal(
         "protocol_error_job always fails with a protocol error",
     ))
 }
 
+/// The answer `confirm_delete` asks for.
+#[derive(Deserialize, JsonSchema)]
+struct ConfirmDelete {
+    /// Whether to delete the file
+    confirm: bool,
+}
+
 /// A task-required deletion that asks for confirmation
-#[tool]
+#[tool(task = "required")]
 async fn confirm_delete(
     /// The file to delete
     filename: String,
-) -> CallToolResult {
-    let _ = filename;
-    not_supported(TASKS)
+    ctx: Context,
+) -> Result<String, McpError> {
+    let answer = ctx
+        .elicit::<ConfirmDelete>(format!("Delete {filename}?"))
+        .await?;
+    Ok(match answer {
+        Elicitation::Accept(ConfirmDelete { confirm: true }) => format!("Deleted {filename}"),
+        _ => format!("Kept {filename}"),
+    })
+}
+
+/// One of `multi_input`'s answers.
+#[derive(Deserialize, JsonSchema)]
+struct Input {
+    /// A name
+    name: Option<String>,
+    /// Whether to go on
+    confirm: Option<bool>,
 }
 
 /// A task-required job that waits for two inputs
-#[tool]
-async fn multi_input() -> CallToolResult {
-    not_supported(TASKS)
+#[tool(task = "required")]
+async fn multi_input(ctx: Context) -> Result<String, McpError> {
+    let (a, b) = tokio::join!(
+        ctx.ask_as("input-a").elicit::<Input>("First input"),
+        ctx.ask_as("input-b").elicit::<Input>("Second input"),
+    );
+    let name = |answer: Elicitation<Input>| match answer {
+        Elicitation::Accept(Input { name, confirm }) => format!(
+            "{}{}",
+            name.unwrap_or_default(),
+            if confirm == Some(true) {
+                " (confirmed)"
+            } else {
+                ""
+            }
+        ),
+        _ => "(none)".into(),
+    };
+    Ok(format!("Got {} and {}", name(a?), name(b?)))
 }
 
 /// An input-required round, then a task
-#[tool]
-async fn test_tool_with_task() -> CallToolResult {
-    not_supported(TASKS)
+#[tool(task = "required")]
+async fn test_tool_with_task(ctx: Context) -> Result<String, McpError> {
+    let answer = ctx
+        .ask_upfront("user_name")
+        .elicit::<Name>("What is your name?")
+        .await?;
+    let name = match answer {
+        Elicitation::Accept(n) => n.name,
+        _ => "stranger".into(),
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    Ok(format!("Hello, {name}! (from a task)"))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -276,6 +276,8 @@ pub(crate) struct ToolAttr {
     pub(crate) annotations: Annotations,
     /// `input_schema = path`: a `fn() -> serde_json::Value` publishing a hand-written schema.
     pub(crate) input_schema: Option<Path>,
+    /// `task = "optional" | "required" | "forbidden"`: whether calls may run as tasks.
+    pub(crate) task: Option<LitStr>,
 }
 
 impl ToolAttr {
@@ -293,6 +295,16 @@ impl ToolAttr {
             if meta.path.is_ident("input_schema") {
                 let path: Path = meta.value()?.parse()?;
                 return set_once(&mut attr.input_schema, path, &meta.path);
+            }
+            if meta.path.is_ident("task") {
+                let task: LitStr = meta.value()?.parse()?;
+                if !matches!(task.value().as_str(), "optional" | "required" | "forbidden") {
+                    return Err(syn::Error::new_spanned(
+                        &task,
+                        "unknown task support; expected \"optional\", \"required\" or \"forbidden\"",
+                    ));
+                }
+                return set_once(&mut attr.task, task, &meta.path);
             }
             if meta.path.is_ident("annotations") {
                 let a = &mut attr.annotations;
@@ -323,7 +335,7 @@ impl ToolAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `icon`, `meta` or `crate`",
+                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `task`, `icon`, `meta` or `crate`",
                 ))
             }
         });

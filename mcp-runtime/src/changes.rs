@@ -40,6 +40,13 @@ pub(crate) enum Change {
     Prompts,
     Resources,
     Updated(Arc<str>),
+    /// A 2026-07-28 task's new state (`notifications/tasks` on listen streams that watch it):
+    /// its id, its owner, and the task object as JSON text.
+    Task {
+        id: Arc<str>,
+        owner: Arc<str>,
+        task: Arc<str>,
+    },
 }
 
 /// What a name given to [`Changes::disable`] refers to.
@@ -121,6 +128,15 @@ impl Changes {
     /// Announces that the list of resources (or templates) changed.
     pub fn resources_changed(&self) {
         self.send(Change::Resources);
+    }
+
+    /// Announces a 2026-07-28 task's new state to the listen streams of its owner watching it.
+    pub(crate) fn task_changed(&self, id: &str, owner: &str, task: &serde_json::Value) {
+        self.send(Change::Task {
+            id: id.into(),
+            owner: owner.into(),
+            task: task.to_string().into(),
+        });
     }
 
     /// Announces that the list of prompts changed.

@@ -75,6 +75,7 @@ mod runner;
 pub mod schema;
 mod server;
 mod state;
+pub mod task;
 pub mod testing;
 mod text_arg;
 pub mod tool;
@@ -197,6 +198,7 @@ pub mod __private {
         ToolViaResultOutput, ToolViaResultSerde, ToolViaSerde, ToolViaUnsupported,
     };
     // The dispatch tables, one per kind of value: the only place each depth is written.
+    pub use crate::task::TaskSupport;
     pub use crate::tool::{
         AnnotationsDef, IconDef, MetaValue, OutputSpec, ToolCall, ToolDef, ToolFuture,
         parse_arguments,

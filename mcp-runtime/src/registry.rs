@@ -1,5 +1,6 @@
 //! Everything registered with `#[tool]`, `#[resource]` and `#[prompt]`, validated and described
-//! once at start-up, each kind sorted for a deterministic order.
+//! once at start-up, each kind in a deterministic order: tools in source order (by file, then
+//! line, as FastMCP lists them in registration order), the others sorted by name or URI.
 
 use std::fmt;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -13,12 +14,35 @@ use crate::protocol::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 use crate::resource::{ResourceDef, UriTemplate};
 use crate::tool::{MetaValue, OutputMode, ToolDef};
 
+impl Registry {
+    /// Whether any tool may run as a task.
+    pub(crate) fn has_task_tools(&self) -> bool {
+        self.tools
+            .items
+            .iter()
+            .any(|t| t.def.task != crate::task::TaskSupport::Forbidden)
+    }
+}
+
+impl RegisteredTool {
+    /// Its `tools/list` entry for a client of `version`.
+    pub(crate) fn listing_for(&self, version: crate::protocol::ProtocolVersion) -> &RawValue {
+        use crate::protocol::ProtocolVersion;
+        if version == ProtocolVersion::V2025_11_25 {
+            &self.listing[2]
+        } else {
+            &self.listing[usize::from(!version.has_structured_output())]
+        }
+    }
+}
+
 /// A registered tool with its listing built.
 pub(crate) struct RegisteredTool {
     pub(crate) def: &'static ToolDef,
     pub(crate) mode: OutputMode,
-    /// `tools/list` entry for versions with structured output, and for older ones (no `outputSchema`).
-    pub(crate) listing: [Box<RawValue>; 2],
+    /// `tools/list` entry for versions with structured output, for older ones (no
+    /// `outputSchema`), and for 2025-11-25 with `execution.taskSupport` (task tools only).
+    pub(crate) listing: [Box<RawValue>; 3],
     pub(crate) tool: Tool,
     /// Arguments mirrored into `Mcp-Param-{name}` headers (`x-mcp-header`, 2026-07-28 HTTP).
     pub(crate) header_params: Vec<HeaderParam>,
@@ -432,7 +456,10 @@ fn no_duplicates<T>(
 
 /// The tools, resources, templates and prompts of one server.
 pub(crate) struct Registry {
+    /// In source order.
     pub(crate) tools: Paged<RegisteredTool>,
+    /// Indexes into `tools`, sorted by name.
+    tool_index: Vec<usize>,
     pub(crate) resources: Paged<RegisteredResource>,
     pub(crate) templates: Paged<RegisteredTemplate>,
     pub(crate) prompts: Paged<RegisteredPrompt>,
@@ -440,8 +467,12 @@ pub(crate) struct Registry {
 
 impl Registry {
     pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
+        let tools = collect_tools(filter)?;
+        let mut tool_index: Vec<usize> = (0..tools.items.len()).collect();
+        tool_index.sort_by_key(|&i| tools.items[i].def.name);
         Ok(Registry {
-            tools: collect_tools(filter)?,
+            tools,
+            tool_index,
             resources: collect_resources()?,
             templates: collect_templates()?,
             prompts: collect_prompts()?,
@@ -450,12 +481,12 @@ impl Registry {
 
     /// The tool `name`, if registered (enabled or not).
     pub(crate) fn tool(&self, name: &str) -> Option<&RegisteredTool> {
-        // Sorted by name: a binary search beats hashing the name for any realistic tool count.
+        // A binary search beats hashing the name for any realistic tool count.
         let tools = &self.tools.items;
-        tools
-            .binary_search_by(|t| t.def.name.cmp(name))
+        self.tool_index
+            .binary_search_by(|&i| tools[i].def.name.cmp(name))
             .ok()
-            .map(|i| &tools[i])
+            .map(|i| &tools[self.tool_index[i]])
     }
 
     pub(crate) fn prompt(&self, name: &str) -> Option<&RegisteredPrompt> {
@@ -524,6 +555,8 @@ fn collect_tools(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Paged<RegisteredT
             location: loc(bad.location),
         });
     }
+    // Listed in source order; looked up by name through `Registry::tool_index`.
+    defs.sort_by(|a, b| a.location.cmp(&b.location).then(a.name.cmp(b.name)));
     let tools: Vec<RegisteredTool> = defs.into_iter().map(describe_tool).collect();
     for tool in &tools {
         if let Err(reason) = header_params(&tool.tool.input_schema).map(|_| ()) {
@@ -560,6 +593,13 @@ fn describe_tool(def: &'static ToolDef) -> RegisteredTool {
         meta: meta_map(def.meta),
     };
     let structured = raw(&tool);
+    let with_execution = if def.task == crate::task::TaskSupport::Forbidden {
+        structured.clone()
+    } else {
+        let mut value = serde_json::to_value(&tool).expect("listings always serialize");
+        value["execution"] = serde_json::json!({ "taskSupport": def.task.as_str() });
+        raw(&value)
+    };
     let schema = tool.output_schema.take();
     let plain = raw(&tool);
     tool.output_schema = schema;
@@ -568,7 +608,7 @@ fn describe_tool(def: &'static ToolDef) -> RegisteredTool {
     RegisteredTool {
         def,
         mode: output.mode,
-        listing: [structured, plain],
+        listing: [structured, plain, with_execution],
         tool,
         header_params,
     }

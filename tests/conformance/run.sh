@@ -2,12 +2,15 @@
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) over Streamable
 # HTTP against examples/conformance.rs, prints the score of each run, and fails on regressions.
 #
-#   tests/conformance/run.sh [--only 0.1|2025|2026]... [--out DIR] [--verbose]
+#   tests/conformance/run.sh [--only 0.1|2025|2026|all]... [--out DIR] [--verbose]
 #
-# Three runs against one server (target/debug/examples/conformance --http 127.0.0.1:0):
+# Four runs against one server (target/debug/examples/conformance --http 127.0.0.1:0):
 #   0.1      conformance 0.1.16          --suite all                  (stateful wire)
 #   2025     conformance 0.2.0-alpha.12  --requirements 2025-11-25    (stateful wire)
 #   2026     conformance 0.2.0-alpha.12  --requirements 2026-07-28    (stateless wire)
+#   all      conformance 0.2.0-alpha.12  --suite all                  (every scenario, with the
+#            extensions: tasks, skills; a skipped skills check is a failure here, since the
+#            fixture declares skills)
 # (the versions are pinned, with their whole dependency tree, in tests/conformance/suite-*/).
 #
 # Every failed or warned check is compared with tests/conformance/expected-failures.txt
@@ -21,7 +24,7 @@
 # Needs npm; the only network access is the npm registry.
 #
 # Options:
-#   --only RUN     run only 0.1, 2025 or 2026 (repeatable); listed entries of runs left out are
+#   --only RUN     run only 0.1, 2025, 2026 or all (repeatable); listed entries of runs left out are
 #                  not reported as stale
 #   --out DIR      where results go (default: .interop/conformance/runs/<utc time>)
 #   --verbose      also print the suite's own console output
@@ -44,7 +47,7 @@ ONLY=() OUT="" VERBOSE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only)
-      case "${2:-}" in 0.1|2025|2026) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025 or 2026" ;; esac
+      case "${2:-}" in 0.1|2025|2026|all) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025, 2026 or all" ;; esac
       shift 2 ;;
     --out) OUT="${2:-}"; [ -n "$OUT" ] || die 2 "--out needs a directory"; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
@@ -52,7 +55,7 @@ while [ $# -gt 0 ]; do
     *) usage >&2; die 2 "unknown argument: $1" ;;
   esac
 done
-[ "${#ONLY[@]}" -gt 0 ] || ONLY=(0.1 2025 2026)
+[ "${#ONLY[@]}" -gt 0 ] || ONLY=(0.1 2025 2026 all)
 wanted() { local r; for r in "${ONLY[@]}"; do [ "$r" = "$1" ] && return 0; done; return 1; }
 
 fingerprint() {
@@ -110,7 +113,7 @@ install_suite() {
   echo "$key" > "$dst/.stamp"
 }
 wanted 0.1 && install_suite suite-0.1
-{ wanted 2025 || wanted 2026; } && install_suite suite-0.2
+{ wanted 2025 || wanted 2026 || wanted all; } && install_suite suite-0.2
 flock -u 9 2>/dev/null || true
 exec 9>&-
 
@@ -191,10 +194,11 @@ run_suite() {
 wanted 0.1 && run_suite "$(suite_version suite-0.1)-all" suite-0.1 --suite all
 wanted 2025 && run_suite "$(suite_version suite-0.2)-req-2025-11-25" suite-0.2 --requirements 2025-11-25
 wanted 2026 && run_suite "$(suite_version suite-0.2)-req-2026-07-28" suite-0.2 --requirements 2026-07-28
+wanted all && run_suite "$(suite_version suite-0.2)-all" suite-0.2 --suite all
 stop_server
 
 # ---------- score and compare with the expected failures ----------
-FULL=0; [ "${#ONLY[@]}" = 3 ] && FULL=1
+FULL=0; [ "${#ONLY[@]}" = 4 ] && FULL=1
 "$NODE" - "$OUT" "$EXPECTED" "$CACHE/suite-0.2/node_modules" "$FULL" "$CRASHED" "${RUNS[@]}" <<'SUMMARY_JS'
 const fs = require('fs'), path = require('path');
 const [out, expectedFile, modules02, full, crashed, ...runs] = process.argv.slice(2);
@@ -251,6 +255,13 @@ for (const label of runs) {
     const f = checks.filter((c) => c.status === 'FAILURE').length;
     const w = checks.filter((c) => c.status === 'WARNING').length;
     const k = checks.filter((c) => c.status === 'SKIPPED').length;
+    // The fixture declares skills: a skills check skipped for want of a declaration is a
+    // regression, like a failure.
+    for (const c of checks.filter((c) => c.status === 'SKIPPED' && /^sep-2640-/.test(c.id || ''))) {
+      const msg = (c.errorMessage || c.description || '').replace(/\s+/g, ' ').slice(0, 300);
+      console.log(`       SKIPPED  ${s}/${c.id}: ${msg}   <-- the fixture declares skills`);
+      regressions.push(`${label}: SKIPPED ${s}/${c.id}: ${msg}`);
+    }
     bucket.p += p; bucket.f += f; t.warnings += w; t.skipped += k;
     console.log(`${f ? 'FAIL' : 'ok  '} ${s}: ${p} passed, ${f} failed${w ? `, ${w} warnings` : ''}${k ? `, ${k} skipped` : ''}${tag}`);
     for (const c of checks) {
@@ -281,7 +292,7 @@ for (const label of runs) {
 
 console.log('\n== summary');
 totals.forEach((l) => console.log(l));
-// Stale: failed nowhere, and seen passing (or, after all three runs, its scenario ran at all: a
+// Stale: failed nowhere, and seen passing (or, after all four runs, its scenario ran at all: a
 // check can also turn SKIPPED or disappear). A partial run cannot tell more, since a check may
 // be skipped in one run and fail in another.
 const stale = expected.filter((e) => e.hits === 0 && (e.passes > 0 || (full === '1' && e.ran)));

@@ -121,6 +121,11 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         );
         quote!(#private::AnnotationsDef { title: #t, read_only: #r, destructive: #d, idempotent: #i, open_world: #o })
     };
+    let task = match attr.task.as_ref().map(LitStr::value).as_deref() {
+        Some("optional") => quote!(#private::TaskSupport::Optional),
+        Some("required") => quote!(#private::TaskSupport::Required),
+        _ => quote!(#private::TaskSupport::Forbidden),
+    };
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
         common::meta(&attr.common, &private),
@@ -184,6 +189,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     icons: #icons,
                     meta: #meta,
                     call: __mcp_call,
+                    task: #task,
                     location: #location,
                 }
             }

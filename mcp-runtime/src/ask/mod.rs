@@ -142,6 +142,37 @@ impl Context {
         Ask {
             ctx: self,
             key: Some(key.into()),
+            upfront: false,
+        }
+    }
+
+    /// Like [`ask_as`](Self::ask_as), for a question a [task](crate::task) tool asks before its
+    /// work starts: in protocol 2026-07-28 the call answers it as a multi-round-trip request
+    /// (`InputRequiredResult`, the tool running again with the answer) and only then becomes a
+    /// task, so the client answers it in the call itself rather than through `tasks/update`. Ask
+    /// these first, before the tool awaits anything else; elsewhere (the session era, a call
+    /// that is not a task, an ask after the work started) it is an ordinary ask.
+    ///
+    /// ```standalone_crate
+    /// # use mcp_runtime::prelude::*;
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Name { name: String }
+    ///
+    /// /// Builds a long report for someone.
+    /// #[tool(task = "required")]
+    /// async fn report(ctx: Context) -> Result<String, McpError> {
+    ///     let who = ctx.ask_upfront("user_name").elicit::<Name>("For whom?").await?;
+    ///     let name = who.accepted().map_or("you".into(), |n| n.name);
+    ///     tokio::time::sleep(std::time::Duration::from_millis(10)).await; // the long part
+    ///     Ok(format!("A report for {name}"))
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn ask_upfront(&self, key: impl Into<String>) -> Ask<'_> {
+        Ask {
+            ctx: self,
+            key: Some(key.into()),
+            upfront: true,
         }
     }
 
@@ -151,9 +182,14 @@ impl Context {
     fn ask_next(&self, kind: AskKind) -> Ask<'_> {
         let key = match self.asker() {
             Asker::Round(round) => Some(round.next_key(kind.key_prefix())),
+            Asker::Task(task) => Some(task.next_key(kind.key_prefix())),
             _ => None,
         };
-        Ask { ctx: self, key }
+        Ask {
+            ctx: self,
+            key,
+            upfront: false,
+        }
     }
 
     /// Asks the user to fill in a form shaped like `T` (`elicitation/create`, form mode) and
@@ -247,8 +283,16 @@ impl Context {
     where
         T: Serialize + DeserializeOwned,
     {
-        let Asker::Round(round) = self.asker() else {
-            return make();
+        let round = match self.asker() {
+            Asker::Round(round) => round,
+            // A task's work runs once; only its upfront phase may run again.
+            Asker::Task(task) if !task.started.load(std::sync::atomic::Ordering::Acquire) => {
+                match &task.round {
+                    Some(round) => round,
+                    None => return make(),
+                }
+            }
+            _ => return make(),
         };
         if let Some(kept) = round.recall(key)
             && let Ok(value) = serde_json::from_value(kept)
@@ -310,6 +354,8 @@ impl Context {
 pub struct Ask<'a> {
     ctx: &'a Context,
     key: Option<String>,
+    /// Made with [`Context::ask_upfront`].
+    upfront: bool,
 }
 
 impl Ask<'_> {
@@ -439,50 +485,128 @@ impl Ask<'_> {
                 let peer = peer
                     .upgrade()
                     .ok_or_else(|| McpError::internal("The client connection is gone"))?;
+                let mut params = params;
+                if let (Some(task), Value::Object(params)) = (self.ctx.related_task(), &mut params)
+                {
+                    // Messages a 2025-11-25 task sends name it.
+                    params.insert(
+                        "_meta".into(),
+                        json!({ "io.modelcontextprotocol/related-task": { "taskId": task } }),
+                    );
+                }
                 parse(self.request_client(&*peer, kind.method(), params).await?)
             }
-            Asker::Round(round) => {
-                // A spawned task asking after the request ended would wait for ever.
-                if self.ctx.is_finished() || self.ctx.is_cancelled() {
-                    return Err(McpError::internal(format!(
-                        "Cannot send `{}`: the request is finished or cancelled",
-                        kind.method()
-                    )));
+            Asker::Round(round) => self.ask_round(round, kind, params).await.and_then(parse),
+            Asker::Task(task) => {
+                if self.upfront
+                    && !task.started.load(std::sync::atomic::Ordering::Acquire)
+                    && let Some(round) = &task.round
+                {
+                    return self.ask_round(round, kind, params).await.and_then(parse);
                 }
-                let key = match &self.key {
-                    Some(key) => key.clone(),
-                    // Only an `Ask` made outside `Context`'s methods has none.
-                    None => round.next_key(kind.key_prefix()),
-                };
-                let digest = seal::ask_digest(kind.method(), &params);
-                match round.answer(&key, &digest) {
-                    // A malformed answer is the client's error, not a question to ask again.
-                    Answer::Given(answer) => return parse(answer),
-                    // Asking again would never end: the handler is not deterministic.
-                    Answer::Changed => {
-                        return Err(McpError::internal(format!(
-                            "The question `{key}` changed between rounds of this request: code \
-                             before an ask runs again on every round and must ask the same; keep \
-                             values that vary (ids, times) with ctx.remember"
-                        )));
-                    }
-                    Answer::Missing => {}
-                }
-                round.need(
-                    key,
-                    InputRequest {
-                        method: kind.method(),
-                        params,
-                    },
-                    digest,
-                );
-                // The dispatcher now answers `InputRequiredResult` and ends the request; an
-                // ask awaited elsewhere (a spawned task) then fails rather than wait forever.
-                self.ctx.cancelled().await;
-                Err(McpError::internal(
-                    "The request ended to ask the client for input; it runs again with the answer",
-                ))
+                self.ask_task(task, kind, params).await.and_then(parse)
             }
+        }
+    }
+
+    /// A 2026-07-28 ask: its answer from this round, or the request stops to ask for it.
+    async fn ask_round(
+        &self,
+        round: &round::Round,
+        kind: AskKind,
+        params: Value,
+    ) -> Result<Value, McpError> {
+        // A spawned task asking after the request ended would wait for ever.
+        if self.ctx.is_finished() || self.ctx.is_cancelled() {
+            return Err(McpError::internal(format!(
+                "Cannot send `{}`: the request is finished or cancelled",
+                kind.method()
+            )));
+        }
+        let key = match &self.key {
+            Some(key) => key.clone(),
+            // Only an `Ask` made outside `Context`'s methods has none.
+            None => round.next_key(kind.key_prefix()),
+        };
+        let digest = seal::ask_digest(kind.method(), &params);
+        match round.answer(&key, &digest) {
+            // A malformed answer is the client's error, not a question to ask again.
+            Answer::Given(answer) => return Ok(answer),
+            // Asking again would never end: the handler is not deterministic.
+            Answer::Changed => {
+                return Err(McpError::internal(format!(
+                    "The question `{key}` changed between rounds of this request: code \
+                     before an ask runs again on every round and must ask the same; keep \
+                     values that vary (ids, times) with ctx.remember"
+                )));
+            }
+            Answer::Missing => {}
+        }
+        round.need(
+            key,
+            InputRequest {
+                method: kind.method(),
+                params,
+            },
+            digest,
+        );
+        // The dispatcher now answers `InputRequiredResult` and ends the request; an
+        // ask awaited elsewhere (a spawned task) then fails rather than wait forever.
+        self.ctx.cancelled().await;
+        Err(McpError::internal(
+            "The request ended to ask the client for input; it runs again with the answer",
+        ))
+    }
+
+    /// An ask inside a 2026-07-28 task: the task waits in `input_required` until the client
+    /// answers through `tasks/update`.
+    async fn ask_task(
+        &self,
+        task: &std::sync::Arc<crate::task::Live>,
+        kind: AskKind,
+        params: Value,
+    ) -> Result<Value, McpError> {
+        if self.ctx.is_cancelled() {
+            return Err(McpError::internal(format!(
+                "Cannot send `{}`: the task is cancelled",
+                kind.method()
+            )));
+        }
+        let key = match &self.key {
+            Some(key) => key.clone(),
+            None => task.next_key(kind.key_prefix()),
+        };
+        let request = json!({ "method": kind.method(), "params": params });
+        let answer = task.ask(key.clone(), request).await?;
+        // Takes the question back if this ask is dropped or cancelled unanswered.
+        let mut pending = TaskQuestion {
+            task: Some(task.clone()),
+            key,
+        };
+        let result = tokio::select! {
+            answer = answer => answer.map_err(|_| McpError::internal("The task ended before the client answered")),
+            _ = self.ctx.cancelled() => Err(McpError::internal("The task was cancelled")),
+        };
+        if result.is_ok() {
+            pending.task = None;
+        }
+        result
+    }
+}
+
+/// A question of a task still waiting for its answer; dropped unanswered, it is withdrawn.
+struct TaskQuestion {
+    task: Option<std::sync::Arc<crate::task::Live>>,
+    key: String,
+}
+
+impl Drop for TaskQuestion {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let key = std::mem::take(&mut self.key);
+            runtime.spawn(async move { task.withdraw(&key).await });
         }
     }
 }

@@ -175,6 +175,11 @@ impl Round {
         self.notify.notify_waiters();
     }
 
+    /// Whether the handler has asked something this round has no answer for.
+    pub(crate) fn is_blocked(&self) -> bool {
+        self.blocked.load(Ordering::Acquire)
+    }
+
     /// Completes once the handler waits on an ask with no answer.
     pub(crate) async fn blocked(&self) {
         loop {

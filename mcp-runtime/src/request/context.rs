@@ -47,6 +47,8 @@ pub(crate) struct RequestInfo {
     pub(crate) changes: crate::Changes,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
+    /// The 2025-11-25 task this request's work runs as (its messages name it).
+    pub(crate) related_task: Option<String>,
 }
 
 /// The last progress sent, to keep it increasing and rate-limited.
@@ -82,6 +84,28 @@ impl Context {
 
     pub(crate) fn asker(&self) -> &Asker {
         &self.inner.asker
+    }
+
+    /// Cancels this request when called, without keeping it alive.
+    pub(crate) fn canceller(&self) -> Box<dyn Fn() + Send + Sync> {
+        let weak = Arc::downgrade(&self.inner);
+        Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                inner.cancel.cancel();
+            }
+        })
+    }
+
+    pub(crate) fn related_task(&self) -> Option<&str> {
+        self.inner.related_task.as_deref()
+    }
+
+    /// The id of the [task](crate::task) this call runs as, if it runs as one.
+    pub fn task_id(&self) -> Option<&str> {
+        match &self.inner.asker {
+            Asker::Task(task) => Some(&task.id),
+            _ => self.related_task(),
+        }
     }
 
     /// Completes when a 2026-07-28 handler waits for input the client has not given yet.

@@ -42,6 +42,8 @@ pub(crate) enum Asker {
     Session(Weak<dyn Peer>),
     /// 2026-07-28: answers arrive in retries.
     Round(Arc<Round>),
+    /// A 2026-07-28 task: answers arrive through `tasks/update`.
+    Task(Arc<crate::task::Live>),
 }
 
 impl std::fmt::Debug for Asker {
@@ -50,6 +52,7 @@ impl std::fmt::Debug for Asker {
             Asker::Unavailable(_) => "Unavailable",
             Asker::Session(_) => "Session",
             Asker::Round(_) => "Round",
+            Asker::Task(_) => "Task",
         })
     }
 }

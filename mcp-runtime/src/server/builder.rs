@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{CacheScope, Limits, Server, ServerInner};
 use crate::protocol::Implementation;
@@ -33,6 +33,8 @@ pub struct ServerBuilder {
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
     changes: Option<crate::Changes>,
+    task_store: Option<Arc<dyn crate::task::TaskStore>>,
+    tasks: crate::task::TaskConfig,
 }
 
 impl ServerBuilder {
@@ -54,6 +56,8 @@ impl ServerBuilder {
             state_ttl: Duration::from_secs(600),
             state_caller: None,
             changes: None,
+            task_store: None,
+            tasks: Default::default(),
         }
     }
 
@@ -216,6 +220,40 @@ impl ServerBuilder {
         self
     }
 
+    /// Where [task](crate::task) records are kept (default: a [`MemoryTaskStore`] in this
+    /// process).
+    ///
+    /// [`MemoryTaskStore`]: crate::task::MemoryTaskStore
+    pub fn task_store(mut self, store: impl crate::task::TaskStore) -> Self {
+        self.task_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a task is kept from its creation when its client asks for no TTL (default 1
+    /// hour), and the longest TTL a client may ask for (default 24 hours). After its TTL a task
+    /// is removed, and cancelled if it still runs.
+    pub fn task_ttl(mut self, default: Duration, max: Duration) -> Self {
+        self.tasks.max_ttl = max.max(Duration::from_secs(1));
+        self.tasks.default_ttl = default.clamp(Duration::from_secs(1), self.tasks.max_ttl);
+        self
+    }
+
+    /// The poll interval suggested to task clients (default 500 ms).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.tasks.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// At most `per_client` unfinished tasks per session or caller (default 64), and `total`
+    /// task records kept in all (default 10,000); a call beyond them is refused (-32603).
+    pub fn max_tasks(mut self, per_client: usize, total: usize) -> Self {
+        self.tasks.limits = crate::task::StoreLimits {
+            max_per_owner: per_client.max(1),
+            max_total: total.max(1),
+        };
+        self
+    }
+
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(key) = &self.state_key
@@ -243,6 +281,17 @@ impl ServerBuilder {
         if registry.has_completions() {
             capabilities.insert("completions".into(), json!({}));
         }
+        let capabilities = Value::Object(capabilities);
+        let mut stateless_capabilities = capabilities.clone();
+        let mut tasks_capabilities = capabilities.clone();
+        if registry.has_task_tools() {
+            stateless_capabilities["extensions"][crate::server::tasks::EXTENSION] = json!({});
+            tasks_capabilities["tasks"] =
+                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        }
+        let store = self
+            .task_store
+            .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         Ok(Server {
             inner: Arc::new(ServerInner {
@@ -250,7 +299,10 @@ impl ServerBuilder {
                 info_raw,
                 instructions: self.instructions,
                 registry,
-                capabilities: capabilities.into(),
+                capabilities,
+                stateless_capabilities,
+                tasks_capabilities,
+                tasks: crate::task::Tasks::new(store, self.tasks),
                 limits: self.limits,
                 states: Arc::new(self.states),
                 changes: self.changes.unwrap_or_default(),

@@ -95,6 +95,8 @@ pub(crate) struct Connection {
     /// Flips to `true` when the connection shuts down (ends `subscriptions/listen` streams).
     /// (A flag and a `Notify`: a `watch` channel would cost every idle session ~0.5 KiB.)
     pub(crate) closing: Cancellation,
+    /// Names this session as the owner of its tasks (made on first use).
+    task_owner: OnceLock<String>,
 }
 
 impl Connection {
@@ -129,8 +131,14 @@ impl Connection {
             extras: OnceLock::new(),
             standalone: Mutex::new(sink.clone()),
             closing: Default::default(),
+            task_owner: OnceLock::new(),
             sink,
         })
+    }
+
+    /// The random name of this connection's session as the owner of tasks.
+    pub(crate) fn task_owner(&self) -> &str {
+        self.task_owner.get_or_init(crate::id::random_id)
     }
 
     /// The session opened by `initialize`, if any.

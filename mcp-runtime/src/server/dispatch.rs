@@ -242,7 +242,7 @@ pub(crate) fn on_request(
         "server/discover" if stateless => discover(conn, &scope, &req),
         "logging/setLevel" if !stateless => set_level(conn, &scope, &req),
         "tools/list" if has_tools => list_page(conn, &scope, &req, "tools", &registry.tools, |t| {
-            &t.listing[usize::from(!scope.version().has_structured_output())]
+            t.listing_for(scope.version())
         }),
         "tools/call" if has_tools => call_tool(conn, scope, req),
         "resources/list" if has_resources => list_resources(conn, scope, req),
@@ -265,6 +265,11 @@ pub(crate) fn on_request(
         "resources/unsubscribe" if has_resources && !stateless => unsubscribe(conn, &scope, &req),
         "subscriptions/listen" if stateless => listen(conn, scope, req),
         "completion/complete" if has_completions => complete(conn, scope, &req),
+        "tasks/get" => super::tasks::get(conn, scope, req),
+        "tasks/cancel" => super::tasks::cancel(conn, scope, req),
+        "tasks/update" if stateless => super::tasks::update(conn, scope, req),
+        "tasks/result" if !stateless => super::tasks::result(conn, scope, req),
+        "tasks/list" if !stateless => super::tasks::list(conn, scope, req),
         _ => Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method))),
     }
 }
@@ -331,7 +336,11 @@ fn initialize(conn: &Connection, req: &Request<'_>) -> Reply {
     }
     let body = InitializeResult {
         protocol_version: version,
-        capabilities: &inner.capabilities,
+        capabilities: if version == ProtocolVersion::V2025_11_25 {
+            &inner.tasks_capabilities
+        } else {
+            &inner.capabilities
+        },
         server_info: &inner.info_raw,
         instructions: inner.instructions.as_deref(),
     };
@@ -350,7 +359,7 @@ fn discover(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
     let inner = &conn.server.inner;
     let body = DiscoverResult {
         supported_versions: ProtocolVersion::of_era(Era::Stateless).collect(),
-        capabilities: &inner.capabilities,
+        capabilities: &inner.stateless_capabilities,
         instructions: inner.instructions.as_deref(),
     };
     reply(conn, scope, req, &body, Cache::Listing)

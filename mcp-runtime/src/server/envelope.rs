@@ -29,6 +29,9 @@ pub(crate) struct Head<'a> {
     /// `resources/read` names its resource.
     #[serde(borrow)]
     pub(crate) uri: Option<&'a RawValue>,
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` name their task.
+    #[serde(rename = "taskId", borrow)]
+    pub(crate) task_id: Option<&'a RawValue>,
 }
 
 /// The `_meta` members of a request that the runtime reads.

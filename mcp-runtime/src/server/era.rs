@@ -277,11 +277,21 @@ pub(crate) fn encode_input_required(
     id: &RequestId,
     body: &crate::ask::round::InputRequired,
 ) -> Reply {
+    encode_typed(server, id, body, "input_required")
+}
+
+/// Encodes a 2026-07-28 result of another `resultType` than `complete` (never cacheable).
+pub(crate) fn encode_typed<T: Serialize>(
+    server: &ServerInner,
+    id: &RequestId,
+    body: &T,
+    result_type: &'static str,
+) -> Reply {
     Reply::result(encode_result(
         id,
         Envelope {
             body,
-            result_type: Some("input_required"),
+            result_type: Some(result_type),
             ttl_ms: None,
             cache_scope: None,
             meta: ResultMeta {

@@ -124,13 +124,26 @@ pub(super) fn context(
     slot: Slot,
     asker: Asker,
 ) -> Context {
+    context_with(conn, scope, id, Some(slot), asker, None)
+}
+
+/// [`context`] with everything given: a task's work holds no place among the connection's
+/// requests (it outlives its request), and a 2025-11-25 task's messages name it.
+pub(super) fn context_with(
+    conn: &Connection,
+    scope: &Scope,
+    id: &RequestId,
+    slot: Option<Slot>,
+    asker: Asker,
+    related_task: Option<String>,
+) -> Context {
     Context::new(RequestInfo {
         id: id.clone(),
         client: scope.client.clone(),
         progress_token: scope.progress_token.clone(),
         transport: conn.wire.name,
         cancel: Cancellation::default(),
-        _slot: Some(slot),
+        _slot: slot,
         sink: scope.sink.clone(),
         log_level: scope.log_level,
         finished: Default::default(),
@@ -141,6 +154,7 @@ pub(super) fn context(
         closer: scope.closer.clone(),
         changes: conn.server.inner.changes.clone(),
         asker,
+        related_task,
     })
 }
 

@@ -12,6 +12,7 @@ mod input;
 mod prompts;
 mod resources;
 mod subscriptions;
+pub(crate) mod tasks;
 mod tools;
 
 use std::sync::Arc;
@@ -52,6 +53,12 @@ pub(crate) struct ServerInner {
     pub(crate) instructions: Option<String>,
     pub(crate) registry: Registry,
     pub(crate) capabilities: Value,
+    /// What `server/discover` declares: the capabilities and the 2026-07-28 extensions.
+    pub(crate) stateless_capabilities: Value,
+    /// What `initialize` declares to a 2025-11-25 client: the capabilities and `tasks`.
+    pub(crate) tasks_capabilities: Value,
+    /// The tasks of this server.
+    pub(crate) tasks: Arc<crate::task::Tasks>,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::request::StateMap>,
     /// Where changes are announced, and which items are disabled.

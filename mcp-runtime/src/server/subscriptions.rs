@@ -37,6 +37,12 @@ struct Filter {
     resources_list_changed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     resource_subscriptions: Option<Vec<String>>,
+    /// Tasks extension: the tasks whose status changes the stream carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    task_ids: Option<Vec<String>>,
+    /// Whose tasks those may be (the stream's caller); not on the wire.
+    #[serde(skip)]
+    owner: Option<String>,
 }
 
 impl Filter {
@@ -67,6 +73,14 @@ impl Filter {
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|subs| subs.iter().any(|s| covers(s, uri))),
+            // Only the owner's own tasks: another caller naming a task id hears nothing.
+            Change::Task { id, owner, .. } => {
+                self.owner.as_deref() == Some(&**owner)
+                    && self
+                        .task_ids
+                        .as_ref()
+                        .is_some_and(|ids| ids.iter().any(|t| **t == **id))
+            }
         }
     }
 }
@@ -82,6 +96,10 @@ fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
             params.insert("uri".into(), Value::String(uri.to_string()));
             ("notifications/resources/updated", params)
         }
+        Change::Task { task, .. } => (
+            "notifications/tasks",
+            serde_json::from_str(task).unwrap_or_default(),
+        ),
     };
     if let Some(meta) = meta {
         params.insert("_meta".into(), meta.clone());
@@ -179,6 +197,8 @@ fn serves(conn: &Connection, change: &Change) -> bool {
         Change::Tools => !registry.tools.items.is_empty(),
         Change::Prompts => !registry.prompts.items.is_empty(),
         Change::Resources | Change::Updated(_) => registry.has_resources(),
+        // Session-era tasks announce themselves (`notifications/tasks/status`).
+        Change::Task { .. } => false,
     }
 }
 
@@ -315,6 +335,10 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
         resource_subscriptions: asked
             .resource_subscriptions
             .filter(|_| registry.has_resources()),
+        task_ids: asked
+            .task_ids
+            .filter(|_| registry.has_task_tools() && super::tasks::declares_extension(&scope)),
+        owner: Some(super::tasks::owner(conn, &scope)),
     };
     let Some(sink) = scope.sink.clone() else {
         let e = McpError::invalid_request(

@@ -28,6 +28,9 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'
         name: std::borrow::Cow<'a, str>,
         #[serde(borrow)]
         arguments: Option<&'a RawValue>,
+        /// 2025-11-25: the client asks for a task.
+        #[serde(borrow)]
+        task: Option<&'a RawValue>,
     }
     let params: Params<'_> = match parse_params(&req) {
         Ok(p) => p,
@@ -52,8 +55,15 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'
             .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
+    let task = match super::tasks::mode(&scope, tool, params.task) {
+        Ok(mode) => mode,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
     if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
+    }
+    if let super::tasks::Mode::Task(ttl) = task {
+        return super::tasks::call_as_task(conn, scope, &req.id, tool, params.arguments, ttl);
     }
     let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
     run(conn, scope, &req.id, tool.def.name, Cache::No, |context| {

@@ -126,6 +126,8 @@ pub struct ToolDef {
     pub meta: &'static [(&'static str, MetaValue)],
     /// Runs the tool.
     pub call: for<'a> fn(ToolCall<'a>) -> ToolFuture,
+    /// Whether calls may run as [tasks](crate::task).
+    pub task: crate::task::TaskSupport,
     /// Where the tool is defined (`file`, `line`), for error messages.
     pub location: (&'static str, u32),
 }

@@ -199,6 +199,7 @@ where
     conn.end_listens();
     let _ = tokio::time::timeout(limits.shutdown_grace, conn.drained()).await;
     conn.cancel_all();
+    conn.server.inner.tasks.shutdown().await;
     drop(conn);
     if signalled {
         // The reader thread is still blocked in `read` and holds a sender, so the writer will

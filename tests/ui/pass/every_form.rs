@@ -78,7 +78,8 @@ fn main() {
     let names: Vec<_> = server.tool_names().collect();
     assert_eq!(
         names,
-        ["consult", "ctx", "echo", "elicits", "every_form", "labelled", "old_tool", "returns_raw", "stateful", "sync_with_ref_context", "unit"]
+        // Source order (file, then line).
+        ["every_form", "sync_with_ref_context", "unit", "returns_raw", "stateful", "echo", "ctx", "old_tool", "labelled", "elicits", "consult"]
     );
     let _ = every_form;
     let _ = sync_with_ref_context;

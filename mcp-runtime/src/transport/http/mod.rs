@@ -208,6 +208,7 @@ pub(crate) async fn serve_until(
     reaper.abort();
     let _ = shutdown_tx.send(true);
     state.stateless.cancel_all();
+    state.stateless.server.inner.tasks.shutdown().await;
     if tokio::time::timeout(state.config.shutdown_grace, graceful.shutdown())
         .await
         .is_err()

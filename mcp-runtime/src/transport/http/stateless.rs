@@ -85,6 +85,7 @@ pub(crate) fn check_stateless_headers(
     let named = head.and_then(|h| match &*req.method {
         "tools/call" | "prompts/get" => h.name,
         "resources/read" => h.uri,
+        "tasks/get" | "tasks/update" | "tasks/cancel" => h.task_id,
         _ => None,
     });
     // Any JSON: a body whose `name` is not a string must still have its headers checked (the

@@ -1,0 +1,149 @@
+//! Tasks: tool calls that outlive their request.
+//!
+//! A tool declared `#[tool(task = "optional")]` or `#[tool(task = "required")]` may run as a
+//! task: the call returns a task handle at once, the work goes on in the background, and the
+//! client polls it (`tasks/get`), answers its questions and cancels it, even after it
+//! disconnected. The fn is written like any other tool: [`Context`](crate::Context) progress,
+//! logs, cancellation and asks all work inside a task. Whether a call becomes a task is decided
+//! by the server per request, from the tool's setting and what the client declared:
+//!
+//! | tool's `task` | client supports tasks | client does not |
+//! |---|---|---|
+//! | never (default) | runs as a plain call | runs as a plain call |
+//! | `"optional"` | a task | runs as a plain call |
+//! | `"required"` | a task | refused (-32021 in 2026-07-28, -32601 in 2025-11-25) |
+//!
+//! On the wire, in each era:
+//! - **2026-07-28** (extension `io.modelcontextprotocol/tasks`, declared per request in
+//!   `_meta` client capabilities): `tools/call` answers `resultType: "task"` with the task;
+//!   `tasks/get` returns it with its `result` or `error` once done and its `inputRequests`
+//!   while it waits for answers; `tasks/update` delivers `inputResponses`; `tasks/cancel`
+//!   acknowledges. A call whose tool finishes before its first wait answers with the result
+//!   itself. An ask made with [`Context::ask_upfront`](crate::Context::ask_upfront) before the
+//!   tool first waits runs as a multi-round-trip request (`InputRequiredResult`) before any
+//!   task exists.
+//! - **2025-11-25** (experimental `tasks` capability, the client asks with the `task` param of
+//!   `tools/call`): `CreateTaskResult`, `tasks/get`, the blocking `tasks/result`,
+//!   `tasks/list` and `tasks/cancel`, and `notifications/tasks/status`. A task's asks go to the
+//!   client as requests, as in any session-era call, tagged with the related task.
+//!
+//! A task belongs to the session (session era) or the caller (2026-07-28: the same caller a
+//! `requestState` is bound to) that created it: anyone else asking for its id is told it does
+//! not exist. Tasks live until their TTL (counted from creation) runs out; then they are removed,
+//! and a task still running is cancelled. Records are kept by a [`TaskStore`]
+//! ([`MemoryTaskStore`] by default; [`ServerBuilder::task_store`](crate::ServerBuilder::task_store)
+//! sets another); the work itself runs in this process.
+
+mod live;
+mod store;
+mod time;
+
+pub(crate) use live::{Live, OnChange, TaskConfig, Tasks};
+pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError};
+pub(crate) use time::rfc3339;
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Whether a tool may run as a task (`#[tool(task = "…")]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskSupport {
+    /// Never a task (the default).
+    #[default]
+    Forbidden,
+    /// A task when the client supports tasks, a plain call otherwise.
+    Optional,
+    /// Always a task: clients without task support are refused.
+    Required,
+}
+
+impl TaskSupport {
+    /// The 2025-11-25 `execution.taskSupport` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+}
+
+/// Where a task is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Running.
+    Working,
+    /// Waiting for the client to answer its questions.
+    InputRequired,
+    /// Done, with a result (which may be a tool error: `isError`).
+    Completed,
+    /// Ended by a protocol error (the tool's `Err(McpError)` or a panic).
+    Failed,
+    /// Cancelled by the client, by its TTL or by the server's shutdown.
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// Whether the task is over (completed, failed or cancelled).
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        )
+    }
+}
+
+/// What a task ended with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskOutcome {
+    /// The tool's result (a `CallToolResult`, as JSON).
+    Result(Value),
+    /// A JSON-RPC error object (`code`, `message`, `data`).
+    Error(Value),
+}
+
+/// Everything the server keeps about one task. A [`TaskStore`] keeps these; the running work
+/// itself stays in the process that started it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRecord {
+    /// The task's id (128 random bits, hex).
+    pub id: String,
+    /// Who may see it: a digest of its session or caller, never the credentials themselves.
+    pub owner: String,
+    /// The tool it runs.
+    pub tool: String,
+    /// Its status.
+    pub status: TaskStatus,
+    /// A human-readable word on its status.
+    pub status_message: Option<String>,
+    /// When it was created.
+    pub created_at: SystemTime,
+    /// When its status (or its questions) last changed.
+    pub last_updated_at: SystemTime,
+    /// How long it is kept from creation (`None`: until the server stops).
+    pub ttl: Option<Duration>,
+    /// How often the client is asked to poll.
+    pub poll_interval: Duration,
+    /// Questions waiting for the client's answer, by key (`{method, params}` each).
+    pub input_requests: Map<String, Value>,
+    /// How it ended, once terminal.
+    pub outcome: Option<TaskOutcome>,
+}
+
+impl TaskRecord {
+    /// When the task may be removed.
+    pub fn expires_at(&self) -> Option<SystemTime> {
+        self.ttl.map(|ttl| self.created_at + ttl)
+    }
+
+    /// Whether its TTL has run out at `now`.
+    pub fn is_expired(&self, now: SystemTime) -> bool {
+        self.expires_at().is_some_and(|at| now >= at)
+    }
+}
