@@ -3,7 +3,7 @@
 //! The ticket desk: a small issue tracker kept in SQLite, and the next step after the quickstart.
 //! It shows tools that change data, a static resource, a resource template whose instances are
 //! listed and completed from the database, a file-backed template guarded against path
-//! traversal, and a prompt that embeds a resource.
+//! traversal, a prompt that embeds a resource, and a long report that runs as a task.
 //!
 //! The database is the file named by `TICKETS_DB` (default: `tickets.sqlite3` in the current
 //! directory). The first run creates it with a few tickets, numbered from 1.
@@ -292,6 +292,42 @@ fn update_ticket(
     .map_err(storage)?;
     tx.commit().map_err(storage)?;
     Ok(ticket)
+}
+
+/// Export every ticket as a Markdown report, reporting progress ticket by ticket. Runs as a
+/// task for clients that support tasks (the call returns at once; poll the task for the report).
+#[tool(task = "optional", annotations(read_only, open_world = false))]
+async fn report(
+    /// Milliseconds to spend on each ticket (to watch the progress on a small desk).
+    #[arg(default = 0)]
+    pace_ms: u64,
+    ctx: Context,
+) -> Result<String, String> {
+    // SQLite blocks: read on the blocking pool, then format here.
+    let tickets =
+        tokio::task::spawn_blocking(|| db().and_then(|c| all_tickets(&c).map_err(storage)))
+            .await
+            .map_err(|e| format!("the report failed: {e}"))??;
+    let total = tickets.len();
+    let mut out = format!("# Ticket report\n\n{total} tickets\n\n");
+    for (done, ticket) in tickets.iter().enumerate() {
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_millis(pace_ms)) => {}
+            _ = ctx.cancelled() => {
+                tracing::info!(done, total, "report cancelled");
+                return Err(format!("cancelled after {done} of {total} tickets"));
+            }
+        }
+        out.push_str(&format!(
+            "- #{} [{}] {}\n",
+            ticket.id,
+            ticket.status.as_str(),
+            ticket.title
+        ));
+        let message = format!("{} of {total} tickets", done + 1);
+        ctx.progress((done + 1) as f64, Some(total as f64), Some(&message));
+    }
+    Ok(out)
 }
 
 // ---------- resources ----------

@@ -254,7 +254,12 @@ fn tools_query_create_and_update_in_both_eras() {
         names.sort();
         assert_eq!(
             names,
-            ["create_ticket", "query_tickets_by_status", "update_ticket"],
+            [
+                "create_ticket",
+                "query_tickets_by_status",
+                "report",
+                "update_ticket"
+            ],
             "{era:?}"
         );
         let query = list["tools"]

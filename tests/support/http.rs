@@ -83,8 +83,17 @@ impl HttpServer {
     /// [`HttpServer::start_program`] listening on `addr` (e.g. `0.0.0.0:0`); requests still go
     /// to 127.0.0.1.
     pub fn start_on(program: &Path, addr: &str) -> HttpServer {
+        HttpServer::start_on_with(program, addr, &[])
+    }
+
+    /// [`HttpServer::start_program`] with extra environment variables.
+    pub fn start_with_env(program: &Path, env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::start_on_with(program, "127.0.0.1:0", env)
+    }
+
+    fn start_on_with(program: &Path, addr: &str, env: &[(&str, &str)]) -> HttpServer {
         let name = program.display();
-        let proc = Proc::spawn_program(program, &["--http", addr], &[]);
+        let proc = Proc::spawn_program(program, &["--http", addr], env);
         let deadline = Instant::now() + TIMEOUT;
         let mut seen = Vec::new();
         loop {

@@ -112,7 +112,16 @@ pub fn client_command(program: &Path, args: &[&str]) -> Command {
 
 /// Runs a client to the end (killed after [`CLIENT_TIMEOUT`]) and fails the test unless it exits
 /// 0; the report holds its output and `context()` (e.g. the server's log) on failure.
-pub fn expect_success(label: &str, mut command: Command, context: impl FnOnce() -> String) {
+pub fn expect_success(label: &str, command: Command, context: impl FnOnce() -> String) {
+    expect_success_output(label, command, context);
+}
+
+/// [`expect_success`], returning the client's stderr (where a stdio client's server logs too).
+pub fn expect_success_output(
+    label: &str,
+    mut command: Command,
+    context: impl FnOnce() -> String,
+) -> String {
     let mut child = command
         .spawn()
         .unwrap_or_else(|e| panic!("{label}: cannot start the client: {e}"));
@@ -149,7 +158,10 @@ pub fn expect_success(label: &str, mut command: Command, context: impl FnOnce() 
         context()
     );
     match status {
-        Some(status) if status.success() => println!("{report}"),
+        Some(status) if status.success() => {
+            println!("{report}");
+            stderr
+        }
         Some(status) => panic!("{label} exited with {status}\n{report}"),
         None => panic!("{label} did not finish within {CLIENT_TIMEOUT:?} (killed)\n{report}"),
     }

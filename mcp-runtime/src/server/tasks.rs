@@ -168,10 +168,19 @@ pub(super) fn call_as_task(
     let live = inner
         .tasks
         .prepare(owner, def.name, ttl, scope.round.clone(), on_change);
-    // The work outlives the call's response stream: its messages go to the session's own
-    // channel (stdout; on HTTP the GET stream), and 2026-07-28 has nowhere to send them.
-    if stateless || conn.wire.request_streams {
+    // The work outlives the call's response stream: its messages (progress, logs, asks) go to
+    // the session's own channel (stdout; on HTTP the GET stream, whichever is open when they
+    // are sent), and 2026-07-28 has nowhere to send them.
+    if stateless {
         scope.sink = None;
+    } else if conn.wire.request_streams {
+        let session: Weak<Connection> = Arc::downgrade(conn);
+        scope.sink = Some(crate::outbound::Sink::new(move |message| {
+            session
+                .upgrade()
+                .and_then(|conn| Peer::standalone(&*conn))
+                .is_some_and(|sink| sink.send(message))
+        }));
     }
     let asker = if stateless {
         Asker::Task(live.clone())
