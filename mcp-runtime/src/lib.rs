@@ -74,6 +74,7 @@ pub mod resource;
 mod runner;
 pub mod schema;
 mod server;
+mod skills;
 mod state;
 pub mod testing;
 mod text_arg;
