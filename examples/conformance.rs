@@ -11,6 +11,7 @@
 //! a feature the framework does not have yet (tasks, `x-mcp-header` validation) are registered under their exact name and
 //! description but answer with an `isError` result that names the missing feature: they never
 //! pretend to work. `tests/conformance/expected-failures.txt` lists the checks they fail.
+//! The skills in `examples/skills/` are served for the SEP-2640 (`sep-2640-*`) scenarios.
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
@@ -743,5 +744,6 @@ async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpEr
 }
 
 fn main() {
-    mcp_runtime::run!();
+    // SEP-2640 skills (`examples/skills/`), for the suite's `sep-2640-*` scenarios.
+    mcp_runtime::run!(skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"));
 }
