@@ -138,7 +138,9 @@ impl Catalog {
             }
             let mut manifest_path = skill.clone();
             manifest_path.push("SKILL.md".into());
-            let text = read_bounded(&root.join(&manifest_path.join("/")), MAX_BYTES_PER_SKILL)
+            let text = resolve_within(root, &manifest_path.join("/"))
+                .map_err(|e| e.to_string())
+                .and_then(|file| read_bounded(&file, MAX_BYTES_PER_SKILL))
                 .map_err(|e| invalid(&path, format!("SKILL.md: {e}")))?;
             let text = String::from_utf8(text)
                 .map_err(|_| invalid(&path, "SKILL.md is not UTF-8 text"))?;
