@@ -128,7 +128,8 @@ pub mod prelude {
 ///   of that name, so `state` may repeat and other one-argument settings work too.
 ///
 /// At run time `MCP_TRANSPORT=stdio|ADDR` overrides the code, and `--stdio` / `--http ADDR` on
-/// the command line override both; likewise `MCP_SKILLS_DIR=DIR` and `--skills-dir DIR`. On a startup error it prints why and exits with status 2.
+/// the command line override both; likewise `MCP_SKILLS_DIR=DIR` and `--skills-dir DIR`. On a
+/// startup error it prints why and exits with status 2.
 #[macro_export]
 macro_rules! run {
     ($($key:ident = $value:expr),+ $(,)?) => {
