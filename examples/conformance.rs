@@ -9,6 +9,7 @@
 //! fixtures serve both protocol eras: `ctx.elicit`, `ctx.sample` and `ctx.roots` are requests to
 //! the client in the session era and input-required results in 2026-07-28. The tasks
 //! extension's fixtures (`slow_compute`, `failing_job`, … ) are task tools (`#[tool(task = …)]`).
+//! The skills in `examples/skills/` are served for the SEP-2640 (`sep-2640-*`) scenarios.
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
@@ -784,5 +785,6 @@ async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpEr
 }
 
 fn main() {
-    mcp_runtime::run!();
+    // SEP-2640 skills (`examples/skills/`), for the suite's `sep-2640-*` scenarios.
+    mcp_runtime::run!(skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/skills"));
 }

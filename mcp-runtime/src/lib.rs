@@ -74,6 +74,7 @@ pub mod resource;
 mod runner;
 pub mod schema;
 mod server;
+mod skills;
 mod state;
 pub mod task;
 pub mod testing;
@@ -123,28 +124,32 @@ pub mod prelude {
 ///   address such as `"127.0.0.1:8000"`).
 /// - `run!(state = value, …)` and `run!(transport, state = value, …)` also register shared
 ///   [`State`] values.
+/// - `run!(skills_dir = "skills/")` serves the agent skills in a directory
+///   ([`ServerBuilder::skills_dir`]). Each `key = value` calls the [`ServerBuilder`] method
+///   of that name, so `state` may repeat and other one-argument settings work too.
 ///
 /// At run time `MCP_TRANSPORT=stdio|ADDR` overrides the code, and `--stdio` / `--http ADDR` on
-/// the command line override both. On a startup error it prints why and exits with status 2.
+/// the command line override both; likewise `MCP_SKILLS_DIR=DIR` and `--skills-dir DIR`. On a
+/// startup error it prints why and exits with status 2.
 #[macro_export]
 macro_rules! run {
-    ($(state = $state:expr),+ $(,)?) => {
+    ($($key:ident = $value:expr),+ $(,)?) => {
         $crate::__private::run_main(
             $crate::__private::package_builder(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
-            )$(.state($state))+,
+            )$(.$key($value))+,
             ::core::option::Option::None,
         )
     };
-    ($transport:expr, $(state = $state:expr),+ $(,)?) => {
+    ($transport:expr, $($key:ident = $value:expr),+ $(,)?) => {
         $crate::__private::run_main(
             $crate::__private::package_builder(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
-            )$(.state($state))+,
+            )$(.$key($value))+,
             ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into($transport)),
         )
     };

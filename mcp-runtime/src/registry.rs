@@ -213,6 +213,16 @@ pub enum BuildError {
         /// What is wrong with the type.
         reason: String,
     },
+    /// The skills directory ([`ServerBuilder::skills_dir`](crate::ServerBuilder::skills_dir))
+    /// holds a skill that cannot be served as SEP-2640 requires (a bad or mismatched `name`,
+    /// no frontmatter, too many files or bytes, a link leading outside the directory), or
+    /// cannot be read at all.
+    InvalidSkill {
+        /// The skill's folder, relative to the skills directory (or the directory itself).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A resource URI template does not parse.
     InvalidTemplate {
         /// The template.
@@ -270,6 +280,7 @@ impl fmt::Display for BuildError {
                 f,
                 "`{owner}` at {location} elicits an invalid form: {reason}"
             ),
+            BuildError::InvalidSkill { path, reason } => write!(f, "skill `{path}`: {reason}"),
             BuildError::InvalidTemplate {
                 template,
                 reason,

@@ -1,9 +1,9 @@
 //! What [`run!`](crate::run) does: pick the transport (code, then environment, then command
 //! line), set up logging on stderr, build the runtime and serve.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{Server, ServerBuilder, Transport};
 
@@ -11,13 +11,14 @@ use crate::{Server, ServerBuilder, Transport};
 fn usage(program: &str) -> String {
     format!(
         "\
-Usage: {program} [--stdio | --http ADDR]
+Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR]
 
-  --stdio       serve MCP on stdin/stdout (the default)
-  --http ADDR   serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
+  --stdio            serve MCP on stdin/stdout (the default)
+  --http ADDR        serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
+  --skills-dir DIR   serve the agent skills in DIR (one folder with a SKILL.md per skill)
 
-Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too (the command line wins);
-RUST_LOG sets the log filter (logs go to stderr)."
+Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=DIR the skills
+directory (the command line wins); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -39,16 +40,48 @@ fn package_name(builder: ServerBuilder) -> String {
         .map_or_else(|_| "SERVER".to_owned(), |server| server.info().name.clone())
 }
 
+/// What the environment and the command line chose.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Choice {
+    pub(crate) transport: Transport,
+    /// A skills directory to serve (`None`: whatever the code set, if anything).
+    pub(crate) skills_dir: Option<PathBuf>,
+}
+
+/// The process environment `run!` reads.
+#[derive(Default)]
+pub(crate) struct Env {
+    /// `MCP_TRANSPORT`.
+    pub(crate) transport: Option<String>,
+    /// `MCP_SKILLS_DIR`.
+    pub(crate) skills_dir: Option<OsString>,
+}
+
 /// Where the transport choice came from; the later ones win.
+#[cfg(test)]
 pub(crate) fn choose_transport(
     in_code: Option<Transport>,
     env: Option<String>,
     args: impl IntoIterator<Item = String>,
 ) -> Result<Transport, String> {
+    let env = Env {
+        transport: env,
+        skills_dir: None,
+    };
+    choose(in_code, env, args).map(|c| c.transport)
+}
+
+/// The transport and skills directory: the code, then the environment, then the command line.
+pub(crate) fn choose(
+    in_code: Option<Transport>,
+    env: Env,
+    args: impl IntoIterator<Item = String>,
+) -> Result<Choice, String> {
     let mut chosen = in_code.unwrap_or(Transport::Stdio);
-    if let Some(env) = env.filter(|v| !v.trim().is_empty()) {
+    if let Some(env) = env.transport.filter(|v| !v.trim().is_empty()) {
         chosen = Transport::from(env);
     }
+    let mut skills_dir = env.skills_dir.filter(|v| !v.is_empty()).map(PathBuf::from);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -57,14 +90,31 @@ pub(crate) fn choose_transport(
                 Some(addr) if !addr.starts_with('-') => chosen = Transport::Http(addr),
                 _ => return Err("--http needs an address, e.g. --http 127.0.0.1:8000".into()),
             },
-            "-h" | "--help" => return Err(String::new()),
-            other => match other.strip_prefix("--http=") {
-                Some(addr) if !addr.is_empty() => chosen = Transport::Http(addr.to_owned()),
-                _ => return Err(format!("unknown argument {other:?}")),
+            "--skills-dir" => match args.next() {
+                Some(dir) if !dir.is_empty() && !dir.starts_with('-') => {
+                    skills_dir = Some(dir.into());
+                }
+                _ => return Err("--skills-dir needs a directory, e.g. --skills-dir skills/".into()),
             },
+            "-h" | "--help" => return Err(String::new()),
+            other => {
+                if let Some(addr) = other.strip_prefix("--http=").filter(|a| !a.is_empty()) {
+                    chosen = Transport::Http(addr.to_owned());
+                } else if let Some(dir) = other
+                    .strip_prefix("--skills-dir=")
+                    .filter(|d| !d.is_empty())
+                {
+                    skills_dir = Some(dir.into());
+                } else {
+                    return Err(format!("unknown argument {other:?}"));
+                }
+            }
         }
     }
-    Ok(chosen)
+    Ok(Choice {
+        transport: chosen,
+        skills_dir,
+    })
 }
 
 /// Installs a stderr `tracing` subscriber (filter from `RUST_LOG`, default `info`) unless the
@@ -81,12 +131,18 @@ pub fn init_logging() {
 
 /// The body of `run!()`: never returns on failure (exits with status 2 after printing why).
 pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
-    let transport = match choose_transport(
-        in_code,
-        std::env::var("MCP_TRANSPORT").ok(),
-        std::env::args().skip(1),
-    ) {
-        Ok(t) => t,
+    let env = Env {
+        transport: std::env::var("MCP_TRANSPORT").ok(),
+        skills_dir: std::env::var_os("MCP_SKILLS_DIR"),
+    };
+    let (transport, builder) = match choose(in_code, env, std::env::args().skip(1)) {
+        Ok(Choice {
+            transport,
+            skills_dir,
+        }) => match skills_dir {
+            Some(dir) => (transport, builder.skills_dir(dir)),
+            None => (transport, builder),
+        },
         Err(msg) => {
             let argv0 = std::env::args_os().next();
             let usage = usage(&program_name(argv0.as_deref(), || package_name(builder)));
@@ -186,6 +242,34 @@ mod tests {
         assert_eq!(name(""), "my-package");
         assert_eq!(program_name(None, package), "my-package");
         assert!(usage("weather-server").starts_with("Usage: weather-server [--stdio"));
+    }
+
+    #[test]
+    fn skills_dir_from_environment_then_command_line() {
+        let env = |dir: Option<&str>| Env {
+            transport: None,
+            skills_dir: dir.map(OsString::from),
+        };
+        let dir = |env, a: &[&str]| choose(None, env, args(a)).map(|c| c.skills_dir);
+        assert_eq!(dir(env(None), &[]), Ok(None));
+        assert_eq!(dir(env(Some("")), &[]), Ok(None));
+        assert_eq!(dir(env(Some("/env")), &[]), Ok(Some("/env".into())));
+        assert_eq!(
+            dir(env(Some("/env")), &["--skills-dir", "cli/"]),
+            Ok(Some("cli/".into()))
+        );
+        assert_eq!(
+            dir(env(None), &["--http", "h:1", "--skills-dir=s"]),
+            Ok(Some("s".into()))
+        );
+        assert!(dir(env(None), &["--skills-dir"]).is_err());
+        assert!(dir(env(None), &["--skills-dir", "--stdio"]).is_err());
+        let both = choose(
+            None,
+            env(None),
+            args(&["--skills-dir", "s", "--http", "h:1"]),
+        );
+        assert_eq!(both.map(|c| c.transport), Ok(Transport::http("h:1")));
     }
 
     #[test]

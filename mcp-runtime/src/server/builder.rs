@@ -35,6 +35,7 @@ pub struct ServerBuilder {
     changes: Option<crate::Changes>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
+    skills_dir: Option<std::path::PathBuf>,
 }
 
 impl ServerBuilder {
@@ -58,6 +59,7 @@ impl ServerBuilder {
             changes: None,
             task_store: None,
             tasks: Default::default(),
+            skills_dir: None,
         }
     }
 
@@ -254,6 +256,39 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves the agent skills in `dir` (the `io.modelcontextprotocol/skills` extension,
+    /// SEP-2640): each folder holding a `SKILL.md` is a skill named after the folder, and its
+    /// files are resources under `skill://<folder path>/<file path>`, listed by `skills/list`,
+    /// described by `skills/get`, read with `resources/read` and browsed with
+    /// `resources/directory/read`.
+    ///
+    /// The directory is scanned once, by [`build`](Self::build): an invalid skill (a `name`
+    /// that breaks the naming rules or differs from its folder, no frontmatter, more than 512
+    /// files or 16 MiB, a link leading outside `dir`) fails the build with
+    /// [`BuildError::InvalidSkill`]. A file edited after that is refused on read (its digest no
+    /// longer matches the listing) until the server restarts. [`run!`](crate::run) reads the
+    /// directory from `--skills-dir DIR` or `MCP_SKILLS_DIR` too.
+    ///
+    /// ```standalone_crate
+    /// let dir = std::env::temp_dir().join(format!("skills-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("git-workflow")).unwrap();
+    /// std::fs::write(
+    ///     dir.join("git-workflow/SKILL.md"),
+    ///     "---\nname: git-workflow\ndescription: Follow our Git conventions\n---\n# Git\n",
+    /// )
+    /// .unwrap();
+    /// let server = mcp_runtime::Server::builder().skills_dir(&dir).build().unwrap();
+    /// # drop(server);
+    /// std::fs::write(dir.join("git-workflow/SKILL.md"), "---\nname: Git\n---\n").unwrap();
+    /// let err = mcp_runtime::Server::builder().skills_dir(&dir).build().unwrap_err();
+    /// assert!(err.to_string().contains("naming rules"), "{err}");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn skills_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.skills_dir = Some(dir.into());
+        self
+    }
+
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(key) = &self.state_key
@@ -274,6 +309,24 @@ impl ServerBuilder {
                 "resources".into(),
                 json!({ "subscribe": true, "listChanged": true }),
             );
+        }
+        let skills = match &self.skills_dir {
+            Some(dir) => Some(Arc::new(crate::skills::Catalog::scan(dir)?)),
+            None => None,
+        };
+        if skills.is_some() {
+            // SEP-2640: inline settings (no envelope); skill files are resources, so the
+            // resources capability comes with the extension.
+            let extensions = capabilities
+                .entry("extensions")
+                .or_insert_with(|| json!({}));
+            if let Some(extensions) = extensions.as_object_mut() {
+                extensions.insert(
+                    crate::skills::EXTENSION.into(),
+                    json!({ "directoryRead": true }),
+                );
+            }
+            capabilities.entry("resources").or_insert_with(|| json!({}));
         }
         if !registry.prompts.items.is_empty() {
             capabilities.insert("prompts".into(), json!({ "listChanged": true }));
@@ -312,6 +365,7 @@ impl ServerBuilder {
                     Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
                     None => crate::ask::seal::Sealer::random(self.state_ttl),
                 },
+                skills,
             }),
         })
     }

@@ -16,6 +16,7 @@ use super::era::{self, Cache, Scope};
 use super::handler::{list_page, parse_params, reply};
 use super::prompts::get_prompt;
 use super::resources::{list_resources, read_resource};
+use super::skills;
 use super::subscriptions::{listen, subscribe, unsubscribe};
 use super::tools::call_tool;
 use crate::protocol::jsonrpc::{self, Encoded, Incoming, Request};
@@ -238,6 +239,9 @@ pub(crate) fn on_request(
     let has_resources = registry.has_resources();
     let has_prompts = !registry.prompts.items.is_empty();
     let has_completions = registry.has_completions();
+    // Skills (SEP-2640) are resources too: they bring the resources methods with them.
+    let has_skills = conn.server.inner.skills.is_some();
+    let lists_resources = has_resources || has_skills;
     match &*req.method {
         "server/discover" if stateless => discover(conn, &scope, &req),
         "logging/setLevel" if !stateless => set_level(conn, &scope, &req),
@@ -245,8 +249,8 @@ pub(crate) fn on_request(
             t.listing_for(scope.version())
         }),
         "tools/call" if has_tools => call_tool(conn, scope, req),
-        "resources/list" if has_resources => list_resources(conn, scope, req),
-        "resources/templates/list" if has_resources => list_page(
+        "resources/list" if lists_resources => list_resources(conn, scope, req),
+        "resources/templates/list" if lists_resources => list_page(
             conn,
             &scope,
             &req,
@@ -254,7 +258,11 @@ pub(crate) fn on_request(
             &registry.templates,
             |t| &t.listing,
         ),
+        "resources/read" if has_skills => skills::read(conn, scope, req, has_resources),
         "resources/read" if has_resources => read_resource(conn, scope, req),
+        "skills/list" if has_skills => skills::list_skills(conn, &scope, &req),
+        "skills/get" if has_skills => skills::get_skill(conn, &scope, &req),
+        "resources/directory/read" if has_skills => skills::read_directory(conn, &scope, &req),
         "prompts/list" if has_prompts => {
             list_page(conn, &scope, &req, "prompts", &registry.prompts, |p| {
                 &p.listing

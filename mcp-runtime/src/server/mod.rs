@@ -11,6 +11,7 @@ mod handler;
 mod input;
 mod prompts;
 mod resources;
+mod skills;
 mod subscriptions;
 pub(crate) mod tasks;
 mod tools;
@@ -69,6 +70,8 @@ pub(crate) struct ServerInner {
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
     pub(crate) sealer: crate::ask::seal::Sealer,
+    /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
+    pub(crate) skills: Option<Arc<crate::skills::Catalog>>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.

@@ -32,7 +32,9 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<
         .filter(|t| t.enabled(&changes))
         .filter_map(|t| t.def.list)
         .collect();
-    if listers.is_empty() {
+    // Skills add their SKILL.md files (name and description from the frontmatter).
+    let skills = conn.server.inner.skills.clone();
+    if listers.is_empty() && skills.is_none() {
         return list_page(conn, &scope, &req, "resources", &registry.resources, |r| {
             &r.listing
         });
@@ -69,6 +71,9 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<
                     .filter(|r| r.enabled(&changes))
                     .map(|r| r.listing.clone())
                     .collect();
+                if let Some(skills) = &skills {
+                    all.extend(skills.manifests().iter().cloned());
+                }
                 for resource in &listed {
                     all.push(
                         serde_json::value::to_raw_value(resource)
