@@ -12,7 +12,7 @@ const EXT: &str = "io.modelcontextprotocol/tasks";
 fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": { "extensions": { EXT: {} } },
+        "io.modelcontextprotocol/clientCapabilities": { "extensions": { EXT: {} }, "elicitation": {} },
     })
 }
 
@@ -167,4 +167,56 @@ fn session_tasks_belong_to_their_session() {
     assert_eq!(mine["status"], "working");
     let cancelled = result(&post(&one, 4, "tasks/cancel", json!({ "taskId": id })));
     assert_eq!(cancelled["status"], "cancelled");
+}
+
+#[test]
+fn stateless_round_trip_create_get_update_complete() {
+    let server = HttpServer::start("conformance");
+    let caller = "Bearer round-trip";
+    let created = result(&call(
+        &server,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": "a.txt" } }),
+        caller,
+    ));
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let parked = loop {
+        let task = result(&call(&server, "tasks/get", json!({ "taskId": id }), caller));
+        if task["status"] == "input_required" {
+            break task;
+        }
+        assert_eq!(task["status"], "working", "{task}");
+        assert!(std::time::Instant::now() < deadline, "never asked");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (key, ask) = parked["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    assert_eq!(ask["method"], "elicitation/create");
+    assert_eq!(ask["params"]["message"], "Delete a.txt?");
+    let ack = result(&call(
+        &server,
+        "tasks/update",
+        json!({ "taskId": id, "inputResponses": { key.clone(): { "action": "accept", "content": { "confirm": true } } } }),
+        caller,
+    ));
+    assert_eq!(ack["resultType"], "complete");
+    let done = loop {
+        let task = result(&call(&server, "tasks/get", json!({ "taskId": id }), caller));
+        if task["status"] == "completed" {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never completed: {task}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted a.txt");
+    assert!(done.get("inputRequests").is_none());
 }

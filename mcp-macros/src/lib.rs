@@ -40,7 +40,8 @@ use proc_macro::TokenStream;
 /// Attribute arguments: `name = "…"`, `title = "…"`, `description = "…"` (default: the doc
 /// comment), `annotations(title = "…", read_only, destructive = false, idempotent, open_world)`,
 /// `icon(src = "…", mime_type = "…", sizes = ["48x48"], theme = "dark")` (repeatable),
-/// `meta("key" = value, …)`, `crate = path` (when `mcp_runtime` is renamed).
+/// `meta("key" = value, …)`, `task = "optional"` / `task = "required"` (calls may or must run
+/// as tasks, see `mcp_runtime::task`), `crate = path` (when `mcp_runtime` is renamed).
 ///
 /// Parameter attributes: doc comments (the argument's description), `#[arg(rename = "…")]`,
 /// `#[arg(default)]` / `#[arg(default = expr)]`, `#[arg(description = "…")]`, and any

@@ -35,6 +35,9 @@
 //! objects, numbers and lists, content blocks as they are, and `Err(e)` of a `Result` as an
 //! `isError` result the model can read.
 //!
+//! `#[tool(task = "optional")]` lets a call run as a [task](mod@task) that outlives its request
+//! (the client polls it), in both protocol eras.
+//!
 //! [`#[resource("scheme://path/{var}")]`](macro@resource) serves resources and RFC 6570
 //! templates (variables bind to parameters by name), [`#[prompt]`](macro@prompt) serves prompts
 //! (parameters are its arguments), and `complete(name = fn)` next to either answers
