@@ -1,6 +1,8 @@
 //! Tasks (`#[tool(task = …)]`) in both eras, through the in-process client: creation, polling,
 //! results and errors, input, cancellation, TTL, limits and isolation between sessions.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -74,6 +76,16 @@ async fn upfront(ctx: Context) -> Result<String, McpError> {
     tokio::time::sleep(Duration::from_millis(30)).await;
     Ok(format!("for {who}"))
 }
+
+/// Waits until cancelled, counting that it was.
+#[tool(task = "required")]
+async fn linger(ctx: Context) -> String {
+    ctx.cancelled().await;
+    LINGER_CANCELLED.fetch_add(1, Ordering::SeqCst);
+    "cancelled".into()
+}
+
+static LINGER_CANCELLED: AtomicUsize = AtomicUsize::new(0);
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 
@@ -733,4 +745,48 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
     assert_eq!(params["result"]["content"][0]["text"], "worked 150 ms");
     assert_eq!(params["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
     listen.abort();
+}
+
+#[test]
+fn a_sessions_tasks_end_with_the_session() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let config = mcp_runtime::transport::HttpConfig::default();
+            let _ = mcp_runtime::transport::serve_http_on(server(), listener, config).await;
+        });
+    });
+    let endpoint = support::http::Endpoint {
+        port: rx.recv().unwrap(),
+    };
+    let session = endpoint.open_session();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let r = endpoint.post(
+        &support::http::rpc(
+            1,
+            "tools/call",
+            json!({ "name": "linger", "arguments": {}, "task": {} }),
+        ),
+        &headers,
+    );
+    assert_eq!(r.status(), 200, "{r}");
+    assert!(r.text().contains("taskId"), "{r}");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(LINGER_CANCELLED.load(Ordering::SeqCst), 0, "still running");
+    let r = endpoint.send(&support::http::Req::new("DELETE", "/mcp").headers(&headers));
+    assert!(r.status() < 300, "{r}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while LINGER_CANCELLED.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "the task outlived its session");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

@@ -136,9 +136,17 @@ impl Connection {
         })
     }
 
-    /// The random name of this connection's session as the owner of tasks.
-    pub(crate) fn task_owner(&self) -> &str {
-        self.task_owner.get_or_init(crate::id::random_id)
+    /// This session's name as the owner of tasks (random, made on first use).
+    pub(crate) fn task_owner(&self) -> String {
+        format!(
+            "session:{}",
+            self.task_owner.get_or_init(crate::id::random_id)
+        )
+    }
+
+    /// Whether tasks of this session still run (the session is not idle then).
+    pub(crate) fn has_tasks(&self) -> bool {
+        self.task_owner.get().is_some() && self.server.inner.tasks.runs_for(&self.task_owner())
     }
 
     /// The session opened by `initialize`, if any.
@@ -322,6 +330,13 @@ impl Connection {
     pub(crate) fn cancel_all(&self) {
         // Listen streams end first, with a result, rather than as cancelled requests.
         self.closing.cancel();
+        // The session's tasks end with it: nobody else may reach them.
+        if self.task_owner.get().is_some()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (tasks, owner) = (self.server.inner.tasks.clone(), self.task_owner());
+            runtime.spawn(async move { tasks.cancel_owned(&owner).await });
+        }
         self.in_flight
             .lock()
             .expect("in-flight lock")

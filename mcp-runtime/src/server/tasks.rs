@@ -117,7 +117,7 @@ fn missing_extension(why: &str) -> McpError {
 /// as a digest.
 pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
     match scope.version().era() {
-        Era::Session => format!("session:{}", conn.task_owner()),
+        Era::Session => conn.task_owner(),
         Era::Stateless => {
             let caller = scope
                 .headers
@@ -205,6 +205,11 @@ pub(super) fn call_as_task(
             ctx.cancel();
             return Some(scope.err(&id, e));
         }
+        // Until the work is spawned, a dropped call (the client hung up) takes the task with it.
+        let mut unclaimed = Unclaimed {
+            tasks: tasks.clone(),
+            live: Some(live.clone()),
+        };
         let mut fut = CatchUnwind(fut);
         // The first poll runs here: a 2026-07-28 call whose tool is done at once answers with
         // its result, and one whose tool asked upfront answers `InputRequiredResult`.
@@ -213,13 +218,16 @@ pub(super) fn call_as_task(
         if let Poll::Ready(outcome) = first {
             if stateless {
                 tasks.discard(&live).await;
+                unclaimed.live = None;
                 ctx.finish();
                 return Some(plain_reply(&conn, &scope, &id, outcome));
             }
-            live.started
-                .store(true, std::sync::atomic::Ordering::Release);
+            // Settled before the client hears of the task: no status notification for it.
             let (status, outcome, message) = settle(outcome, version);
             live.finish(status, Some(outcome), message).await;
+            live.started
+                .store(true, std::sync::atomic::Ordering::Release);
+            unclaimed.live = None;
             tasks.forget(&live.id);
             ctx.finish();
             return Some(created(&conn, &scope, &id, &live.snapshot().await));
@@ -227,6 +235,7 @@ pub(super) fn call_as_task(
         if let Some(round) = scope.round.as_ref().filter(|r| r.is_blocked()) {
             ctx.cancel();
             tasks.discard(&live).await;
+            unclaimed.live = None;
             return Some(match round.input_required(&inner.sealer) {
                 Ok(body) => era::encode_input_required(inner, &id, &body),
                 Err(e) => scope.err(&id, e),
@@ -235,9 +244,31 @@ pub(super) fn call_as_task(
         live.started
             .store(true, std::sync::atomic::Ordering::Release);
         let record = live.snapshot().await;
+        unclaimed.live = None;
         tokio::spawn(drive(tasks, live, ctx, fut, version));
         Some(created(&conn, &scope, &id, &record))
     }))
+}
+
+/// A task whose call may still be dropped before its work is spawned; dropped so, it is
+/// cancelled and removed (it would stay `working` until its TTL otherwise).
+struct Unclaimed {
+    tasks: Arc<crate::task::Tasks>,
+    live: Option<Arc<Live>>,
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let tasks = self.tasks.clone();
+            runtime.spawn(async move {
+                live.finish(TaskStatus::Cancelled, None, None).await;
+                tasks.discard(&live).await;
+            });
+        }
+    }
 }
 
 /// Runs a task's work to its end and records how it ended.

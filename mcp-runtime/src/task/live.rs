@@ -58,6 +58,8 @@ pub(crate) struct Tasks {
 /// One task whose work runs here.
 pub(crate) struct Live {
     pub(crate) id: String,
+    /// Its owner (also in the record, which is behind an async lock).
+    owner: String,
     store: Arc<dyn TaskStore>,
     /// The record; every change is written to the store under this lock, so one task's writes
     /// reach the store in order.
@@ -123,7 +125,7 @@ impl Tasks {
         let id = crate::id::random_id();
         let record = TaskRecord {
             id: id.clone(),
-            owner,
+            owner: owner.clone(),
             tool: tool.to_owned(),
             status: TaskStatus::Working,
             status_message: None,
@@ -136,6 +138,7 @@ impl Tasks {
         };
         Arc::new(Live {
             id,
+            owner,
             store: self.store.clone(),
             record: tokio::sync::Mutex::new(record),
             stored: AtomicBool::new(false),
@@ -255,20 +258,29 @@ impl Tasks {
 
     /// Ends every task running here as cancelled (the server is stopping).
     pub(crate) async fn shutdown(&self) {
-        let live: Vec<Arc<Live>> = self
-            .live
-            .lock()
-            .expect("tasks lock")
-            .values()
-            .cloned()
-            .collect();
-        for task in live {
-            task.finish(
-                TaskStatus::Cancelled,
-                None,
-                Some("The server shut down".into()),
-            )
+        self.cancel_where(|_| true, "The server shut down").await;
+    }
+
+    /// Whether `owner` has work running here.
+    pub(crate) fn runs_for(&self, owner: &str) -> bool {
+        let live = self.live.lock().expect("tasks lock");
+        live.values().any(|t| t.owner == owner)
+    }
+
+    /// Ends the tasks of `owner` running here as cancelled (its session ended).
+    pub(crate) async fn cancel_owned(&self, owner: &str) {
+        self.cancel_where(|t| t.owner == owner, "The session ended")
             .await;
+    }
+
+    async fn cancel_where(&self, which: impl Fn(&Live) -> bool, why: &str) {
+        let live: Vec<Arc<Live>> = {
+            let live = self.live.lock().expect("tasks lock");
+            live.values().filter(|t| which(t)).cloned().collect()
+        };
+        for task in live {
+            task.finish(TaskStatus::Cancelled, None, Some(why.into()))
+                .await;
         }
     }
 

@@ -55,6 +55,7 @@ impl Session {
     /// stream open, or (HTTP+SSE) its one stream still connected.
     fn busy(&self) -> bool {
         self.conn.in_flight() > 0
+            || self.conn.has_tasks()
             || self.open_streams.load(Ordering::Relaxed) > 0
             || self.legacy.as_ref().is_some_and(|tx| !tx.is_closed())
     }
