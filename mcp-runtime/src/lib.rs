@@ -59,6 +59,12 @@
 //!
 //! [`testing::TestClient`] calls your tools in-process, in either era.
 #![warn(missing_docs)]
+// The dispatcher's pieces that only a transport calls (reply kinds, stream bookkeeping, header
+// checks) are compiled in every build; a build without one of the transports leaves some unused.
+#![cfg_attr(
+    not(all(feature = "stdio", feature = "http")),
+    allow(dead_code, unused_imports)
+)]
 
 pub mod ask;
 pub mod changes;
@@ -91,6 +97,7 @@ pub use completion::CompletionRequest;
 pub use context::{Context, FromContext};
 /// The `http` crate, for [`Context::headers`].
 pub use http;
+#[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
 pub use outbound::LogLevel;
 pub use protocol::{
@@ -114,7 +121,9 @@ pub mod prelude {
     };
     pub use crate::resource::NotFound;
     pub use crate::tool::Json;
-    pub use crate::{Context, McpError, State, prompt, resource, tool};
+    pub use crate::{Context, McpError, State};
+    #[cfg(feature = "macros")]
+    pub use crate::{prompt, resource, tool};
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
 }

@@ -184,13 +184,26 @@ impl Server {
     /// Serves on `transport` inside the current tokio runtime.
     pub async fn serve(self, transport: impl Into<Transport>) -> io::Result<()> {
         match transport.into() {
+            #[cfg(feature = "stdio")]
             Transport::Stdio => {
                 tracing::info!(name = %self.info().name, version = %self.info().version, "serving MCP on stdio");
                 crate::transport::serve_stdio(self).await
             }
+            #[cfg(feature = "http")]
             Transport::Http(addr) => {
                 crate::transport::serve_http(self, crate::transport::HttpConfig::new(addr)).await
             }
+            #[allow(unreachable_patterns)]
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "cannot serve {other}: mcp-runtime was built without the `{}` feature",
+                    match other {
+                        Transport::Stdio => "stdio",
+                        Transport::Http(_) => "http",
+                    }
+                ),
+            )),
         }
     }
 }

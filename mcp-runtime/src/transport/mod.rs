@@ -1,11 +1,15 @@
 //! Transports: how a [`Server`](crate::Server) meets its clients.
 
+#[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "stdio")]
 pub(crate) mod stdio;
 
 use std::fmt;
 
+#[cfg(feature = "http")]
 pub use http::{EventStore, HttpConfig, MemoryEventStore, serve_http, serve_http_on};
+#[cfg(feature = "stdio")]
 pub use stdio::{serve_lines, serve_stdio};
 
 /// Which transport to serve on.
@@ -52,7 +56,7 @@ impl fmt::Display for Transport {
 }
 
 /// Completes on SIGINT or SIGTERM (Ctrl-C elsewhere).
-#[cfg(unix)]
+#[cfg(all(unix, any(feature = "stdio", feature = "http")))]
 pub(crate) async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut int)) = (
@@ -67,7 +71,7 @@ pub(crate) async fn shutdown_signal() {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(all(not(unix), any(feature = "stdio", feature = "http")))]
 pub(crate) async fn shutdown_signal() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Build figures of a server on mcp-runtime, for BENCHMARKS.md: the unique crates it compiles
+# (normal dependencies), the cold debug build time of the quickstart, and the size of its
+# stripped release binary, for the default features and for a stdio-only build
+# (`default-features = false, features = ["stdio", "macros"]`).
+#
+#   benches/build_figures.sh            (about 10 minutes on 2 cores: four cold builds)
+#
+# Each build is a fresh package in a temporary directory with examples/quickstart.rs as its
+# main.rs and mcp-runtime as a path dependency, with a fresh target directory (cold: every
+# dependency compiled), using the workspace's Cargo.lock so versions match. Prints one line per
+# figure; nothing is asserted (timings depend on the machine and its load).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+JOBS="${JOBS:-2}"
+
+make_package() { # DIR FEATURES-TOML
+  mkdir -p "$1/src"
+  cat > "$1/Cargo.toml" <<TOML
+[package]
+name = "quickstart"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+mcp-runtime = { path = "$ROOT/mcp-runtime"$2 }
+
+[workspace]
+TOML
+  cp "$ROOT/examples/quickstart.rs" "$1/src/main.rs"
+  cp "$ROOT/Cargo.lock" "$1/Cargo.lock"
+}
+
+figures() { # LABEL FEATURES-TOML
+  local dir="$WORK/$1"
+  make_package "$dir" "$2"
+  local crates
+  crates="$(cd "$dir" && cargo tree -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^quickstart ')"
+  local start end
+  start=$(date +%s.%N)
+  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet -j "$JOBS" 2>/dev/null)
+  end=$(date +%s.%N)
+  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet --release -j "$JOBS" 2>/dev/null)
+  cp "$dir/target/release/quickstart" "$dir/stripped"
+  strip "$dir/stripped"
+  local size
+  size=$(stat -c %s "$dir/stripped")
+  printf '%-12s crates %3d   cold debug build %6.1f s   stripped release binary %5.2f MiB\n' \
+    "$1" "$crates" "$(echo "$end - $start" | bc)" "$(echo "scale=2; $size / 1048576" | bc)"
+}
+
+echo "build figures of examples/quickstart.rs (rustc $(rustc --version | cut -d' ' -f2), -j $JOBS)"
+figures default ""
+figures stdio-only ', default-features = false, features = ["stdio", "macros"]'
