@@ -27,6 +27,11 @@ publish = false
 
 [dependencies]
 mcp-runtime = { path = "$ROOT/mcp-runtime"$2 }
+# The quickstart derives Deserialize/Serialize/JsonSchema and uses tokio::select!, which name these crates (already in
+# mcp-runtime's tree: no extra crates).
+serde = { version = "1", features = ["derive"] }
+schemars = "1"
+tokio = { version = "1", features = ["time", "macros"] }
 
 [workspace]
 TOML
@@ -41,9 +46,9 @@ figures() { # LABEL FEATURES-TOML
   crates="$(cd "$dir" && cargo tree -e normal --prefix none 2>/dev/null | sed 's/ (\*)//; s/ (proc-macro)//' | sort -u | grep -vc '^quickstart ')"
   local start end
   start=$(date +%s.%N)
-  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet -j "$JOBS" 2>/dev/null)
+  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet -j "$JOBS")
   end=$(date +%s.%N)
-  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet --release -j "$JOBS" 2>/dev/null)
+  (cd "$dir" && CARGO_TARGET_DIR="$dir/target" cargo build --quiet --release -j "$JOBS")
   cp "$dir/target/release/quickstart" "$dir/stripped"
   strip "$dir/stripped"
   local size

@@ -197,6 +197,40 @@ pub(crate) fn on_request(
     head: Option<Head<'_>>,
     arrival: Arrival,
 ) -> Step {
+    use tracing::Instrument;
+    let span = super::trace::request_span(conn, &req, head.as_ref(), arrival.headers.as_deref());
+    if span.is_disabled() {
+        return dispatch_request(conn, req, head, arrival);
+    }
+    let step = span.in_scope(|| dispatch_request(conn, req, head, arrival));
+    match step {
+        Step::Reply(reply) => {
+            super::trace::record_reply(&span, &reply);
+            Step::Reply(reply)
+        }
+        Step::Run(pending) => {
+            let outer = span.clone();
+            Step::Run(Box::pin(
+                async move {
+                    let reply = pending.await;
+                    if let Some(reply) = &reply {
+                        super::trace::record_reply(&outer, reply);
+                    }
+                    reply
+                }
+                .instrument(span),
+            ))
+        }
+        Step::Nothing => Step::Nothing,
+    }
+}
+
+fn dispatch_request(
+    conn: &Arc<Connection>,
+    req: Request<'_>,
+    head: Option<Head<'_>>,
+    arrival: Arrival,
+) -> Step {
     let meta = head.and_then(|h| h.meta);
     let with_meta = meta.as_ref().is_some_and(RequestMeta::is_stateless);
     if req.method == "initialize" {
@@ -233,6 +267,7 @@ pub(crate) fn on_request(
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;
     let stateless = scope.version().era() == Era::Stateless;
+    tracing::Span::current().record("mcp.protocol.version", scope.version().as_str());
     // Methods behind a capability the server did not advertise are "not found".
     let registry = &conn.server.inner.registry;
     let has_tools = !registry.tools.items.is_empty();
@@ -332,6 +367,7 @@ fn initialize(conn: &Connection, req: &Request<'_>) -> Reply {
         );
     }
     tracing::debug!(%version, "session opened");
+    tracing::Span::current().record("mcp.protocol.version", version.as_str());
     let inner = &conn.server.inner;
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]

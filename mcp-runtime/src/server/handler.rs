@@ -101,6 +101,9 @@ pub(super) fn run<T: Outcome>(
         let inner = &conn.server.inner;
         Some(match outcome {
             Ok(Ok(mut result)) => {
+                if result.is_tool_error() {
+                    super::trace::record_tool_error();
+                }
                 result.shape_for(scope.version());
                 scope.ok(inner, &id, &result, result.meta(), cache)
             }
@@ -196,6 +199,10 @@ pub(super) trait Outcome: Serialize + Send + 'static {
     /// The handler's own `_meta` members.
     fn meta(&self) -> Option<&serde_json::Map<String, Value>> {
         None
+    }
+    /// Whether it is a tool result reporting a tool error (`isError`).
+    fn is_tool_error(&self) -> bool {
+        false
     }
 }
 

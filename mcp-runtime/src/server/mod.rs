@@ -15,6 +15,7 @@ mod skills;
 mod subscriptions;
 pub(crate) mod tasks;
 mod tools;
+mod trace;
 
 use std::sync::Arc;
 use std::time::Duration;

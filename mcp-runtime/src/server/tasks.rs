@@ -245,7 +245,12 @@ pub(super) fn call_as_task(
             .store(true, std::sync::atomic::Ordering::Release);
         let record = live.snapshot().await;
         unclaimed.live = None;
-        tokio::spawn(drive(tasks, live, ctx, fut, version));
+        // The work stays in the call's request span (see `trace.rs`).
+        let work = drive(tasks, live, ctx, fut, version);
+        tokio::spawn(tracing::Instrument::instrument(
+            work,
+            tracing::Span::current(),
+        ));
         Some(created(&conn, &scope, &id, &record))
     }))
 }

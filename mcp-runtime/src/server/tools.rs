@@ -19,6 +19,9 @@ impl Outcome for CallToolResult {
     fn meta(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
         Some(&self.meta)
     }
+    fn is_tool_error(&self) -> bool {
+        self.is_error()
+    }
 }
 
 pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {

@@ -1,0 +1,132 @@
+//! One `tracing` span per request, named and attributed per the OpenTelemetry semantic
+//! conventions for MCP (`docs/gen-ai/mcp.md` in `open-telemetry/semantic-conventions-genai`):
+//!
+//! - name (`otel.name`): `{mcp.method.name} {target}`, the target being the tool or prompt name
+//!   when there is one; kind (`otel.kind`) `server`;
+//! - `mcp.method.name`, `jsonrpc.request.id`, `jsonrpc.protocol.version`,
+//!   `mcp.protocol.version`, `mcp.session.id` (a digest, never the id itself, which admits to
+//!   the session), `mcp.resource.uri`, `gen_ai.tool.name` with `gen_ai.operation.name =
+//!   "execute_tool"`, `gen_ai.prompt.name`, `network.transport` (`pipe` for stdio, `tcp` for
+//!   HTTP) and `network.protocol.name`;
+//! - on failure `error.type` (the JSON-RPC error code, or `tool_error` for a tool result with
+//!   `isError`) and `rpc.response.status_code` (the code).
+//!
+//! The span is at `DEBUG` level under the target `mcp_runtime::request`: a subscriber that does
+//! not ask for it pays nothing for it. A tool's own `tracing` events happen inside it.
+
+use sha2::{Digest, Sha256};
+use tracing::field::Empty;
+
+use super::connection::Connection;
+use super::envelope::Head;
+use crate::protocol::jsonrpc::Request;
+use crate::request::{Reply, ReplyKind};
+
+/// The span of one request (disabled, and free, when nothing listens).
+pub(super) fn request_span(
+    conn: &Connection,
+    req: &Request<'_>,
+    head: Option<&Head<'_>>,
+    headers: Option<&http::HeaderMap>,
+) -> tracing::Span {
+    let span = tracing::debug_span!(
+        target: "mcp_runtime::request",
+        "mcp.request",
+        otel.name = Empty,
+        otel.kind = "server",
+        mcp.method.name = &*req.method,
+        jsonrpc.request.id = %req.id,
+        jsonrpc.protocol.version = "2.0",
+        mcp.protocol.version = Empty,
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        gen_ai.operation.name = Empty,
+        network.transport = Empty,
+        network.protocol.name = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    // The envelope reads `name` and `uri` only for 2026-07-28 requests: read them here for the
+    // others (only when the span is wanted).
+    #[derive(serde::Deserialize)]
+    struct Targets<'a> {
+        #[serde(borrow)]
+        name: Option<&'a serde_json::value::RawValue>,
+        #[serde(borrow)]
+        uri: Option<&'a serde_json::value::RawValue>,
+    }
+    let read = head.is_none_or(|h| h.name.is_none() && h.uri.is_none());
+    let targets = req
+        .params
+        .filter(|_| read)
+        .and_then(|p| serde_json::from_str::<Targets<'_>>(p.get()).ok());
+    let (name, uri) = match (head, &targets) {
+        (_, Some(t)) => (t.name, t.uri),
+        (Some(h), None) => (h.name, h.uri),
+        (None, None) => (None, None),
+    };
+    let text = |raw: Option<&serde_json::value::RawValue>| {
+        raw.and_then(|raw| serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get()).ok())
+    };
+    let name = text(name);
+    let target = match (&*req.method, &name) {
+        ("tools/call", Some(tool)) => {
+            span.record("gen_ai.tool.name", &**tool);
+            span.record("gen_ai.operation.name", "execute_tool");
+            Some(&**tool)
+        }
+        ("prompts/get", Some(prompt)) => {
+            span.record("gen_ai.prompt.name", &**prompt);
+            Some(&**prompt)
+        }
+        _ => None,
+    };
+    match target {
+        Some(target) => span.record("otel.name", format!("{} {target}", req.method)),
+        None => span.record("otel.name", &*req.method),
+    };
+    if let Some(uri) = text(uri) {
+        span.record("mcp.resource.uri", &*uri);
+    }
+    match conn.wire.name {
+        "stdio" => span.record("network.transport", "pipe"),
+        "http" => {
+            span.record("network.transport", "tcp");
+            span.record("network.protocol.name", "http")
+        }
+        other => span.record("network.transport", other),
+    };
+    let session = headers
+        .and_then(|h| h.get("mcp-session-id"))
+        .map(|v| v.as_bytes().to_vec())
+        .or_else(|| {
+            conn.session()
+                .is_some()
+                .then(|| conn.task_owner().into_bytes())
+        });
+    if let Some(session) = session {
+        let digest = Sha256::digest(&session);
+        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        span.record("mcp.session.id", hex);
+    }
+    span
+}
+
+/// Records how the request ended, when it failed.
+pub(super) fn record_reply(span: &tracing::Span, reply: &Reply) {
+    if let ReplyKind::Error(code) | ReplyKind::Missing(code) = reply.kind {
+        let code = code.0.to_string();
+        span.record("error.type", &*code);
+        span.record("rpc.response.status_code", &*code);
+    }
+}
+
+/// Records a tool result with `isError` (from inside the request's span).
+pub(super) fn record_tool_error() {
+    tracing::Span::current().record("error.type", "tool_error");
+}
