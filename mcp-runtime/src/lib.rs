@@ -74,6 +74,7 @@ pub mod context;
 #[doc(hidden)]
 pub mod fuzzing;
 mod id;
+pub mod middleware;
 pub mod outbound;
 pub mod prompt;
 pub mod protocol;

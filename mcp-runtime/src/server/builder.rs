@@ -36,6 +36,7 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
+    middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
 }
 
 impl ServerBuilder {
@@ -60,6 +61,7 @@ impl ServerBuilder {
             task_store: None,
             tasks: Default::default(),
             skills_dir: None,
+            middleware: Vec::new(),
         }
     }
 
@@ -289,6 +291,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a [middleware](crate::middleware) layer around every request; the first added is
+    /// the outermost.
+    pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
+        self.middleware.push(Arc::new(layer));
+        self
+    }
+
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(key) = &self.state_key
@@ -356,6 +365,7 @@ impl ServerBuilder {
                 stateless_capabilities,
                 tasks_capabilities,
                 tasks: crate::task::Tasks::new(store, self.tasks),
+                middleware: self.middleware.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
                 changes: self.changes.unwrap_or_default(),

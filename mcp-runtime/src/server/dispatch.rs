@@ -53,6 +53,9 @@ pub(crate) fn on_envelope(
     arrival: Arrival,
 ) -> Step {
     match envelope.message {
+        Incoming::Request(req) if !conn.server.inner.middleware.is_empty() => {
+            super::layers::through(conn, req, arrival)
+        }
         Incoming::Request(req) => {
             let id = req.id.clone();
             let head = envelope.head;

@@ -9,6 +9,7 @@ pub(crate) mod envelope;
 pub(crate) mod era;
 mod handler;
 mod input;
+mod layers;
 mod prompts;
 mod resources;
 mod skills;
@@ -61,6 +62,8 @@ pub(crate) struct ServerInner {
     pub(crate) tasks_capabilities: Value,
     /// The tasks of this server.
     pub(crate) tasks: Arc<crate::task::Tasks>,
+    /// The middleware chain, outermost first (empty: requests go straight to the dispatcher).
+    pub(crate) middleware: Arc<[Arc<dyn crate::middleware::Middleware>]>,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::request::StateMap>,
     /// Where changes are announced, and which items are disabled.

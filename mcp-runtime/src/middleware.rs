@@ -1,0 +1,308 @@
+//! Middleware: an ordered chain around the dispatcher, as FastMCP's `on_request`/`on_call_tool`
+//! hooks. Each layer sees the request (method, params, who is calling) and either answers it
+//! itself (an error, a result) or passes it on with [`Next::run`], and may change what comes
+//! back. Layers run in the order they were added
+//! ([`ServerBuilder::middleware`](crate::ServerBuilder::middleware)): the first added is the
+//! outermost.
+//!
+//! ```standalone_crate
+//! use mcp_runtime::middleware::{self, McpRequest, Next};
+//! use mcp_runtime::prelude::*;
+//!
+//! /// Hides every tool whose name starts with `admin_` from `tools/list`, and refuses calls.
+//! async fn hide_admin(req: McpRequest, next: Next) -> Result<middleware::Response, McpError> {
+//!     if req.tool_name().is_some_and(|name| name.starts_with("admin_")) {
+//!         return Err(McpError::invalid_params("Unknown tool"));
+//!     }
+//!     let listing = req.method() == "tools/list";
+//!     let mut response = next.run(req).await?;
+//!     if listing {
+//!         response.edit_result(|result| {
+//!             if let Some(tools) = result.get_mut("tools").and_then(|t| t.as_array_mut()) {
+//!                 tools.retain(|t| !t["name"].as_str().unwrap_or("").starts_with("admin_"));
+//!             }
+//!         });
+//!     }
+//!     Ok(response)
+//! }
+//!
+//! # fn main() {
+//! let server = mcp_runtime::Server::builder()
+//!     .middleware(middleware::from_fn(hide_admin))
+//!     .build()
+//!     .unwrap();
+//! # drop(server);
+//! # }
+//! ```
+//!
+//! Only requests pass through middleware (notifications and the client's responses do not).
+//! A server with no middleware pays nothing; with some, each request's params are parsed once
+//! more and a changed response is encoded again. [`Timing`] is the built-in layer that logs each
+//! request's method, target, duration and outcome.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::protocol::{ErrorCode, McpError, RequestId};
+
+/// The future a middleware returns.
+pub type MiddlewareFuture =
+    Pin<Box<dyn Future<Output = Result<Response, McpError>> + Send + 'static>>;
+
+/// One layer of the chain.
+pub trait Middleware: Send + Sync + 'static {
+    /// Handles `req`: answer it, or pass it on with `next.run(req)`.
+    fn call(&self, req: McpRequest, next: Next) -> MiddlewareFuture;
+}
+
+/// A middleware from an async fn or closure `(McpRequest, Next) -> Result<Response, McpError>`.
+pub fn from_fn<F, Fut>(f: F) -> impl Middleware
+where
+    F: Fn(McpRequest, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response, McpError>> + Send + 'static,
+{
+    FromFn(f)
+}
+
+struct FromFn<F>(F);
+
+impl<F, Fut> Middleware for FromFn<F>
+where
+    F: Fn(McpRequest, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response, McpError>> + Send + 'static,
+{
+    fn call(&self, req: McpRequest, next: Next) -> MiddlewareFuture {
+        Box::pin((self.0)(req, next))
+    }
+}
+
+/// A request on its way through the chain.
+#[derive(Clone, Debug)]
+pub struct McpRequest {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+    pub(crate) caller: String,
+    pub(crate) headers: Option<Arc<http::HeaderMap>>,
+}
+
+impl McpRequest {
+    /// The JSON-RPC method (`tools/call`, `tools/list`, …).
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+
+    /// The JSON-RPC id.
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The params object (`null` when the request has none).
+    pub fn params(&self) -> &Value {
+        &self.params
+    }
+
+    /// The params, to change before passing the request on.
+    pub fn params_mut(&mut self) -> &mut Value {
+        &mut self.params
+    }
+
+    /// The params as `T` (-32602 when they do not fit).
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, McpError> {
+        serde_json::from_value(self.params.clone()).map_err(|e| {
+            McpError::invalid_params(format!("Invalid params for {}: {e}", self.method))
+        })
+    }
+
+    /// The tool a `tools/call` names.
+    pub fn tool_name(&self) -> Option<&str> {
+        (self.method == "tools/call")
+            .then(|| self.params.get("name").and_then(Value::as_str))
+            .flatten()
+    }
+
+    /// Who is calling, stably across requests: `caller:<digest>` for a request that names its
+    /// caller (by default its `Authorization` header, see
+    /// [`ServerBuilder::request_state_caller`](crate::ServerBuilder::request_state_caller)),
+    /// else `session:<id>` for a session-era connection, else `anonymous`. A digest, never the
+    /// credentials themselves.
+    pub fn caller(&self) -> &str {
+        &self.caller
+    }
+
+    /// The HTTP request headers, on HTTP.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        self.headers.as_deref()
+    }
+}
+
+/// What the rest of the chain answered: a result or a JSON-RPC error, as the client will get
+/// it unless a layer changes it.
+#[derive(Debug)]
+pub struct Response {
+    pub(crate) outcome: Result<Value, McpError>,
+    /// The dispatcher's own encoding, while nothing has changed.
+    pub(crate) encoded: Option<crate::request::Reply>,
+    /// The request was cancelled: nothing is sent (unless a layer answers anyway).
+    pub(crate) cancelled: bool,
+}
+
+impl Response {
+    /// A successful response with this result.
+    pub fn result(result: Value) -> Response {
+        Response {
+            outcome: Ok(result),
+            encoded: None,
+            cancelled: false,
+        }
+    }
+
+    /// The result, or the error the client gets.
+    pub fn outcome(&self) -> Result<&Value, &McpError> {
+        self.outcome.as_ref()
+    }
+
+    /// Whether it is a JSON-RPC error.
+    pub fn is_error(&self) -> bool {
+        self.outcome.is_err()
+    }
+
+    /// Whether it is a tool result with `isError: true`.
+    pub fn is_tool_error(&self) -> bool {
+        self.outcome
+            .as_ref()
+            .is_ok_and(|r| r.get("isError").and_then(Value::as_bool) == Some(true))
+    }
+
+    /// Changes the result (nothing happens for an error).
+    pub fn edit_result(&mut self, edit: impl FnOnce(&mut Value)) {
+        if let Ok(result) = &mut self.outcome {
+            edit(result);
+            self.encoded = None;
+            self.cancelled = false;
+        }
+    }
+
+    /// The result or error, for a layer that rebuilds the response.
+    pub fn into_outcome(self) -> Result<Value, McpError> {
+        self.outcome
+    }
+}
+
+/// The rest of the chain, then the dispatcher.
+pub struct Next {
+    pub(crate) chain: Arc<[Arc<dyn Middleware>]>,
+    pub(crate) index: usize,
+    pub(crate) inner: Arc<dyn Fn(McpRequest) -> MiddlewareFuture + Send + Sync>,
+}
+
+impl Next {
+    /// Passes the request to the next layer (or the dispatcher) and returns what came back.
+    pub async fn run(self, req: McpRequest) -> Result<Response, McpError> {
+        match self.chain.get(self.index).cloned() {
+            Some(layer) => {
+                let next = Next {
+                    chain: self.chain,
+                    index: self.index + 1,
+                    inner: self.inner,
+                };
+                layer.call(req, next).await
+            }
+            None => (self.inner)(req).await,
+        }
+    }
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("layers_left", &(self.chain.len() - self.index))
+            .finish()
+    }
+}
+
+/// The built-in timing layer: logs each request's method, tool, duration and outcome at
+/// `INFO` under the target `mcp_runtime::middleware`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timing;
+
+impl Middleware for Timing {
+    fn call(&self, req: McpRequest, next: Next) -> MiddlewareFuture {
+        Box::pin(async move {
+            let started = Instant::now();
+            let (method, tool) = (req.method.clone(), req.tool_name().map(str::to_owned));
+            let response = next.run(req).await;
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let outcome = match &response {
+                Ok(r) if r.is_tool_error() => "tool_error".to_owned(),
+                Ok(r) => match r.outcome() {
+                    Ok(_) => "ok".to_owned(),
+                    Err(e) => e.code.0.to_string(),
+                },
+                Err(e) => e.code.0.to_string(),
+            };
+            tracing::info!(
+                target: "mcp_runtime::middleware",
+                method = %method,
+                tool = tool.as_deref().unwrap_or(""),
+                ms = format_args!("{ms:.2}"),
+                outcome = %outcome,
+                "request"
+            );
+            response
+        })
+    }
+}
+
+/// A response a layer refused with: the JSON-RPC error as the client gets it.
+pub(crate) fn refused(e: McpError) -> Response {
+    Response {
+        outcome: Err(e),
+        encoded: None,
+        cancelled: false,
+    }
+}
+
+/// What the dispatcher answered, read back for the layers (its bytes kept for the client).
+pub(crate) fn from_reply(reply: Option<crate::request::Reply>) -> Response {
+    let Some(reply) = reply else {
+        return Response {
+            outcome: Err(McpError::internal("The request was cancelled")),
+            encoded: None,
+            cancelled: true,
+        };
+    };
+    #[derive(serde::Deserialize)]
+    struct ErrorBody {
+        code: i32,
+        message: String,
+        data: Option<Value>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Message {
+        result: Option<Value>,
+        error: Option<ErrorBody>,
+    }
+    let outcome = match serde_json::from_slice::<Message>(&reply.bytes) {
+        Ok(Message { error: Some(e), .. }) => {
+            let mut error = McpError::new(ErrorCode(e.code), e.message);
+            error.data = e.data;
+            Err(error)
+        }
+        Ok(Message { result, .. }) => Ok(result.unwrap_or(Value::Null)),
+        Err(_) => Err(McpError::new(
+            ErrorCode::INTERNAL_ERROR,
+            "Internal error: unreadable response",
+        )),
+    };
+    Response {
+        outcome,
+        encoded: Some(reply),
+        cancelled: false,
+    }
+}
