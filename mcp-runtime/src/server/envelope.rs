@@ -47,6 +47,12 @@ pub(crate) struct RequestMeta {
     pub(crate) progress_token: Option<Value>,
     #[serde(rename = "io.modelcontextprotocol/logLevel")]
     pub(crate) log_level: Option<String>,
+    /// W3C trace context (the spec reserves these `_meta` keys for it): any JSON, so that a
+    /// malformed one is ignored rather than failing the request.
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) traceparent: Option<serde_json::Value>,
+    #[cfg(feature = "opentelemetry")]
+    pub(crate) tracestate: Option<serde_json::Value>,
 }
 
 /// Decodes one message (not a batch).

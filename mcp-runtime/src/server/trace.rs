@@ -109,12 +109,64 @@ pub(super) fn request_span(
                 .is_some()
                 .then(|| conn.task_owner().into_bytes())
         });
+    #[cfg(feature = "opentelemetry")]
+    if let Some(meta) = head.and_then(|h| h.meta.as_ref()) {
+        parent_from_meta(&span, meta);
+    }
     if let Some(session) = session {
         let digest = Sha256::digest(&session);
         let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         span.record("mcp.session.id", hex);
     }
     span
+}
+
+/// Makes the W3C trace context in `_meta` (`traceparent`, `tracestate`) the span's parent, so
+/// that a trace started by the client continues here. A malformed `traceparent` is ignored.
+#[cfg(feature = "opentelemetry")]
+fn parent_from_meta(span: &tracing::Span, meta: &super::envelope::RequestMeta) {
+    use opentelemetry::trace::{
+        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+    };
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+    let Some(parent) = meta.traceparent.as_ref().and_then(|v| v.as_str()) else {
+        return;
+    };
+    // version "-" trace-id "-" parent-id "-" trace-flags (W3C Trace Context, level 1).
+    let parts: Vec<&str> = parent.trim().split('-').collect();
+    let [version, trace, id, flags, ..] = parts[..] else {
+        return;
+    };
+    let hex = |s: &str, len: usize| {
+        s.len() == len
+            && s.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    };
+    if !hex(version, 2) || version == "ff" || (version == "00" && parts.len() != 4) {
+        return;
+    }
+    if !hex(trace, 32) || !hex(id, 16) || !hex(flags, 2) {
+        return;
+    }
+    let (Ok(trace), Ok(id), Ok(flags)) = (
+        TraceId::from_hex(trace),
+        SpanId::from_hex(id),
+        u8::from_str_radix(flags, 16),
+    ) else {
+        return;
+    };
+    if trace == TraceId::INVALID || id == SpanId::INVALID {
+        return;
+    }
+    let state = meta
+        .tracestate
+        .as_ref()
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<TraceState>().ok())
+        .unwrap_or_default();
+    let context = SpanContext::new(trace, id, TraceFlags::new(flags & 1), true, state);
+    let cx = opentelemetry::Context::new().with_remote_span_context(context);
+    let _ = span.set_parent(cx);
 }
 
 /// Records how the request ended, when it failed.
