@@ -62,6 +62,7 @@
 
 pub mod ask;
 pub mod changes;
+mod client_config;
 pub mod completion;
 pub mod context;
 #[cfg(feature = "fuzzing")]

@@ -9,6 +9,7 @@ pub(crate) mod envelope;
 pub(crate) mod era;
 mod handler;
 mod input;
+mod manifest;
 mod prompts;
 mod resources;
 mod skills;
