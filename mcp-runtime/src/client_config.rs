@@ -5,8 +5,8 @@
 //! - stdio: `{"mcpServers": {NAME: {"command": PATH, "args": [...]}}}`, the client starts the
 //!   binary itself;
 //! - Streamable HTTP: `{"mcpServers": {NAME: {"url": "http://ADDR/mcp"}}}`, the client connects to
-//!   a server already running (Cursor and Claude Code read `url`; Claude Desktop adds remote
-//!   servers in its settings instead, VS Code's `mcp.json` takes the same entry under `servers`).
+//!   a server already running (Cursor reads `url`; Claude Desktop adds remote servers in its
+//!   settings instead, and VS Code's `mcp.json` names the block `servers`, not `mcpServers`).
 
 use std::path::{Path, PathBuf};
 

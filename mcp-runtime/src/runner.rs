@@ -167,27 +167,27 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         skills_dir: std::env::var_os("MCP_SKILLS_DIR"),
     };
     let code_picks_http = matches!(in_code, Some(Transport::Http(_)));
-    let (transport, builder, action, skills_dir) =
-        match choose(in_code, env, std::env::args().skip(1)) {
-            Ok(Choice {
-                transport,
-                skills_dir,
-                action,
-            }) => match skills_dir {
-                Some(dir) => (transport, builder.skills_dir(&dir), action, Some(dir)),
-                None => (transport, builder, action, None),
-            },
-            Err(msg) => {
-                let argv0 = std::env::args_os().next();
-                let usage = usage(&program_name(argv0.as_deref(), || package_name(builder)));
-                if msg.is_empty() {
-                    eprintln!("{usage}");
-                    std::process::exit(0);
-                }
-                eprintln!("error: {msg}\n\n{usage}");
-                std::process::exit(2);
+    let args = std::env::args().skip(1);
+    let (transport, builder, action, skills_dir) = match choose(in_code, env, args) {
+        Ok(Choice {
+            transport,
+            skills_dir,
+            action,
+        }) => match skills_dir {
+            Some(dir) => (transport, builder.skills_dir(&dir), action, Some(dir)),
+            None => (transport, builder, action, None),
+        },
+        Err(msg) => {
+            let argv0 = std::env::args_os().next();
+            let usage = usage(&program_name(argv0.as_deref(), || package_name(builder)));
+            if msg.is_empty() {
+                eprintln!("{usage}");
+                std::process::exit(0);
             }
-        };
+            eprintln!("error: {msg}\n\n{usage}");
+            std::process::exit(2);
+        }
+    };
     init_logging();
     let server = match builder.build() {
         Ok(server) => server,
