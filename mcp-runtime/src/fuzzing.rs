@@ -24,7 +24,7 @@ use crate::server::{dispatch, envelope, era};
 use crate::transport::http::session::{Session, Sessions};
 use crate::transport::http::stateless;
 
-/// What [`envelope::decode`] made of one message.
+/// What the envelope decoder (`server::envelope::decode`, crate-private) made of one message.
 #[derive(Debug)]
 pub enum Decoded {
     /// A request, with the parts of its head the runtime reads before any handler.

@@ -68,6 +68,7 @@
 
 pub mod ask;
 pub mod changes;
+mod client_config;
 pub mod completion;
 pub mod context;
 #[cfg(feature = "fuzzing")]
@@ -315,7 +316,9 @@ pub mod __private {
     }
 }
 
-/// The README's examples, compiled as doctests so they cannot rot.
-#[doc = include_str!("../../README.md")]
+/// The crate README's examples (the page crates.io shows), compiled as doctests so they cannot
+/// rot. The workspace README's are compiled by the root package (`src/lib.rs` there): that file
+/// is not in this crate's package.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;

@@ -11,11 +11,15 @@ use crate::{Server, ServerBuilder, Transport};
 fn usage(program: &str) -> String {
     format!(
         "\
-Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR]
+Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --client-config]
 
   --stdio            serve MCP on stdin/stdout (the default)
   --http ADDR        serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
   --skills-dir DIR   serve the agent skills in DIR (one folder with a SKILL.md per skill)
+  --manifest         print the server's name, version, instructions, tools (with their
+                     schemas), resources, templates and prompts as JSON, and exit
+  --client-config    print the mcpServers entry a desktop client needs to start this server
+                     over stdio (with --http ADDR: to connect to it at http://ADDR/mcp), and exit
 
 Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=DIR the skills
 directory (the command line wins); RUST_LOG sets the log filter (logs go to stderr)."
@@ -46,6 +50,21 @@ pub(crate) struct Choice {
     pub(crate) transport: Transport,
     /// A skills directory to serve (`None`: whatever the code set, if anything).
     pub(crate) skills_dir: Option<PathBuf>,
+    /// Serve, or describe the server and exit.
+    pub(crate) action: Action,
+}
+
+/// What to do once the server is built.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) enum Action {
+    /// Serve on the chosen transport.
+    #[default]
+    Serve,
+    /// `--manifest`: print [`Server::manifest`] and exit.
+    Manifest,
+    /// `--client-config`: print the client configuration entry for the chosen transport and
+    /// exit.
+    ClientConfig,
 }
 
 /// The process environment `run!` reads.
@@ -82,6 +101,15 @@ pub(crate) fn choose(
         chosen = Transport::from(env);
     }
     let mut skills_dir = env.skills_dir.filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut action = Action::Serve;
+    let mut set_action = |new: Action| match action {
+        Action::Serve => {
+            action = new;
+            Ok(())
+        }
+        _ if action == new => Ok(()),
+        _ => Err("--manifest and --client-config: choose one".to_owned()),
+    };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -96,6 +124,8 @@ pub(crate) fn choose(
                 }
                 _ => return Err("--skills-dir needs a directory, e.g. --skills-dir skills/".into()),
             },
+            "--manifest" => set_action(Action::Manifest)?,
+            "--client-config" => set_action(Action::ClientConfig)?,
             "-h" | "--help" => return Err(String::new()),
             other => {
                 if let Some(addr) = other.strip_prefix("--http=").filter(|a| !a.is_empty()) {
@@ -114,6 +144,7 @@ pub(crate) fn choose(
     Ok(Choice {
         transport: chosen,
         skills_dir,
+        action,
     })
 }
 
@@ -135,13 +166,16 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         transport: std::env::var("MCP_TRANSPORT").ok(),
         skills_dir: std::env::var_os("MCP_SKILLS_DIR"),
     };
-    let (transport, builder) = match choose(in_code, env, std::env::args().skip(1)) {
+    let code_picks_http = matches!(in_code, Some(Transport::Http(_)));
+    let args = std::env::args().skip(1);
+    let (transport, builder, action, skills_dir) = match choose(in_code, env, args) {
         Ok(Choice {
             transport,
             skills_dir,
+            action,
         }) => match skills_dir {
-            Some(dir) => (transport, builder.skills_dir(dir)),
-            None => (transport, builder),
+            Some(dir) => (transport, builder.skills_dir(&dir), action, Some(dir)),
+            None => (transport, builder, action, None),
         },
         Err(msg) => {
             let argv0 = std::env::args_os().next();
@@ -162,9 +196,47 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             std::process::exit(2);
         }
     };
+    match action {
+        Action::Serve => {}
+        Action::Manifest => print_json_and_exit(&server.manifest()),
+        Action::ClientConfig => {
+            let name = &server.info().name;
+            let config = match &transport {
+                Transport::Http(addr) => crate::client_config::http(name, addr),
+                Transport::Stdio => match std::env::current_exe() {
+                    Ok(exe) => {
+                        let args = crate::client_config::stdio_args(
+                            code_picks_http,
+                            skills_dir.as_deref(),
+                        );
+                        crate::client_config::stdio(name, &exe, &args)
+                    }
+                    Err(e) => {
+                        eprintln!("error: cannot find the path of this program: {e}");
+                        std::process::exit(2);
+                    }
+                },
+            };
+            print_json_and_exit(&config);
+        }
+    }
     if let Err(e) = server.run(transport) {
         eprintln!("error: {e}");
         std::process::exit(2);
+    }
+}
+
+/// Prints `value` as pretty JSON, alone on stdout, and exits: 0, or 2 when stdout is closed.
+fn print_json_and_exit(value: &serde_json::Value) -> ! {
+    use std::io::Write as _;
+    let text = serde_json::to_string_pretty(value).expect("JSON values serialize");
+    let mut out = io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("error: writing to stdout: {e}");
+            std::process::exit(2);
+        }
     }
 }
 
@@ -283,6 +355,34 @@ mod tests {
             args(&["--skills-dir", "s", "--http", "h:1"]),
         );
         assert_eq!(both.map(|c| c.transport), Ok(Transport::http("h:1")));
+    }
+
+    #[test]
+    fn manifest_and_client_config_are_actions() {
+        let action = |a: &[&str]| choose(None, Env::default(), args(a)).map(|c| c.action);
+        assert_eq!(action(&[]), Ok(Action::Serve));
+        assert_eq!(action(&["--manifest"]), Ok(Action::Manifest));
+        assert_eq!(action(&["--client-config"]), Ok(Action::ClientConfig));
+        assert_eq!(
+            action(&["--manifest", "--skills-dir", "s", "--manifest"]),
+            Ok(Action::Manifest)
+        );
+        assert!(
+            action(&["--manifest", "--client-config"])
+                .unwrap_err()
+                .contains("choose one")
+        );
+        // The transport stays parsed: --client-config prints the entry for it.
+        let both = choose(
+            None,
+            Env::default(),
+            args(&["--client-config", "--http", "127.0.0.1:8000"]),
+        )
+        .unwrap();
+        assert_eq!(both.action, Action::ClientConfig);
+        assert_eq!(both.transport, Transport::http("127.0.0.1:8000"));
+        assert!(usage("s").contains("--manifest"));
+        assert!(usage("s").contains("--client-config"));
     }
 
     #[test]

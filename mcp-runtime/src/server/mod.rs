@@ -10,6 +10,7 @@ pub(crate) mod era;
 mod handler;
 mod input;
 mod layers;
+mod manifest;
 mod prompts;
 mod resources;
 mod skills;

@@ -1,0 +1,97 @@
+//! The server described without a client: what `--manifest` prints.
+//!
+//! The shape follows two documents of the MCP ecosystem, neither of which covers it all:
+//!
+//! - the MCP registry's `server.json` (`ServerDetail` in the registry's `server.schema.json`,
+//!   2025-12-11) for the identity: `name`, `title`, `description`, `version`, `websiteUrl`,
+//!   `icons`, the same fields as the protocol's `serverInfo`;
+//! - the server card proposal (SEP-1649) for what the server offers: `instructions`,
+//!   `capabilities`, and the `tools`, `resources`, `resourceTemplates` and `prompts` lists, each
+//!   entry exactly as the matching `…/list` result gives it. `server.json` has no such fields,
+//!   and later drafts of the card (SEP-2127) leave listing to a live connection.
+//!
+//! It has no `$schema`: a `run!()` server's name is its Cargo package's, not the reverse-DNS
+//! name (`io.github.user/server`) the registry requires, and it has no `packages` or `remotes`,
+//! which depend on where the binary is published.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::protocol::ProtocolVersion;
+use crate::registry::Listed;
+
+use super::Server;
+
+impl Server {
+    /// The instructions the server gives clients (`initialize` and `server/discover`), if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// A description of this server for registries, catalogs and humans, as `--manifest` prints
+    /// it: its `serverInfo` fields (`name`, `version`, `title`, …) at the top, as in an MCP
+    /// registry `server.json`, then `instructions`, `capabilities`, and the `tools`,
+    /// `resources`, `resourceTemplates` and `prompts` that are enabled, as a 2025-11-25 client
+    /// lists them (tools with `inputSchema`, `outputSchema`, `annotations`, and
+    /// `execution.taskSupport` for task tools).
+    ///
+    /// Resources that templates list at run time are left out (listing them can mean querying
+    /// a store); their templates are in `resourceTemplates`.
+    ///
+    /// ```
+    /// let server = mcp_runtime::Server::builder().name("weather").version("1.2.0").build()?;
+    /// let manifest = server.manifest();
+    /// assert_eq!(manifest["name"], "weather");
+    /// assert_eq!(manifest["version"], "1.2.0");
+    /// assert!(manifest["tools"].is_array());
+    /// # Ok::<(), mcp_runtime::BuildError>(())
+    /// ```
+    pub fn manifest(&self) -> Value {
+        let inner = &self.inner;
+        let registry = &inner.registry;
+        let changes = &inner.changes;
+        let mut out = match serde_json::to_value(&inner.info) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        if let Some(instructions) = &inner.instructions {
+            out.insert("instructions".into(), instructions.clone().into());
+        }
+        out.insert("capabilities".into(), inner.tasks_capabilities.clone());
+        let listing =
+            |raw: &RawValue| -> Value { serde_json::from_str(raw.get()).unwrap_or(Value::Null) };
+        let tools = registry
+            .tools
+            .items
+            .iter()
+            .filter(|t| t.enabled(changes))
+            .map(|t| listing(t.listing_for(ProtocolVersion::V2025_11_25)));
+        out.insert("tools".into(), tools.collect());
+        let mut resources: Vec<Value> = registry
+            .resources
+            .items
+            .iter()
+            .filter(|r| r.enabled(changes))
+            .map(|r| listing(&r.listing))
+            .collect();
+        if let Some(skills) = &inner.skills {
+            resources.extend(skills.manifests().iter().map(|raw| listing(raw)));
+        }
+        out.insert("resources".into(), resources.into());
+        let templates = registry
+            .templates
+            .items
+            .iter()
+            .filter(|t| t.enabled(changes))
+            .map(|t| listing(&t.listing));
+        out.insert("resourceTemplates".into(), templates.collect());
+        let prompts = registry
+            .prompts
+            .items
+            .iter()
+            .filter(|p| p.enabled(changes))
+            .map(|p| listing(&p.listing));
+        out.insert("prompts".into(), prompts.collect());
+        Value::Object(out)
+    }
+}
