@@ -27,6 +27,14 @@ async fn work(ms: u64, ctx: Context) -> Result<String, String> {
 
 static CANCELLED: AtomicUsize = AtomicUsize::new(0);
 
+/// Reports progress and logs, then answers.
+#[tool(task = "optional")]
+async fn chatty(ctx: Context) -> String {
+    ctx.info("halfway");
+    ctx.progress(1.0, Some(1.0), Some("done"));
+    "chatted".into()
+}
+
 /// Always a task; fails as a tool (`isError`).
 #[tool(task = "required")]
 async fn flaky() -> Result<String, String> {
@@ -788,5 +796,35 @@ fn a_sessions_tasks_end_with_the_session() {
     while LINGER_CANCELLED.load(Ordering::SeqCst) == 0 {
         assert!(Instant::now() < deadline, "the task outlived its session");
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn session_2025_11_25_task_notifications_name_their_task() {
+    let client = session_2025(server()).await;
+    let created = client
+        .request(
+            "tools/call",
+            json!({ "name": "chatty", "arguments": {}, "task": {}, "_meta": { "progressToken": "p1" } }),
+        )
+        .await
+        .unwrap();
+    let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+    let result = client
+        .request("tasks/result", json!({ "taskId": id }))
+        .await
+        .unwrap();
+    assert_eq!(result["content"][0]["text"], "chatted");
+    let notes = client.take_notifications();
+    for method in ["notifications/progress", "notifications/message"] {
+        let note = notes
+            .iter()
+            .find(|n| n["method"] == method)
+            .unwrap_or_else(|| panic!("no {method} in {notes:?}"));
+        assert_eq!(
+            note["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            id.as_str(),
+            "{note}"
+        );
     }
 }

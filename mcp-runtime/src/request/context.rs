@@ -96,6 +96,13 @@ impl Context {
         })
     }
 
+    /// `_meta` naming the 2025-11-25 task this request runs as: every message of a task says so.
+    fn related_task_meta(&self) -> Option<Value> {
+        self.related_task().map(
+            |id| serde_json::json!({ "io.modelcontextprotocol/related-task": { "taskId": id } }),
+        )
+    }
+
     pub(crate) fn related_task(&self) -> Option<&str> {
         self.inner.related_task.as_deref()
     }
@@ -168,6 +175,8 @@ impl Context {
             total: Option<f64>,
             #[serde(skip_serializing_if = "Option::is_none")]
             message: Option<&'a str>,
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<Value>,
         }
         self.send_live(encode_notification(
             "notifications/progress",
@@ -176,6 +185,7 @@ impl Context {
                 progress,
                 total,
                 message,
+                meta: self.related_task_meta(),
             },
         ));
     }
@@ -201,6 +211,8 @@ impl Context {
             #[serde(skip_serializing_if = "Option::is_none")]
             logger: Option<&'a str>,
             data: T,
+            #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+            meta: Option<Value>,
         }
         // Log data is the user's: one that cannot be serialized is dropped, not a failure.
         match try_encode_notification(
@@ -209,6 +221,7 @@ impl Context {
                 level,
                 logger,
                 data,
+                meta: self.related_task_meta(),
             },
         ) {
             Some(message) => {

@@ -54,7 +54,7 @@ pub(crate) fn on_envelope(
 ) -> Step {
     match envelope.message {
         Incoming::Request(req) if !conn.server.inner.middleware.is_empty() => {
-            super::layers::through(conn, req, arrival)
+            super::layers::through(conn, req, arrival, on_request)
         }
         Incoming::Request(req) => {
             let id = req.id.clone();

@@ -9,14 +9,23 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::connection::{Arrival, CatchUnwind, Connection, Step};
-use super::envelope;
+use super::envelope::{self, Head};
 use crate::middleware::{self, McpRequest, MiddlewareFuture, Next};
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::{Incoming, Request, encode_result};
 use crate::request::Reply;
 
-/// Runs `req` through the chain.
-pub(super) fn through(conn: &Arc<Connection>, req: Request<'_>, arrival: Arrival) -> Step {
+/// How the bottom of the chain dispatches a request (the dispatcher's `on_request`, passed in
+/// so that this file does not import the dispatcher that calls it).
+pub(super) type Dispatch = fn(&Arc<Connection>, Request<'_>, Option<Head<'_>>, Arrival) -> Step;
+
+/// Runs `req` through the chain, then through `dispatch`.
+pub(super) fn through(
+    conn: &Arc<Connection>,
+    req: Request<'_>,
+    arrival: Arrival,
+    dispatch: Dispatch,
+) -> Step {
     let inner = &conn.server.inner;
     // Params a layer cannot read are refused here: dispatched unread, they would pass every
     // layer (a rate limit, a filter) unseen.
@@ -63,7 +72,7 @@ pub(super) fn through(conn: &Arc<Connection>, req: Request<'_>, arrival: Arrival
                 headers: headers.clone(),
                 closer: closer.clone(),
             };
-            let step = dispatch(&conn, &req, arrival);
+            let step = bottom(&conn, &req, arrival, dispatch);
             Box::pin(async move {
                 let reply = match step {
                     Step::Reply(reply) => Some(reply),
@@ -102,7 +111,7 @@ pub(super) fn through(conn: &Arc<Connection>, req: Request<'_>, arrival: Arrival
 }
 
 /// The bottom of the chain: the request, as a layer left it, through the dispatcher.
-fn dispatch(conn: &Arc<Connection>, req: &McpRequest, arrival: Arrival) -> Step {
+fn bottom(conn: &Arc<Connection>, req: &McpRequest, arrival: Arrival, dispatch: Dispatch) -> Step {
     let mut message = Map::new();
     message.insert("jsonrpc".into(), "2.0".into());
     message.insert(
@@ -116,9 +125,7 @@ fn dispatch(conn: &Arc<Connection>, req: &McpRequest, arrival: Arrival) -> Step 
     let text = Value::Object(message).to_string();
     match envelope::decode(&text) {
         Ok(envelope) => match envelope.message {
-            Incoming::Request(request) => {
-                super::dispatch::on_request(conn, request, envelope.head, arrival)
-            }
+            Incoming::Request(request) => dispatch(conn, request, envelope.head, arrival),
             // A layer cannot turn a request into anything else: it keeps its id.
             _ => Step::Reply(Reply::error(
                 Some(&req.id),
