@@ -451,16 +451,24 @@ fn gate(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Result<(), Step>
     }
 }
 
+/// What every `tasks/*` handler starts with: the gate, its params, and who asks.
+fn open<'a, T: Deserialize<'a>>(
+    conn: &Connection,
+    scope: &Scope,
+    req: &Request<'a>,
+) -> Result<(T, String), Step> {
+    gate(conn, scope, req)?;
+    let params = parse_params(req).map_err(|e| Step::Reply(scope.err(&req.id, e)))?;
+    Ok((params, owner(conn, scope)))
+}
+
 /// `tasks/get`: the task, with (2026-07-28) its questions, result or error.
 pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    if let Err(step) = gate(conn, &scope, &req) {
-        return step;
-    }
-    let params: TaskParams = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+        Ok(opened) => opened,
+        Err(step) => return step,
     };
-    let (conn, id, owner) = (conn.clone(), req.id.clone(), owner(conn, &scope));
+    let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
         Some(match inner.tasks.get(&params.task_id, &owner).await {
@@ -476,9 +484,6 @@ pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Ste
 
 /// `tasks/update` (2026-07-28): answers to a task's questions; an empty acknowledgement.
 pub(super) fn update(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    if let Err(step) = gate(conn, &scope, &req) {
-        return step;
-    }
     #[derive(Deserialize)]
     struct Params {
         #[serde(rename = "taskId")]
@@ -486,11 +491,11 @@ pub(super) fn update(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
         #[serde(rename = "inputResponses", default)]
         input_responses: Map<String, Value>,
     }
-    let params: Params = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    let (params, owner): (Params, String) = match open(conn, &scope, &req) {
+        Ok(opened) => opened,
+        Err(step) => return step,
     };
-    let (conn, id, owner) = (conn.clone(), req.id.clone(), owner(conn, &scope));
+    let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
         Some(
@@ -509,14 +514,11 @@ pub(super) fn update(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
 /// `tasks/cancel`: 2026-07-28 acknowledges (also for a task already over); 2025-11-25 returns
 /// the cancelled task, and refuses one already over (-32602).
 pub(super) fn cancel(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    if let Err(step) = gate(conn, &scope, &req) {
-        return step;
-    }
-    let params: TaskParams = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+        Ok(opened) => opened,
+        Err(step) => return step,
     };
-    let (conn, id, owner) = (conn.clone(), req.id.clone(), owner(conn, &scope));
+    let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
         let before = match inner.tasks.cancel(&params.task_id, &owner).await {
@@ -559,14 +561,10 @@ impl Outcome for TaskResult {}
 /// `tasks/result` (2025-11-25): waits until the task is over, then answers what the call would
 /// have: the tool's result (naming the task in `_meta`), or its error.
 pub(super) fn result(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    if let Err(step) = gate(conn, &scope, &req) {
-        return step;
-    }
-    let params: TaskParams = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+        Ok(opened) => opened,
+        Err(step) => return step,
     };
-    let owner = owner(conn, &scope);
     let tasks = conn.server.inner.tasks.clone();
     let id = req.id.clone();
     run(conn, scope, &id, "tasks/result", Cache::No, move |_ctx| {
