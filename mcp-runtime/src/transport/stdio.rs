@@ -92,30 +92,19 @@ const QUEUED_MAX: usize = 1024;
 /// queues it, so a client that stops reading cannot block the runtime.
 struct Outbox {
     tx: mpsc::Sender<Encoded>,
+    backlog: Arc<Backlog>,
+}
+
+/// The count of queued, unwritten messages. The writer thread holds only this, not the
+/// sender: it ends when the last sender is gone, not at a timeout.
+#[derive(Default)]
+struct Backlog {
     queued: AtomicUsize,
     /// Signalled (under its lock) when `queued` falls back below `QUEUED_MAX`.
     room: (Mutex<()>, Condvar),
 }
 
-impl Outbox {
-    fn send(&self, message: Encoded) -> bool {
-        self.queued.fetch_add(1, Ordering::AcqRel);
-        if self.tx.send(message).is_err() {
-            self.queued.fetch_sub(1, Ordering::AcqRel);
-            return false;
-        }
-        true
-    }
-
-    fn notify(&self, message: Encoded) -> bool {
-        self.queued.load(Ordering::Acquire) < NOTES_QUEUED_MAX && self.send(message)
-    }
-
-    /// Messages queued and not yet written.
-    fn queued(&self) -> usize {
-        self.queued.load(Ordering::Acquire)
-    }
-
+impl Backlog {
     /// One message written (by the writer thread).
     fn written(&self) {
         if self.queued.fetch_sub(1, Ordering::AcqRel) == QUEUED_MAX {
@@ -124,12 +113,32 @@ impl Outbox {
             self.room.1.notify_all();
         }
     }
+}
+
+impl Outbox {
+    fn send(&self, message: Encoded) -> bool {
+        self.backlog.queued.fetch_add(1, Ordering::AcqRel);
+        if self.tx.send(message).is_err() {
+            self.backlog.queued.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    fn notify(&self, message: Encoded) -> bool {
+        self.queued() < NOTES_QUEUED_MAX && self.send(message)
+    }
+
+    /// Messages queued and not yet written.
+    fn queued(&self) -> usize {
+        self.backlog.queued.load(Ordering::Acquire)
+    }
 
     /// Blocks the reader while `QUEUED_MAX` messages wait to be written.
     fn wait_for_room(&self) {
-        let mut room = self.room.0.lock().expect("outbox lock");
+        let mut room = self.backlog.room.0.lock().expect("outbox lock");
         while self.queued() >= QUEUED_MAX {
-            room = self.room.1.wait(room).expect("outbox lock");
+            room = self.backlog.room.1.wait(room).expect("outbox lock");
         }
     }
 }
@@ -146,8 +155,7 @@ where
     let (tx, rx) = mpsc::channel::<Encoded>();
     let outbox = Arc::new(Outbox {
         tx,
-        queued: AtomicUsize::new(0),
-        room: (Mutex::new(()), Condvar::new()),
+        backlog: Arc::default(),
     });
     // Notifications (progress, logs) go through the writer thread. They still precede their
     // request's result: a result the reader finished itself is written directly only when
@@ -159,7 +167,7 @@ where
     let (writer_done_tx, writer_done) = oneshot::channel();
     let writer_output = output.clone();
     let shared_output = output.clone();
-    let written = outbox.clone();
+    let written = outbox.backlog.clone();
     std::thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
@@ -304,16 +312,16 @@ fn trim_line(line: &[u8]) -> &[u8] {
 fn write_loop<W: Write>(
     rx: mpsc::Receiver<Encoded>,
     output: &Output<W>,
-    outbox: &Outbox,
+    backlog: &Backlog,
 ) -> io::Result<()> {
     while let Ok(first) = rx.recv() {
         let mut w = output.lock().expect("output lock");
         write_message(&mut w, &first)?;
-        outbox.written();
+        backlog.written();
         // Batch whatever else is ready into the same write.
         while let Ok(more) = rx.try_recv() {
             write_message(&mut w, &more)?;
-            outbox.written();
+            backlog.written();
         }
         w.flush()?;
     }
