@@ -28,7 +28,7 @@ impl<T> Elicitation<T> {
 }
 
 /// The user's answer to a URL elicitation ([`Context::elicit_url`](crate::Context::elicit_url)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElicitAction {
     /// The user agreed to open the URL (the interaction itself happens out of band).

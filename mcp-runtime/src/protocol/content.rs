@@ -15,22 +15,22 @@ pub enum Role {
 }
 
 /// Hints to the client about how to use a piece of content.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
     /// Who the content is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<Vec<Role>>,
     /// Importance from 0 (least) to 1 (most).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
     /// ISO 8601 time of the last change.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 
 /// The contents of a resource, embedded in a result.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum ResourceContents {
     /// Text contents.
@@ -38,7 +38,7 @@ pub enum ResourceContents {
         /// The resource URI.
         uri: String,
         /// The MIME type.
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
         /// The text.
         text: String,
@@ -48,7 +48,7 @@ pub enum ResourceContents {
         /// The resource URI.
         uri: String,
         /// The MIME type.
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
         /// The base64-encoded bytes.
         blob: String,
@@ -86,7 +86,7 @@ impl ResourceContents {
 }
 
 /// One content block of a tool result or prompt message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Content {
@@ -95,7 +95,7 @@ pub enum Content {
         /// The text.
         text: String,
         /// Optional hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// An image, base64-encoded.
@@ -106,7 +106,7 @@ pub enum Content {
         #[serde(rename = "mimeType")]
         mime_type: String,
         /// Optional hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// Audio, base64-encoded (2025-03-26 and later).
@@ -117,7 +117,7 @@ pub enum Content {
         #[serde(rename = "mimeType")]
         mime_type: String,
         /// Optional hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// A link to a resource the client may read (2025-06-18 and later).
@@ -127,13 +127,13 @@ pub enum Content {
         /// A name for the resource.
         name: String,
         /// A description.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         description: Option<String>,
         /// The MIME type.
-        #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
         mime_type: Option<String>,
         /// Optional hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
     /// A resource embedded in the result.
@@ -141,7 +141,7 @@ pub enum Content {
         /// The contents.
         resource: ResourceContents,
         /// Optional hints.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Annotations>,
     },
 }

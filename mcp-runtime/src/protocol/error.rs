@@ -3,11 +3,11 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A JSON-RPC error code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i32);
 
@@ -36,14 +36,14 @@ impl ErrorCode {
 ///
 /// Tool failures the model should see (bad arguments, a failed API call) are not protocol errors:
 /// they are tool results with `isError: true`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct McpError {
     /// The JSON-RPC error code.
     pub code: ErrorCode,
     /// A human-readable message.
     pub message: Cow<'static, str>,
     /// Extra structured detail.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 

@@ -1,12 +1,12 @@
 //! MCP types the server describes itself and its tools with.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::content::{Content, Meta};
 
 /// The name and version of an MCP implementation (`serverInfo`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Implementation {
     /// Programmatic name.
@@ -14,21 +14,21 @@ pub struct Implementation {
     /// Version string.
     pub version: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the server does.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Home page.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub website_url: Option<String>,
     /// Icons.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// The theme an icon is drawn for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum IconTheme {
     /// For light backgrounds.
@@ -38,40 +38,40 @@ pub enum IconTheme {
 }
 
 /// An icon for a server, tool, resource or prompt.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
     /// An `https:` or `data:` URI.
     pub src: String,
     /// The MIME type.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Sizes such as `48x48` or `any`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<String>,
     /// The theme it is drawn for.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<IconTheme>,
 }
 
 /// Hints about a tool's behaviour. Clients must not rely on them for security.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// The tool does not change its environment.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only_hint: Option<bool>,
     /// The tool may destroy data.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub destructive_hint: Option<bool>,
     /// Calling it twice with the same arguments has no further effect.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotent_hint: Option<bool>,
     /// The tool reaches an open world (the web, other systems).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_world_hint: Option<bool>,
 }
 
@@ -82,48 +82,49 @@ impl ToolAnnotations {
 }
 
 /// A tool as `tools/list` describes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
     /// Unique name.
     pub name: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What the tool does, for the model.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// JSON Schema of the arguments (an object schema).
     pub input_schema: Value,
     /// JSON Schema of `structuredContent`, when the tool returns structured output.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
     /// Behaviour hints.
-    #[serde(skip_serializing_if = "ToolAnnotations::is_empty")]
+    #[serde(default, skip_serializing_if = "ToolAnnotations::is_empty")]
     pub annotations: ToolAnnotations,
     /// Icons.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Extra metadata.
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
     pub meta: Meta,
 }
 
 /// The result of `tools/call`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
     /// Unstructured content for the model.
     pub content: Vec<Content>,
     /// Structured content matching the tool's `outputSchema`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
     /// `true` when the tool failed; the content says why.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// Extra metadata.
-    /// Sent as the result's `_meta` (merged with the framework's own members).
-    #[serde(skip)]
+    /// Sent as the result's `_meta` (merged with the framework's own members); read from
+    /// `_meta` when a client deserializes a result.
+    #[serde(rename = "_meta", default, skip_serializing)]
     pub meta: Meta,
 }
 
@@ -152,7 +153,7 @@ impl CallToolResult {
 }
 
 /// A resource as `resources/list` describes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// The resource's URI.
@@ -160,25 +161,25 @@ pub struct Resource {
     /// A name for it.
     pub name: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it is.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its MIME type.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Its size in bytes, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
     /// Hints about its use.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<crate::protocol::Annotations>,
     /// Icons.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Extra metadata.
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
     pub meta: Meta,
 }
 
@@ -218,7 +219,7 @@ impl Resource {
 }
 
 /// A resource template as `resources/templates/list` describes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
     /// The RFC 6570 URI template.
@@ -226,61 +227,62 @@ pub struct ResourceTemplate {
     /// A name for it.
     pub name: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it describes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The MIME type of its resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
     /// Hints about its use.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<crate::protocol::Annotations>,
     /// Icons.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Extra metadata.
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
     pub meta: Meta,
 }
 
 /// One argument of a prompt.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PromptArgument {
     /// The argument's name.
     pub name: String,
     /// What it is for.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Whether it must be given.
+    #[serde(default)]
     pub required: bool,
 }
 
 /// A prompt as `prompts/list` describes it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Prompt {
     /// Unique name.
     pub name: String,
     /// Display name.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// What it does.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Its arguments.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<PromptArgument>,
     /// Icons.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     /// Extra metadata.
-    #[serde(rename = "_meta", skip_serializing_if = "Map::is_empty")]
+    #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
     pub meta: Meta,
 }
 
 /// One message of a prompt.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PromptMessage {
     /// Who says it.
     pub role: crate::protocol::Role,
@@ -312,10 +314,10 @@ impl PromptMessage {
 }
 
 /// The result of `prompts/get`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetPromptResult {
     /// A description of this particular prompt.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The messages.
     pub messages: Vec<PromptMessage>,
