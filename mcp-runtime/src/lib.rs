@@ -68,6 +68,8 @@
 
 pub mod ask;
 pub mod changes;
+#[cfg(feature = "client")]
+pub mod client;
 mod client_config;
 pub mod completion;
 pub mod context;

@@ -59,7 +59,7 @@ pub(crate) struct HeaderParam {
 /// The `x-mcp-header` annotations of an input schema, checked against the spec's constraints:
 /// a non-empty token, unique ignoring case, on a string, integer or boolean property reachable
 /// from the root through `properties` alone.
-fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
+pub(crate) fn header_params(schema: &Value) -> Result<Vec<HeaderParam>, String> {
     fn walk(
         schema: &Value,
         path: &mut Vec<String>,

@@ -1,0 +1,333 @@
+//! Configuring and connecting a [`Client`]: who it says it is, which era it speaks, what it
+//! answers, and where the server is.
+
+use std::future::Future;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::Client;
+use super::core::{Core, Negotiated};
+use super::error::ClientError;
+use super::handlers::{ElicitRequest, ElicitResult, Handlers, ServerNotification};
+use super::stdio::{Stderr, StdioLink};
+use crate::ask::{Root, SampledMessage};
+use crate::protocol::{McpError, ProtocolVersion};
+
+/// Which protocol era a client speaks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// Ask with `server/discover` and use 2026-07-28 when the server speaks it; otherwise
+    /// `initialize` at the newest session-era version. A server that answers the probe with an
+    /// error (as every session-era server does) costs one round trip, no wait; only a stdio
+    /// server that does not answer at all waits for
+    /// [`probe_timeout`](ClientBuilder::probe_timeout).
+    #[default]
+    Auto,
+    /// The session era at this version (`initialize`, then a session).
+    Session(ProtocolVersion),
+    /// 2026-07-28 only: `server/discover`, then `_meta` on every request.
+    Stateless,
+}
+
+/// Builds a [`Client`]; [`Client::builder`] starts one.
+#[must_use]
+pub struct ClientBuilder {
+    name: String,
+    version: String,
+    protocol: Protocol,
+    handlers: Handlers,
+    timeout: Duration,
+    probe_timeout: Duration,
+    stderr: Stderr,
+    #[cfg(feature = "http")]
+    headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    bad_header: Option<String>,
+    renew_sessions: bool,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            name: "mcp-runtime-client".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            protocol: Protocol::Auto,
+            handlers: Handlers::default(),
+            timeout: Duration::from_secs(60),
+            probe_timeout: Duration::from_secs(2),
+            stderr: Stderr::Inherit,
+            #[cfg(feature = "http")]
+            headers: Vec::new(),
+            bad_header: None,
+            renew_sessions: false,
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The client's name and version (`clientInfo`), e.g. `env!("CARGO_PKG_NAME")`.
+    pub fn info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// The era to speak (default [`Protocol::Auto`]).
+    pub fn protocol(mut self, protocol: Protocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
+    /// How long a request waits for its answer before it is cancelled (default 60 s).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long [`Protocol::Auto`] waits for a stdio server to answer `server/discover`
+    /// before it falls back to `initialize` (default 2 s; servers that answer, even with an
+    /// error, cost no wait).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// What happens to a spawned server's stderr (default: passed through).
+    pub fn stderr(mut self, stderr: Stderr) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// A header sent with every HTTP request (e.g. `Authorization`). An invalid name or
+    /// value fails [`connect`](Self::connect).
+    #[cfg(feature = "http")]
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (
+            http::HeaderName::try_from(name),
+            http::HeaderValue::try_from(value),
+        ) {
+            (Ok(n), Ok(v)) => self.headers.push((n, v)),
+            _ => self.bad_header = Some(name.to_owned()),
+        }
+        self
+    }
+
+    /// When the server forgets the HTTP session (404), start a new one and send the request
+    /// again, instead of failing with [`ClientError::SessionExpired`].
+    pub fn renew_sessions(mut self, on: bool) -> Self {
+        self.renew_sessions = on;
+        self
+    }
+
+    /// Answers the server's elicitation (form, and URL when
+    /// [`url_elicitation`](Self::url_elicitation) is on) and declares the capability. In the
+    /// session era it answers `elicitation/create` requests; in 2026-07-28 the same handler
+    /// answers `InputRequiredResult` rounds.
+    pub fn on_elicitation<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, McpError>> + Send + 'static,
+    {
+        self.handlers.set_elicit(handler);
+        self
+    }
+
+    /// Also declares URL-mode elicitation (the handler then gets URL requests too).
+    pub fn url_elicitation(mut self, on: bool) -> Self {
+        self.handlers.url_elicitation = on;
+        self
+    }
+
+    /// Answers the server's sampling requests (`sampling/createMessage` params in, the
+    /// model's message out) and declares the capability.
+    pub fn on_sampling<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<SampledMessage, McpError>> + Send + 'static,
+    {
+        self.handlers.set_sample(handler);
+        self
+    }
+
+    /// Answers `roots/list` with these roots and declares the capability.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.handlers.set_roots(move || {
+            let roots = roots.clone();
+            async move { Ok(roots) }
+        });
+        self
+    }
+
+    /// Calls `f` for every notification the server sends (progress, logs, changes).
+    /// [`Client::notifications`] is the same as a stream.
+    pub fn on_notification(
+        mut self,
+        f: impl Fn(&ServerNotification) + Send + Sync + 'static,
+    ) -> Self {
+        self.handlers.notify.push(std::sync::Arc::new(f));
+        self
+    }
+
+    fn client_info(&self) -> Value {
+        json!({"name": self.name, "version": self.version})
+    }
+
+    /// Starts `command` as a stdio server and connects to it. The child is ended when the
+    /// client is closed or dropped.
+    pub async fn spawn(
+        self,
+        command: impl Into<tokio::process::Command>,
+    ) -> Result<Client, ClientError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = StdioLink::spawn(command.into(), self.stderr, tx)?;
+        let stderr = link.stderr.clone();
+        let core = Core::new(
+            Box::new(link),
+            rx,
+            self.handlers.clone(),
+            self.client_info(),
+            self.timeout,
+        );
+        let client = Client {
+            core,
+            stderr: Some(stderr),
+            renew: false,
+        };
+        negotiate(&client.core, self.protocol, Some(self.probe_timeout)).await?;
+        Ok(client)
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    #[cfg(feature = "http")]
+    pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
+        if let Some(name) = &self.bad_header {
+            return Err(ClientError::transport(format!(
+                "header {name:?} has an invalid name or value"
+            )));
+        }
+        let uri = super::http::parse_url(url)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = super::http::HttpLink::new(uri, self.headers.clone(), tx);
+        let core = Core::new(
+            Box::new(link),
+            rx,
+            self.handlers.clone(),
+            self.client_info(),
+            self.timeout,
+        );
+        let client = Client {
+            core,
+            stderr: None,
+            renew: self.renew_sessions,
+        };
+        negotiate(&client.core, self.protocol, None).await?;
+        Ok(client)
+    }
+}
+
+/// Settles the era. `probe`: how long a stdio probe may go unanswered.
+pub(crate) async fn negotiate(
+    core: &Core,
+    protocol: Protocol,
+    probe: Option<Duration>,
+) -> Result<(), ClientError> {
+    match protocol {
+        Protocol::Stateless => discover(core, None).await,
+        Protocol::Session(version) => initialize(core, version).await,
+        Protocol::Auto => match discover(core, probe).await {
+            Ok(()) => Ok(()),
+            // Anything but a transport failure says "not 2026-07-28 here": the server
+            // answered the probe with an error (session-era servers say method not found, or
+            // not initialized), an HTTP 4xx, no modern version, or (stdio) nothing in time.
+            Err(
+                ClientError::Rpc(_)
+                | ClientError::Protocol(_)
+                | ClientError::Timeout(_)
+                | ClientError::Status {
+                    status: 400..=499, ..
+                },
+            ) => initialize(core, ProtocolVersion::LATEST_SESSION).await,
+            Err(e) => Err(e),
+        },
+    }
+}
+
+async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientError> {
+    let params = json!({ "_meta": core.stateless_meta() });
+    // A -32022 that lists 2026-07-28 among the supported versions is worth one more try.
+    let result = match core
+        .request_raw("server/discover", params.clone(), timeout)
+        .await
+    {
+        Err(e) if super::core::offers_our_version(&e) => {
+            core.request_raw("server/discover", params, timeout).await?
+        }
+        other => other?,
+    };
+    let modern = ProtocolVersion::V2026_07_28.as_str();
+    let speaks = result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|v| v.iter().any(|v| v.as_str() == Some(modern)));
+    if !speaks {
+        return Err(ClientError::protocol(format!(
+            "the server does not list {modern} in supportedVersions: {}",
+            result.get("supportedVersions").unwrap_or(&Value::Null)
+        )));
+    }
+    core.set_negotiated(Negotiated {
+        version: ProtocolVersion::V2026_07_28,
+        server_info: result
+            .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+            .cloned()
+            .unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+        instructions: result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+    .await;
+    Ok(())
+}
+
+pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
+    if version.era() != crate::Era::Session {
+        return Err(ClientError::protocol(format!(
+            "{} has no initialize: use Protocol::Stateless",
+            version.as_str()
+        )));
+    }
+    let params = json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": core.capabilities(true),
+        "clientInfo": core.client_info,
+    });
+    let result = core.request_raw("initialize", params, None).await?;
+    let chosen = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let Some(agreed) = ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::Era::Session)
+    else {
+        core.close().await;
+        return Err(ClientError::protocol(format!(
+            "the server chose protocol version {chosen:?}, which this client does not speak"
+        )));
+    };
+    core.set_initialized(Negotiated {
+        version: agreed,
+        server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
+        capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+        instructions: result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    });
+    core.notify("notifications/initialized", Value::Null)
+        .await?;
+    core.link.negotiated(agreed).await;
+    Ok(())
+}

@@ -1,0 +1,560 @@
+//! The engine every transport shares: request ids and pending answers, routing of what the
+//! server sends (answers, notifications, its own requests), and the era rules (per-request
+//! `_meta`, `InputRequiredResult` rounds) applied to every request in one place.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::error::ClientError;
+use super::handlers::{Handlers, ServerNotification};
+use super::headers;
+use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
+use crate::registry::HeaderParam;
+
+pub(crate) type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a transport hands the engine.
+pub(crate) enum Inbound {
+    /// One JSON-RPC message (or a batch) from the server.
+    Message(Value),
+    /// A request failed below JSON-RPC (an HTTP status without a JSON-RPC body, a stream that
+    /// ended before the answer).
+    Failed { id: i64, error: ClientError },
+    /// The connection is gone: every pending request fails with this.
+    Closed(String),
+}
+
+/// One message for the transport, with what the HTTP headers mirror.
+pub(crate) struct Outgoing {
+    pub(crate) body: Vec<u8>,
+    /// The request's id (requests only).
+    pub(crate) id: Option<i64>,
+    /// The method (requests and notifications; `None` for the client's answers).
+    pub(crate) method: Option<String>,
+    /// `MCP-Protocol-Version` for this message (`None` before `initialize` completes).
+    pub(crate) version: Option<&'static str>,
+    /// `Mcp-Name` and `Mcp-Param-*`.
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+/// A transport: sends messages; what arrives goes to the inbox it was made with.
+pub(crate) trait Link: Send + Sync + 'static {
+    /// Sends one message; returns once it is handed over (an HTTP response has begun).
+    fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>>;
+    /// The era and version are settled (HTTP: the session's GET stream opens now, before
+    /// any later request, so nothing the server sends on it is missed).
+    fn negotiated(&self, _version: ProtocolVersion) -> LinkFuture<'_, ()> {
+        Box::pin(async {})
+    }
+    /// Nothing waits for request `id` any more (answered, or given up): stop reading its
+    /// stream (HTTP: close it, and do not resume it).
+    fn abandon(&self, _id: i64) {}
+    /// Forgets the HTTP session, so that the next `initialize` starts a new one.
+    fn reset_session(&self) {}
+    /// Ends the connection (HTTP: `DELETE` the session; stdio: close stdin, end the child).
+    fn close(&self) -> LinkFuture<'_, ()>;
+}
+
+/// What connecting settled.
+#[derive(Clone, Debug)]
+pub(crate) struct Negotiated {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) server_info: Value,
+    pub(crate) capabilities: Value,
+    pub(crate) instructions: Option<String>,
+}
+
+type ProgressFn = Arc<dyn Fn(&Value) + Send + Sync>;
+
+pub(crate) struct Core {
+    this: Weak<Core>,
+    pub(crate) link: Box<dyn Link>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    next_id: AtomicI64,
+    pub(crate) handlers: Handlers,
+    pub(crate) events: broadcast::Sender<ServerNotification>,
+    progress: Mutex<HashMap<String, ProgressFn>>,
+    pub(crate) negotiated: RwLock<Option<Negotiated>>,
+    tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
+    pub(crate) client_info: Value,
+    pub(crate) timeout: Duration,
+    pub(crate) log_level: Mutex<Option<String>>,
+    closed: AtomicBool,
+}
+
+/// The most `InputRequiredResult` rounds one call may take (a server that keeps asking is
+/// broken or hostile).
+const MAX_ROUNDS: usize = 16;
+
+impl Core {
+    pub(crate) fn new(
+        link: Box<dyn Link>,
+        inbox: mpsc::UnboundedReceiver<Inbound>,
+        handlers: Handlers,
+        client_info: Value,
+        timeout: Duration,
+    ) -> Arc<Core> {
+        let core = Arc::new_cyclic(|this| Core {
+            this: this.clone(),
+            link,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            handlers,
+            events: broadcast::channel(1024).0,
+            progress: Mutex::new(HashMap::new()),
+            negotiated: RwLock::new(None),
+            tool_headers: Mutex::new(HashMap::new()),
+            client_info,
+            timeout,
+            log_level: Mutex::new(None),
+            closed: AtomicBool::new(false),
+        });
+        spawn_router(Arc::downgrade(&core), inbox);
+        core
+    }
+
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        self.negotiated.read().unwrap().as_ref().map(|n| n.version)
+    }
+
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.version() == Some(ProtocolVersion::V2026_07_28)
+    }
+
+    /// Records what connecting settled, and tells the transport.
+    pub(crate) async fn set_negotiated(&self, n: Negotiated) {
+        let version = n.version;
+        *self.negotiated.write().unwrap() = Some(n);
+        self.link.negotiated(version).await;
+    }
+
+    /// Records what `initialize` settled; the transport is told after
+    /// `notifications/initialized` (a session's GET stream opens only then).
+    pub(crate) fn set_initialized(&self, n: Negotiated) {
+        *self.negotiated.write().unwrap() = Some(n);
+    }
+
+    /// The client capabilities this client declares.
+    pub(crate) fn capabilities(&self, session: bool) -> Value {
+        self.handlers.capabilities(session)
+    }
+
+    /// The `_meta` a 2026-07-28 request carries.
+    pub(crate) fn stateless_meta(&self) -> Map<String, Value> {
+        let mut meta = Map::new();
+        meta.insert(
+            "io.modelcontextprotocol/protocolVersion".into(),
+            json!(ProtocolVersion::V2026_07_28.as_str()),
+        );
+        meta.insert(
+            "io.modelcontextprotocol/clientInfo".into(),
+            self.client_info.clone(),
+        );
+        meta.insert(
+            "io.modelcontextprotocol/clientCapabilities".into(),
+            self.capabilities(false),
+        );
+        if let Some(level) = self.log_level.lock().unwrap().clone() {
+            meta.insert("io.modelcontextprotocol/logLevel".into(), json!(level));
+        }
+        meta
+    }
+
+    pub(crate) fn remember_tool_headers(&self, tool: &str, params: Vec<HeaderParam>) {
+        let mut map = self.tool_headers.lock().unwrap();
+        if params.is_empty() {
+            map.remove(tool);
+        } else {
+            map.insert(tool.to_owned(), params);
+        }
+    }
+
+    pub(crate) fn knows_tool_headers(&self, tool: &str) -> bool {
+        self.tool_headers.lock().unwrap().contains_key(tool)
+    }
+
+    fn message(&self, id: Option<i64>, method: &str, params: &Value) -> Outgoing {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(id) = id {
+            msg["id"] = json!(id);
+        }
+        if !params.is_null() {
+            msg["params"] = params.clone();
+        }
+        let mut extra = Vec::new();
+        if let Some(name) = headers::name_of(method, params) {
+            extra.push(("Mcp-Name".to_owned(), name));
+        }
+        if method == "tools/call" {
+            let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
+            if let Some(p) = self.tool_headers.lock().unwrap().get(tool) {
+                let args = params.get("arguments").unwrap_or(&Value::Null);
+                extra.extend(headers::param_headers(p, args));
+            }
+        }
+        Outgoing {
+            body: serde_json::to_vec(&msg).unwrap_or_default(),
+            id,
+            method: Some(method.to_owned()),
+            version: match method {
+                "initialize" => None,
+                "server/discover" => Some(ProtocolVersion::V2026_07_28.as_str()),
+                _ => self.version().map(ProtocolVersion::as_str),
+            },
+            headers: extra,
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+        self.check_open()?;
+        self.link.send(self.message(None, method, &params)).await
+    }
+
+    fn check_open(&self) -> Result<(), ClientError> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(ClientError::Closed)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// One JSON-RPC request as given: no `_meta` added, no input rounds.
+    pub(crate) async fn request_raw(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        self.check_open()?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        let mut guard = Pending {
+            core: self,
+            id,
+            armed: true,
+        };
+        self.link
+            .send(self.message(Some(id), method, &params))
+            .await?;
+        let limit = timeout.unwrap_or(self.timeout);
+        let answer = match tokio::time::timeout(limit, rx).await {
+            Err(_) => Err(ClientError::Timeout(limit)),
+            Ok(Err(_)) => Err(ClientError::Closed),
+            Ok(Ok(answer)) => {
+                guard.armed = false;
+                answer
+            }
+        };
+        drop(guard);
+        answer
+    }
+
+    /// A request with the era's rules: `_meta` on every 2026-07-28 request, and
+    /// `InputRequiredResult` rounds answered by the handlers and retried (new id, the same
+    /// params, `inputResponses`, `requestState` echoed).
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        self.request_with(method, params, None).await
+    }
+
+    pub(crate) async fn request_with(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ClientError> {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ClientError::protocol(format!(
+                    "params must be an object, not {other}"
+                )));
+            }
+        };
+        let mut version_retried = false;
+        for _ in 0..MAX_ROUNDS {
+            let mut sent = params.clone();
+            if self.is_stateless() {
+                let mut meta = self.stateless_meta();
+                if let Some(Value::Object(own)) = sent.remove("_meta") {
+                    meta.extend(own);
+                }
+                sent.insert("_meta".into(), Value::Object(meta));
+            }
+            let result = match self.request_raw(method, Value::Object(sent), timeout).await {
+                Err(e) if !version_retried && self.is_stateless() && offers_our_version(&e) => {
+                    version_retried = true;
+                    continue;
+                }
+                other => other?,
+            };
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(result);
+            }
+            let responses = self.answer_inputs(&result).await?;
+            params.insert("inputResponses".into(), Value::Object(responses));
+            match result.get("requestState") {
+                Some(state) => params.insert("requestState".into(), state.clone()),
+                None => params.remove("requestState"),
+            };
+        }
+        Err(ClientError::protocol(format!(
+            "{method}: the server asked for input more than {MAX_ROUNDS} times"
+        )))
+    }
+
+    /// Answers every entry of an `InputRequiredResult`'s `inputRequests` with the handlers.
+    async fn answer_inputs(&self, result: &Value) -> Result<Map<String, Value>, ClientError> {
+        let mut responses = Map::new();
+        let Some(requests) = result.get("inputRequests").and_then(Value::as_object) else {
+            return Ok(responses);
+        };
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            let answer = self.handlers.answer(method, params).await?;
+            responses.insert(key.clone(), answer);
+        }
+        Ok(responses)
+    }
+
+    /// Calls `on_progress` with each `notifications/progress` params for `token` until the
+    /// returned guard drops.
+    pub(crate) fn watch_progress(
+        &self,
+        token: String,
+        on_progress: ProgressFn,
+    ) -> impl Drop + use<'_> {
+        self.progress
+            .lock()
+            .unwrap()
+            .insert(token.clone(), on_progress);
+        ProgressWatch { core: self, token }
+    }
+
+    pub(crate) fn next_progress_token(&self) -> String {
+        format!("p-{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Closes the connection; later calls fail with [`ClientError::Closed`].
+    pub(crate) async fn close(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.link.close().await;
+        self.fail_all("the client was closed");
+    }
+
+    fn fail_all(&self, why: &str) {
+        let pending: Vec<_> = self.pending.lock().unwrap().drain().collect();
+        for (_, tx) in pending {
+            let _ = tx.send(Err(if self.closed.load(Ordering::Acquire) {
+                ClientError::Closed
+            } else {
+                ClientError::transport(why)
+            }));
+        }
+    }
+
+    fn route(&self, inbound: Inbound) {
+        match inbound {
+            Inbound::Message(Value::Array(batch)) => {
+                for msg in batch {
+                    self.route_one(msg);
+                }
+            }
+            Inbound::Message(msg) => self.route_one(msg),
+            Inbound::Failed { id, error } => {
+                if let Some(tx) = self.pending.lock().unwrap().remove(&id) {
+                    let _ = tx.send(Err(error));
+                }
+            }
+            Inbound::Closed(why) => self.fail_all(&why),
+        }
+    }
+
+    fn route_one(&self, msg: Value) {
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        match (method, msg.get("id")) {
+            (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg),
+            (Some(method), None) => {
+                let n = ServerNotification {
+                    method,
+                    params: msg.get("params").cloned().unwrap_or(Value::Null),
+                };
+                if n.method == "notifications/progress" {
+                    let token = n.params.get("progressToken").map(|t| match t {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    let watcher =
+                        token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
+                    if let Some(f) = watcher {
+                        f(&n.params);
+                    }
+                }
+                self.handlers.notify(&n);
+                let _ = self.events.send(n);
+            }
+            (None, Some(id)) => {
+                let Some(id) = id
+                    .as_i64()
+                    .or_else(|| id.as_str().and_then(|s| s.parse().ok()))
+                else {
+                    tracing::debug!(%id, "an answer with an id this client never sent");
+                    return;
+                };
+                let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
+                    return; // given up on (timed out, dropped): nothing waits for it
+                };
+                // The answer may have come another way (a session's GET stream): the
+                // request's own stream is not needed any more.
+                self.link.abandon(id);
+                let answer = match (msg.get("result"), msg.get("error")) {
+                    (Some(result), None) => Ok(result.clone()),
+                    (_, Some(error)) => Err(ClientError::Rpc(
+                        serde_json::from_value::<McpError>(error.clone()).unwrap_or_else(|_| {
+                            McpError::new(
+                                ErrorCode::INTERNAL_ERROR,
+                                format!("an error the server sent malformed: {error}"),
+                            )
+                        }),
+                    )),
+                    (None, None) => Err(ClientError::protocol(
+                        "an answer with neither `result` nor `error`",
+                    )),
+                };
+                let _ = tx.send(answer);
+            }
+            (None, None) => {
+                tracing::debug!("a message that is neither request, answer nor notification")
+            }
+        }
+    }
+
+    /// A request from the server (session era: elicitation, sampling, roots, ping): answered by
+    /// the handlers on a task of its own, so a slow user never blocks other traffic.
+    fn serve_request(&self, id: Value, method: String, msg: Value) {
+        let Some(core) = self.this.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let reply = match core.handlers.answer(&method, params).await {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
+            };
+            let out = Outgoing {
+                body: serde_json::to_vec(&reply).unwrap_or_default(),
+                id: None,
+                method: None,
+                version: core.version().map(ProtocolVersion::as_str),
+                headers: Vec::new(),
+            };
+            if let Err(e) = core.link.send(out).await {
+                tracing::debug!(error = %e, "could not answer the server's {method}");
+            }
+        });
+    }
+}
+
+/// Whether `e` is -32022 (unsupported protocol version) naming 2026-07-28 among the versions
+/// the server supports: the request is worth sending again at that version.
+pub(crate) fn offers_our_version(e: &ClientError) -> bool {
+    let ClientError::Rpc(e) = e else {
+        return false;
+    };
+    e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        && e.data
+            .as_ref()
+            .and_then(|d| d.get("supported"))
+            .and_then(Value::as_array)
+            .is_some_and(|v| {
+                v.iter()
+                    .any(|v| v.as_str() == Some(ProtocolVersion::V2026_07_28.as_str()))
+            })
+}
+
+/// A request in flight: removed from the pending map when it ends, and cancelled at the
+/// server when it is given up (timeout, the caller's future dropped).
+struct Pending<'a> {
+    core: &'a Core,
+    id: i64,
+    armed: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        self.core.pending.lock().unwrap().remove(&self.id);
+        if !self.armed || self.core.closed.load(Ordering::Acquire) {
+            return;
+        }
+        self.core.link.abandon(self.id);
+        let Some(core) = self.core.this.upgrade() else {
+            return;
+        };
+        let id = self.id;
+        // A stateless HTTP request is cancelled by closing its stream (done above); elsewhere
+        // the server is told.
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                let params = json!({"requestId": id, "reason": "the client gave up waiting"});
+                let _ = core.notify("notifications/cancelled", params).await;
+            });
+        }
+    }
+}
+
+struct ProgressWatch<'a> {
+    core: &'a Core,
+    token: String,
+}
+
+impl Drop for ProgressWatch<'_> {
+    fn drop(&mut self) {
+        self.core.progress.lock().unwrap().remove(&self.token);
+    }
+}
+
+fn spawn_router(core: Weak<Core>, mut inbox: mpsc::UnboundedReceiver<Inbound>) {
+    tokio::spawn(async move {
+        while let Some(msg) = inbox.recv().await {
+            let Some(core) = core.upgrade() else {
+                return;
+            };
+            core.route(msg);
+        }
+        if let Some(core) = core.upgrade() {
+            core.fail_all("the connection closed");
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_error_naming_ours_is_retried() {
+        let e: McpError = serde_json::from_value(json!({
+            "code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}
+        }))
+        .unwrap();
+        assert!(offers_our_version(&ClientError::Rpc(e)));
+        let other: McpError = serde_json::from_value(json!({
+            "code": -32022, "message": "m", "data": {"supported": ["2025-11-25"]}
+        }))
+        .unwrap();
+        assert!(!offers_our_version(&ClientError::Rpc(other)));
+    }
+}

@@ -1,0 +1,102 @@
+//! What can go wrong when calling a server.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::protocol::{CallToolResult, McpError};
+
+/// An error from a [`Client`](super::Client) call.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server answered with a JSON-RPC error.
+    Rpc(McpError),
+    /// A tool ran and reported a failure (`isError: true`); the result says why.
+    Tool(Box<CallToolResult>),
+    /// The connection could not be made, failed, or closed (the server exited, the HTTP
+    /// request failed, the stream ended before the answer).
+    Transport(String),
+    /// The HTTP session is gone (404 for its `Mcp-Session-Id`): the server expired or forgot
+    /// it. Connect again, or build the client with
+    /// [`renew_sessions`](super::ClientBuilder::renew_sessions) to do so automatically.
+    SessionExpired,
+    /// An HTTP status without a JSON-RPC answer (a server that does not speak this
+    /// transport, a proxy in the way, an authorization failure).
+    Status {
+        /// The HTTP status code.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// The server's answer breaks the protocol, or could not be read as the requested type.
+    Protocol(String),
+    /// No answer within the request timeout (the request was cancelled).
+    Timeout(Duration),
+    /// The client was closed.
+    Closed,
+}
+
+impl ClientError {
+    /// The JSON-RPC error, when the server sent one.
+    pub fn rpc(&self) -> Option<&McpError> {
+        match self {
+            ClientError::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn transport(what: impl fmt::Display) -> Self {
+        ClientError::Transport(what.to_string())
+    }
+
+    pub(crate) fn protocol(what: impl fmt::Display) -> Self {
+        ClientError::Protocol(what.to_string())
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Rpc(e) => write!(f, "the server answered with an error: {e}"),
+            ClientError::Tool(result) => {
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        crate::protocol::Content::Text { text, .. } => Some(text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                write!(f, "the tool reported an error: {}", text.join("\n"))
+            }
+            ClientError::Transport(why) => write!(f, "transport error: {why}"),
+            ClientError::SessionExpired => f.write_str("the server no longer knows this session"),
+            ClientError::Status { status, body } => {
+                write!(f, "HTTP {status}")?;
+                let body = body.trim();
+                if !body.is_empty() {
+                    write!(f, ": {}", crate::protocol::error::clip(body))?;
+                }
+                Ok(())
+            }
+            ClientError::Protocol(why) => write!(f, "protocol error: {why}"),
+            ClientError::Timeout(after) => write!(f, "no answer within {after:?}"),
+            ClientError::Closed => f.write_str("the client is closed"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<McpError> for ClientError {
+    fn from(e: McpError) -> Self {
+        ClientError::Rpc(e)
+    }
+}

@@ -1,0 +1,431 @@
+//! Streamable HTTP from the client side: one `POST` per message (the answer as JSON or an SSE
+//! stream), the session id kept from `initialize` and `DELETE`d on close, the session's `GET`
+//! stream, and streams resumed with `Last-Event-ID` after the server's `retry` delay.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::core::{Inbound, Link, LinkFuture, Outgoing};
+use super::error::ClientError;
+use super::sse::SseParser;
+use crate::protocol::{McpError, ProtocolVersion};
+
+/// The reconnection delay when the server gave none (ms).
+const DEFAULT_RETRY_MS: u64 = 1000;
+/// Reconnection attempts in a row before a stream is given up.
+const MAX_RECONNECTS: u32 = 8;
+/// The most bytes read from an error response.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most bytes of a JSON answer.
+const MAX_JSON_BODY: usize = 64 * 1024 * 1024;
+
+type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
+
+struct Shared {
+    client: Hyper,
+    url: Uri,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<&'static str>>,
+    inbox: mpsc::UnboundedSender<Inbound>,
+}
+
+pub(crate) struct HttpLink {
+    shared: Arc<Shared>,
+    /// The stream of each request whose answer is still coming, by request id.
+    streams: Arc<Mutex<HashMap<i64, AbortHandle>>>,
+    get_stream: Mutex<Option<AbortHandle>>,
+}
+
+/// Checks and parses an endpoint URL.
+pub(crate) fn parse_url(url: &str) -> Result<Uri, ClientError> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| ClientError::transport(format!("{url:?} is not a URL: {e}")))?;
+    match uri.scheme_str() {
+        Some("http") => Ok(uri),
+        Some("https") => Err(ClientError::transport(
+            "https:// URLs need TLS, which this client does not do yet: put a TLS-terminating \
+             proxy in front, or connect over http:// on a trusted network",
+        )),
+        _ => Err(ClientError::transport(format!(
+            "{url:?} is not an http:// URL"
+        ))),
+    }
+}
+
+impl HttpLink {
+    pub(crate) fn new(
+        url: Uri,
+        headers: Vec<(HeaderName, HeaderValue)>,
+        inbox: mpsc::UnboundedSender<Inbound>,
+    ) -> HttpLink {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = HyperClient::builder(TokioExecutor::new()).build(connector);
+        HttpLink {
+            shared: Arc::new(Shared {
+                client,
+                url,
+                headers,
+                session: Mutex::new(None),
+                version: Mutex::new(None),
+                inbox,
+            }),
+            streams: Arc::new(Mutex::new(HashMap::new())),
+            get_stream: Mutex::new(None),
+        }
+    }
+}
+
+impl Shared {
+    fn request(&self, method: Method, version: Option<&str>) -> http::request::Builder {
+        let mut req = Request::builder().method(method).uri(self.url.clone());
+        if let Some(session) = self.session.lock().unwrap().clone() {
+            req = req.header("Mcp-Session-Id", session);
+        }
+        if let Some(v) = version.or(*self.version.lock().unwrap()) {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        for (name, value) in &self.headers {
+            req = req.header(name, value);
+        }
+        req
+    }
+
+    async fn get(
+        &self,
+        last_event_id: Option<&str>,
+    ) -> Result<hyper::Response<Incoming>, ClientError> {
+        let mut req = self
+            .request(Method::GET, None)
+            .header(ACCEPT, "text/event-stream");
+        if let Some(id) = last_event_id {
+            req = req.header("Last-Event-ID", id);
+        }
+        let req = req
+            .body(Full::new(Bytes::new()))
+            .map_err(ClientError::transport)?;
+        self.client
+            .request(req)
+            .await
+            .map_err(|e| ClientError::transport(format!("GET {} failed: {e}", self.url)))
+    }
+
+    fn push(&self, inbound: Inbound) {
+        let _ = self.inbox.send(inbound);
+    }
+}
+
+fn is_sse(resp: &hyper::Response<Incoming>) -> bool {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
+/// Reads a body up to `max` bytes.
+async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>, ClientError> {
+    let mut out = Vec::new();
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| ClientError::transport(format!("reading the answer failed: {e}")))?;
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > max {
+                return Err(ClientError::protocol(format!(
+                    "the answer is larger than {max} bytes"
+                )));
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `msg` (a message or a batch) holds the answer to request `id`.
+fn answers(msg: &Value, id: i64) -> bool {
+    match msg {
+        Value::Array(items) => items.iter().any(|m| answers(m, id)),
+        m => m.get("method").is_none() && m.get("id").and_then(Value::as_i64) == Some(id),
+    }
+}
+
+/// Reads an SSE body (and, when it ends early, its resumptions) into the inbox. `id`: the
+/// request whose answer the stream carries (`None` for the session's `GET` stream, which
+/// is reopened whenever it ends).
+async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
+    let mut parser = SseParser::default();
+    let mut failures = 0u32;
+    loop {
+        let mut answered = false;
+        let mut broken = None;
+        loop {
+            match body.frame().await {
+                None => break,
+                Some(Err(e)) => {
+                    broken = Some(e.to_string());
+                    break;
+                }
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    let events = match parser.feed(&data) {
+                        Ok(events) => events,
+                        Err(e) => {
+                            broken = Some(e);
+                            break;
+                        }
+                    };
+                    for ev in events {
+                        if ev.data.trim().is_empty()
+                            || ev.event.as_deref().is_some_and(|e| e != "message")
+                        {
+                            continue; // a priming event, or an event type MCP does not use
+                        }
+                        match serde_json::from_str::<Value>(&ev.data) {
+                            Ok(msg) => {
+                                failures = 0;
+                                answered |= id.is_some_and(|id| answers(&msg, id));
+                                shared.push(Inbound::Message(msg));
+                            }
+                            Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON"),
+                        }
+                    }
+                    if answered {
+                        return;
+                    }
+                }
+            }
+        }
+        // The stream ended before its answer (or, for the GET stream, at all): resume it
+        // where it stopped, after the delay the server asked for (SEP-1699).
+        let last = parser.last_id.clone();
+        if last.is_none()
+            && let Some(id) = id
+        {
+            let why = broken.unwrap_or_else(|| "the server closed it".into());
+            shared.push(Inbound::Failed {
+                id,
+                error: ClientError::transport(format!(
+                    "the answer's stream ended before the answer ({why}) and cannot be resumed (no event id)"
+                )),
+            });
+            return;
+        }
+        // (The GET stream without event ids is reopened from the start.)
+        loop {
+            failures += 1;
+            if failures > MAX_RECONNECTS {
+                if let Some(id) = id {
+                    shared.push(Inbound::Failed {
+                        id,
+                        error: ClientError::transport("the answer's stream could not be resumed"),
+                    });
+                }
+                return;
+            }
+            let wait = parser.retry.unwrap_or(DEFAULT_RETRY_MS);
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            match shared.get(last.as_deref()).await {
+                Ok(resp) if resp.status() == StatusCode::OK && is_sse(&resp) => {
+                    body = resp.into_body();
+                    break;
+                }
+                Ok(resp) if resp.status() == StatusCode::NOT_FOUND => {
+                    if let Some(id) = id {
+                        shared.push(Inbound::Failed {
+                            id,
+                            error: ClientError::SessionExpired,
+                        });
+                    }
+                    return;
+                }
+                Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                    if let Some(id) = id {
+                        shared.push(Inbound::Failed {
+                            id,
+                            error: ClientError::transport(
+                                "the answer's stream ended and the server does not allow resuming it (GET is 405)",
+                            ),
+                        });
+                    }
+                    return;
+                }
+                Ok(resp) => tracing::debug!(status = %resp.status(), "resuming the stream failed"),
+                Err(e) => tracing::debug!(error = %e, "resuming the stream failed"),
+            }
+        }
+    }
+}
+
+impl Link for HttpLink {
+    fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let shared = &self.shared;
+            let mut req = shared
+                .request(Method::POST, out.version)
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream");
+            if let Some(method) = &out.method {
+                req = req.header("Mcp-Method", method.as_str());
+            }
+            for (name, value) in &out.headers {
+                req = req.header(name.as_str(), value.as_str());
+            }
+            let req = req
+                .body(Full::new(Bytes::from(out.body)))
+                .map_err(|e| ClientError::protocol(format!("cannot send this request: {e}")))?;
+            let had_session = shared.session.lock().unwrap().is_some();
+            let resp =
+                shared.client.request(req).await.map_err(|e| {
+                    ClientError::transport(format!("POST {} failed: {e}", shared.url))
+                })?;
+            let status = resp.status();
+            if out.method.as_deref() == Some("initialize")
+                && status.is_success()
+                && let Some(session) = resp.headers().get("mcp-session-id")
+            {
+                *shared.session.lock().unwrap() = Some(session.clone());
+            }
+            let fail = |error: ClientError| match out.id {
+                Some(id) => {
+                    shared.push(Inbound::Failed { id, error });
+                    Ok(())
+                }
+                None => Err(error),
+            };
+            if status == StatusCode::NOT_FOUND && had_session {
+                return fail(ClientError::SessionExpired);
+            }
+            if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+                if let (Some(id), StatusCode::NO_CONTENT) = (out.id, status) {
+                    // An answer with no body: an empty result.
+                    shared.push(Inbound::Message(
+                        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                    ));
+                }
+                return Ok(());
+            }
+            if status.is_success() && is_sse(&resp) {
+                let task = tokio::spawn(pump(shared.clone(), resp.into_body(), out.id));
+                if let Some(id) = out.id {
+                    let streams = self.streams.clone();
+                    streams.lock().unwrap().insert(id, task.abort_handle());
+                    tokio::spawn(async move {
+                        let _ = task.await;
+                        streams.lock().unwrap().remove(&id);
+                    });
+                }
+                return Ok(());
+            }
+            let limit = if status.is_success() {
+                MAX_JSON_BODY
+            } else {
+                MAX_ERROR_BODY
+            };
+            let body = match read_body(resp.into_body(), limit).await {
+                Ok(body) => body,
+                Err(e) => return fail(e),
+            };
+            let parsed = serde_json::from_slice::<Value>(&body).ok();
+            match parsed {
+                Some(msg) if status.is_success() => {
+                    shared.push(Inbound::Message(msg));
+                    Ok(())
+                }
+                // A JSON-RPC error with an HTTP error status (2026-07-28 maps errors to
+                // statuses; the id may be null when the body could not be read).
+                Some(msg) if msg.get("error").is_some() => {
+                    let error = serde_json::from_value::<McpError>(msg["error"].clone())
+                        .map(ClientError::Rpc)
+                        .unwrap_or_else(|_| ClientError::Status {
+                            status: status.as_u16(),
+                            body: String::from_utf8_lossy(&body).into_owned(),
+                        });
+                    fail(error)
+                }
+                _ if status.is_success() && out.id.is_none() => Ok(()),
+                _ => fail(ClientError::Status {
+                    status: status.as_u16(),
+                    body: String::from_utf8_lossy(&body).into_owned(),
+                }),
+            }
+        })
+    }
+
+    fn negotiated(&self, version: ProtocolVersion) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            *self.shared.version.lock().unwrap() = Some(version.as_str());
+            if version == ProtocolVersion::V2026_07_28 {
+                return; // no session, no GET stream
+            }
+            // Opened (its response head awaited) before any later request is sent.
+            let opened = tokio::time::timeout(Duration::from_secs(10), self.shared.get(None)).await;
+            let resp = match opened {
+                Ok(Ok(resp)) if resp.status() == StatusCode::OK && is_sse(&resp) => resp,
+                // 405: the server offers no GET stream; anything else: none either.
+                Ok(Ok(resp)) => return tracing::debug!(status = %resp.status(), "no GET stream"),
+                Ok(Err(e)) => return tracing::debug!(error = %e, "no GET stream"),
+                Err(_) => return tracing::debug!("no GET stream: no answer within 10 s"),
+            };
+            let task = tokio::spawn(pump(self.shared.clone(), resp.into_body(), None));
+            *self.get_stream.lock().unwrap() = Some(task.abort_handle());
+        })
+    }
+
+    fn abandon(&self, id: i64) {
+        if let Some(task) = self.streams.lock().unwrap().remove(&id) {
+            task.abort();
+        }
+    }
+
+    fn reset_session(&self) {
+        *self.shared.session.lock().unwrap() = None;
+        if let Some(task) = self.get_stream.lock().unwrap().take() {
+            task.abort();
+        }
+    }
+
+    fn close(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(task) = self.get_stream.lock().unwrap().take() {
+                task.abort();
+            }
+            for (_, task) in self.streams.lock().unwrap().drain() {
+                task.abort();
+            }
+            let session = self.shared.session.lock().unwrap().take();
+            if let Some(session) = session {
+                let req = self
+                    .shared
+                    .request(Method::DELETE, None)
+                    .header("Mcp-Session-Id", session)
+                    .body(Full::new(Bytes::new()));
+                if let Ok(req) = req {
+                    let done = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        self.shared.client.request(req),
+                    );
+                    if let Ok(Ok(resp)) = done.await {
+                        tracing::debug!(status = %resp.status(), "session deleted");
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,591 @@
+//! A client for MCP servers: spawn one over stdio or connect over Streamable HTTP, in either
+//! protocol era, and call its tools, resources and prompts with typed results.
+//!
+//! ```no_run
+//! use mcp_runtime::client::Client;
+//! use serde_json::json;
+//!
+//! # async fn demo() -> Result<(), mcp_runtime::client::ClientError> {
+//! // Spawn a stdio server (it ends when the client does)…
+//! let client = Client::builder()
+//!     .info("my-agent", "1.0.0")
+//!     .spawn(tokio::process::Command::new("./target/debug/examples/quickstart"))
+//!     .await?;
+//! // …or connect to an HTTP one: Client::builder().connect("http://127.0.0.1:8000/mcp").await?
+//!
+//! for tool in client.list_tools().await? {
+//!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+//! }
+//! let sum: i64 = client.call_tool_as("add", json!({"a": 2, "b": 3})).await?;
+//! assert_eq!(sum, 5);
+//! client.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! - **Eras**: [`Protocol::Auto`] (the default) probes with `server/discover` and speaks
+//!   2026-07-28 (per-request `_meta`, no session) when the server does, the session era
+//!   (`initialize`) otherwise; [`Protocol::Session`] and [`Protocol::Stateless`] pin one.
+//! - **Server requests**: [`ClientBuilder::on_elicitation`], [`on_sampling`](ClientBuilder::on_sampling)
+//!   and [`roots`](ClientBuilder::roots) answer them and declare the capabilities. The same
+//!   handler answers a session-era `elicitation/create` request and a 2026-07-28
+//!   `InputRequiredResult` round (the call is retried with `inputResponses` and the
+//!   `requestState` echoed), so a call looks the same in both eras.
+//! - **Notifications**: [`Client::notifications`] (a stream), [`ClientBuilder::on_notification`]
+//!   (a callback), [`Client::call_tool_with_progress`] (one call's progress).
+//! - **HTTP**: the session id is kept and `DELETE`d on [`close`](Client::close); SSE answers
+//!   that break off are resumed with `Last-Event-ID` after the server's `retry`; 2026-07-28
+//!   requests carry `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers a tool's
+//!   `x-mcp-header` annotations ask for (tools whose annotations break the rules are left out
+//!   of [`list_tools`](Client::list_tools), as the spec requires).
+
+mod builder;
+mod core;
+mod error;
+mod handlers;
+mod headers;
+#[cfg(feature = "http")]
+mod http;
+mod sse;
+mod stdio;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast;
+
+pub use builder::{ClientBuilder, Protocol};
+pub use error::ClientError;
+pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
+pub use stdio::Stderr;
+
+pub use crate::ElicitAction;
+pub use crate::ask::{Root, SampledMessage};
+use crate::outbound::LogLevel;
+use crate::protocol::{
+    CallToolResult, Content, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion,
+    Resource, ResourceContents, ResourceTemplate, Tool,
+};
+
+/// A connection to one MCP server. Cheap to share by reference across tasks: every method
+/// takes `&self`, and requests run concurrently.
+pub struct Client {
+    core: Arc<core::Core>,
+    stderr: Option<Arc<Mutex<VecDeque<u8>>>>,
+    renew: bool,
+}
+
+/// `completion/complete`'s answer.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Completion {
+    /// Suggested values, best first.
+    pub values: Vec<String>,
+    /// How many there are in all, when the server knows.
+    #[serde(default)]
+    pub total: Option<u64>,
+    /// Whether there are more than `values`.
+    #[serde(default)]
+    pub has_more: Option<bool>,
+}
+
+/// What a completion is for.
+#[derive(Clone, Copy, Debug)]
+pub enum CompletionRef<'a> {
+    /// An argument of the prompt with this name.
+    Prompt(&'a str),
+    /// A variable of the resource template with this URI template.
+    Resource(&'a str),
+}
+
+/// One `notifications/progress` of a call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// How far along (grows with each notification).
+    pub progress: f64,
+    /// The end, when known.
+    pub total: Option<f64>,
+    /// What is happening.
+    pub message: Option<String>,
+}
+
+impl Client {
+    /// Starts configuring a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    /// The protocol version in use.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.core.version().unwrap_or(ProtocolVersion::LATEST)
+    }
+
+    /// The era in use.
+    pub fn era(&self) -> Era {
+        self.protocol_version().era()
+    }
+
+    fn negotiated<T>(&self, f: impl FnOnce(&core::Negotiated) -> T) -> T {
+        let n = self.core.negotiated.read().unwrap();
+        f(n.as_ref().expect("a connected client has negotiated"))
+    }
+
+    /// The server's `serverInfo` (name, version, …) as it sent it.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.negotiated(|n| serde_json::from_value(n.server_info.clone()).ok())
+    }
+
+    /// The server's capabilities object.
+    pub fn server_capabilities(&self) -> Value {
+        self.negotiated(|n| n.capabilities.clone())
+    }
+
+    /// The server's instructions for the model, if any.
+    pub fn instructions(&self) -> Option<String> {
+        self.negotiated(|n| n.instructions.clone())
+    }
+
+    /// What a spawned server wrote to stderr (the last 64 KiB), when built with
+    /// [`Stderr::Capture`].
+    pub fn stderr(&self) -> Option<String> {
+        let kept = self.stderr.as_ref()?.lock().unwrap();
+        let bytes: Vec<u8> = kept.iter().copied().collect();
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Every notification the server sends from now on (progress, log messages, list and
+    /// resource changes). A receiver that falls more than 1024 behind skips the oldest.
+    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
+        self.core.events.subscribe()
+    }
+
+    /// Any request, with the era's rules applied (`_meta`, input rounds): the raw result.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+        match self.core.request(method, params.clone()).await {
+            Err(ClientError::SessionExpired) if self.renew => {
+                self.core.link.reset_session();
+                builder::initialize(&self.core, self.protocol_version()).await?;
+                self.core.request(method, params).await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends a notification.
+    pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+        self.core.notify(method, params).await
+    }
+
+    /// Every item of a paginated list (`tools/list`, …), following `nextCursor`.
+    async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        // A server that returns the same cursor forever is cut off.
+        for _ in 0..10_000 {
+            let params = match &cursor {
+                Some(c) => json!({ "cursor": c }),
+                None => json!({}),
+            };
+            let page = self.request(method, params).await?;
+            match page.get(key) {
+                Some(Value::Array(list)) => items.extend(list.iter().cloned()),
+                _ => {
+                    return Err(ClientError::protocol(format!(
+                        "{method}: the result has no `{key}` list"
+                    )));
+                }
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
+                _ => return Ok(items),
+            }
+        }
+        Err(ClientError::protocol(format!(
+            "{method}: more than 10000 pages"
+        )))
+    }
+
+    /// Every tool (all pages). Tools whose `x-mcp-header` annotations break the spec's rules
+    /// are left out (the spec says a client must not use them), with a warning.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let mut tools = Vec::new();
+        for raw in self.list_all("tools/list", "tools").await? {
+            let name = raw
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned();
+            let schema = raw.get("inputSchema").cloned().unwrap_or(Value::Null);
+            match headers::tool_header_params(&schema) {
+                Ok(params) => self.core.remember_tool_headers(&name, params),
+                Err(why) => {
+                    tracing::warn!(tool = %name, "leaving out a tool: {why}");
+                    continue;
+                }
+            }
+            match serde_json::from_value::<Tool>(raw) {
+                Ok(tool) => tools.push(tool),
+                Err(e) => {
+                    tracing::warn!(tool = %name, error = %e, "leaving out a tool this client cannot read")
+                }
+            }
+        }
+        Ok(tools)
+    }
+
+    /// Calls a tool. A tool that fails returns `Ok` with `is_error` set (the content says
+    /// why); protocol errors (unknown tool, bad arguments the server refuses) are `Err`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, ClientError> {
+        let raw = self.call_tool_raw(name, arguments, Map::new()).await?;
+        read(raw, "tools/call")
+    }
+
+    /// Calls a tool and reads its `structuredContent` (or, without one, its text as JSON,
+    /// then as a string) as `T`. A tool error is [`ClientError::Tool`].
+    pub async fn call_tool_as<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<T, ClientError> {
+        let result = self.call_tool(name, arguments).await?;
+        if result.is_error() {
+            return Err(ClientError::Tool(Box::new(result)));
+        }
+        structured_as(result)
+    }
+
+    /// Calls a tool, passing each progress notification it sends to `on_progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        on_progress: impl Fn(Progress) + Send + Sync + 'static,
+    ) -> Result<CallToolResult, ClientError> {
+        let token = self.core.next_progress_token();
+        let _watch = self.core.watch_progress(
+            token.clone(),
+            Arc::new(move |p: &Value| {
+                on_progress(Progress {
+                    progress: p.get("progress").and_then(Value::as_f64).unwrap_or(0.0),
+                    total: p.get("total").and_then(Value::as_f64),
+                    message: p.get("message").and_then(Value::as_str).map(str::to_owned),
+                })
+            }),
+        );
+        let mut meta = Map::new();
+        meta.insert("progressToken".into(), json!(token));
+        let raw = self.call_tool_raw(name, arguments, meta).await?;
+        read(raw, "tools/call")
+    }
+
+    async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        meta: Map<String, Value>,
+    ) -> Result<Value, ClientError> {
+        let arguments = serde_json::to_value(arguments)
+            .map_err(|e| ClientError::protocol(format!("the arguments do not serialize: {e}")))?;
+        let mut params = json!({ "name": name, "arguments": arguments });
+        if !meta.is_empty() {
+            params["_meta"] = Value::Object(meta);
+        }
+        match self.request("tools/call", params.clone()).await {
+            // A 2026-07-28 server checks `Mcp-Param-*` headers against the tool's
+            // `x-mcp-header` annotations: a tool called before it was listed is listed once
+            // and the call sent again with its headers.
+            Err(ClientError::Rpc(e))
+                if e.code == crate::protocol::ErrorCode::HEADER_MISMATCH
+                    && !self.core.knows_tool_headers(name) =>
+            {
+                self.list_tools().await?;
+                if !self.core.knows_tool_headers(name) {
+                    return Err(ClientError::Rpc(e));
+                }
+                self.request("tools/call", params).await
+            }
+            other => other,
+        }
+    }
+
+    /// Every resource (all pages).
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        read_all(
+            self.list_all("resources/list", "resources").await?,
+            "resources/list",
+        )
+    }
+
+    /// Every resource template (all pages).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        let items = self
+            .list_all("resources/templates/list", "resourceTemplates")
+            .await?;
+        read_all(items, "resources/templates/list")
+    }
+
+    /// Reads a resource: its contents (text or base64 blobs).
+    pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, ClientError> {
+        let result = self
+            .request("resources/read", json!({ "uri": uri }))
+            .await?;
+        read(
+            result.get("contents").cloned().unwrap_or(Value::Null),
+            "resources/read",
+        )
+    }
+
+    /// Asks for `notifications/resources/updated` about `uri` (session era; in 2026-07-28
+    /// use [`listen`](Self::listen)).
+    pub async fn subscribe(&self, uri: &str) -> Result<(), ClientError> {
+        self.session_only("resources/subscribe")?;
+        self.request("resources/subscribe", json!({ "uri": uri }))
+            .await
+            .map(drop)
+    }
+
+    /// Stops [`subscribe`](Self::subscribe)'s notifications.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), ClientError> {
+        self.session_only("resources/unsubscribe")?;
+        self.request("resources/unsubscribe", json!({ "uri": uri }))
+            .await
+            .map(drop)
+    }
+
+    /// Every prompt (all pages).
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        read_all(
+            self.list_all("prompts/list", "prompts").await?,
+            "prompts/list",
+        )
+    }
+
+    /// Renders a prompt with its arguments (an object of strings).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<GetPromptResult, ClientError> {
+        let arguments = serde_json::to_value(arguments)
+            .map_err(|e| ClientError::protocol(format!("the arguments do not serialize: {e}")))?;
+        let result = self
+            .request(
+                "prompts/get",
+                json!({ "name": name, "arguments": arguments }),
+            )
+            .await?;
+        read(result, "prompts/get")
+    }
+
+    /// Suggestions for an argument of a prompt or resource template, given what is typed so
+    /// far (`value`) and the arguments already chosen (`context`).
+    pub async fn complete(
+        &self,
+        reference: CompletionRef<'_>,
+        argument: &str,
+        value: &str,
+        context: Map<String, Value>,
+    ) -> Result<Completion, ClientError> {
+        let reference = match reference {
+            CompletionRef::Prompt(name) => json!({"type": "ref/prompt", "name": name}),
+            CompletionRef::Resource(uri) => json!({"type": "ref/resource", "uri": uri}),
+        };
+        let mut params = json!({
+            "ref": reference,
+            "argument": {"name": argument, "value": value},
+        });
+        if !context.is_empty() {
+            params["context"] = json!({ "arguments": context });
+        }
+        let result = self.request("completion/complete", params).await?;
+        read(
+            result.get("completion").cloned().unwrap_or(Value::Null),
+            "completion/complete",
+        )
+    }
+
+    /// The least severe log messages the server should send. Session era:
+    /// `logging/setLevel`; 2026-07-28: sent as `_meta` `logLevel` on every later request.
+    pub async fn set_logging_level(&self, level: LogLevel) -> Result<(), ClientError> {
+        let name = serde_json::to_value(level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_else(|| "info".into());
+        if self.core.is_stateless() {
+            *self.core.log_level.lock().unwrap() = Some(name);
+            return Ok(());
+        }
+        self.request("logging/setLevel", json!({ "level": name }))
+            .await
+            .map(drop)
+    }
+
+    /// Checks that the server answers (session era `ping`; 2026-07-28 has no ping, so
+    /// `server/discover` is asked instead).
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        let method = if self.core.is_stateless() {
+            "server/discover"
+        } else {
+            "ping"
+        };
+        self.request(method, json!({})).await.map(drop)
+    }
+
+    /// Tells a session-era server that the roots changed (it asks for them again).
+    pub async fn roots_changed(&self) -> Result<(), ClientError> {
+        self.session_only("notifications/roots/list_changed")?;
+        self.notify("notifications/roots/list_changed", Value::Null)
+            .await
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: a stream of the notifications asked for in
+    /// `notifications` (e.g. `{"toolsListChanged": true, "resourceSubscriptions": [uri]}`).
+    /// The first item is the server's `notifications/subscriptions/acknowledged`. Dropping
+    /// the [`Listen`] ends the subscription.
+    pub async fn listen(&self, notifications: Value) -> Result<Listen, ClientError> {
+        if !self.core.is_stateless() {
+            return Err(ClientError::protocol(
+                "subscriptions/listen is 2026-07-28; in the session era use notifications() \
+                 and subscribe()",
+            ));
+        }
+        let mut events = self.core.events.subscribe();
+        let core = self.core.clone();
+        let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        // The listen request stays open; its notifications name it by subscription id.
+        let request = tokio::spawn(async move {
+            let call = core.request(
+                "subscriptions/listen",
+                json!({ "notifications": notifications }),
+            );
+            tokio::pin!(call);
+            let mut ack_tx = Some(ack_tx);
+            let mut id: Option<Value> = None;
+            loop {
+                tokio::select! {
+                    done = &mut call => {
+                        if let Some(ack) = ack_tx.take() {
+                            let _ = ack.send(done.map(|_| ()));
+                        }
+                        return;
+                    }
+                    event = events.recv() => {
+                        let n = match event {
+                            Ok(n) => n,
+                            Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(_) => return,
+                        };
+                        let sub = n.params.pointer("/_meta/io.modelcontextprotocol~1subscriptionId").cloned();
+                        if n.method == "notifications/subscriptions/acknowledged" && id.is_none() {
+                            id = sub.clone();
+                            if let Some(ack) = ack_tx.take() {
+                                let _ = ack.send(Ok(()));
+                            }
+                        }
+                        if sub.is_some() && sub == id && tx.send(n).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        match ack_rx.await {
+            Ok(Ok(())) => Ok(Listen {
+                rx,
+                request: request.abort_handle(),
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(ClientError::Closed),
+        }
+    }
+
+    fn session_only(&self, method: &str) -> Result<(), ClientError> {
+        if self.core.is_stateless() {
+            return Err(ClientError::protocol(format!(
+                "{method} does not exist in 2026-07-28 (this connection's version)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Ends the connection: `DELETE`s the HTTP session, or closes a spawned server's stdin
+    /// and waits for it to exit (killing it after 2 s). Requests still waiting fail with
+    /// [`ClientError::Closed`].
+    pub async fn close(&self) {
+        self.core.close().await;
+    }
+}
+
+/// A `subscriptions/listen` stream ([`Client::listen`]).
+pub struct Listen {
+    rx: tokio::sync::mpsc::UnboundedReceiver<ServerNotification>,
+    request: tokio::task::AbortHandle,
+}
+
+impl Listen {
+    /// The next notification; `None` once the subscription ended.
+    pub async fn next(&mut self) -> Option<ServerNotification> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for Listen {
+    fn drop(&mut self) {
+        self.request.abort();
+    }
+}
+
+fn read<T: DeserializeOwned>(value: Value, method: &str) -> Result<T, ClientError> {
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::protocol(format!("{method}: the result does not read: {e}")))
+}
+
+fn read_all<T: DeserializeOwned>(items: Vec<Value>, method: &str) -> Result<Vec<T>, ClientError> {
+    items.into_iter().map(|v| read(v, method)).collect()
+}
+
+/// A tool result as `T`: `structuredContent` (a tool returning a non-object is wrapped as
+/// `{"result": …}` by servers of this framework, and unwrapped here when `T` wants the
+/// value), else the text blocks as JSON, else as a JSON string.
+fn structured_as<T: DeserializeOwned>(result: CallToolResult) -> Result<T, ClientError> {
+    if let Some(structured) = result.structured_content {
+        let unwrapped = match &structured {
+            Value::Object(map) if map.len() == 1 => map.get("result").cloned(),
+            _ => None,
+        };
+        return match serde_json::from_value::<T>(structured) {
+            Ok(v) => Ok(v),
+            Err(e) => match unwrapped.map(serde_json::from_value::<T>) {
+                Some(Ok(v)) => Ok(v),
+                _ => Err(ClientError::protocol(format!(
+                    "the tool's structuredContent does not read as the requested type: {e}"
+                ))),
+            },
+        };
+    }
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = text.join("\n");
+    serde_json::from_str::<T>(&text)
+        .or_else(|_| serde_json::from_value::<T>(Value::String(text.clone())))
+        .map_err(|e| {
+            ClientError::protocol(format!(
+                "the tool's result does not read as the requested type: {e}"
+            ))
+        })
+}

@@ -1,0 +1,132 @@
+//! An incremental `text/event-stream` parser (the WHATWG rules a client needs: `data`,
+//! `event`, `id`, `retry`, comments, any line ending).
+
+/// One dispatched event.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct SseEvent {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
+    pub(crate) id: Option<String>,
+}
+
+/// Feeds bytes in, takes events out. `retry` keeps the last reconnection delay the server
+/// asked for (milliseconds).
+#[derive(Default)]
+pub(crate) struct SseParser {
+    buf: Vec<u8>,
+    event: Option<String>,
+    data: Option<String>,
+    id: Option<String>,
+    pub(crate) retry: Option<u64>,
+    pub(crate) last_id: Option<String>,
+    /// A `\r` ended the last line: a `\n` right after it belongs to the same line ending.
+    after_cr: bool,
+}
+
+/// The longest line kept (a larger one is an error: the stream is broken or hostile).
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+impl SseParser {
+    /// Adds bytes; returns the events they complete, or an error for an oversized line.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
+        let mut out = Vec::new();
+        for &b in bytes {
+            if self.after_cr {
+                self.after_cr = false;
+                if b == b'\n' {
+                    continue;
+                }
+            }
+            match b {
+                b'\n' | b'\r' => {
+                    self.after_cr = b == b'\r';
+                    let line = std::mem::take(&mut self.buf);
+                    if let Some(ev) = self.line(&String::from_utf8_lossy(&line)) {
+                        out.push(ev);
+                    }
+                }
+                _ => {
+                    if self.buf.len() >= MAX_LINE {
+                        return Err(format!("an SSE line is longer than {MAX_LINE} bytes"));
+                    }
+                    self.buf.push(b);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn line(&mut self, line: &str) -> Option<SseEvent> {
+        if line.is_empty() {
+            let data = self.data.take()?;
+            let ev = SseEvent {
+                event: self.event.take(),
+                data,
+                id: self.id.clone(),
+            };
+            return Some(ev);
+        }
+        if line.starts_with(':') {
+            return None;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            },
+            "event" => self.event = Some(value.to_owned()),
+            "id" if !value.contains('\0') => {
+                self.id = Some(value.to_owned());
+                self.last_id = Some(value.to_owned());
+            }
+            "retry" => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.retry = Some(ms);
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_across_chunks_and_line_endings() {
+        let mut p = SseParser::default();
+        let mut all = p.feed(b"retry: 500\nid: 7\nevent: mess").unwrap();
+        all.extend(
+            p.feed(b"age\r\ndata: {\"a\":\r\n\r\n: keep-alive\n\ndata: x\rdata: y\r\r")
+                .unwrap(),
+        );
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[0].event.as_deref(), Some("message"));
+        assert_eq!(all[0].data, "{\"a\":");
+        assert_eq!(all[0].id.as_deref(), Some("7"));
+        assert_eq!(all[1].data, "x\ny");
+        assert_eq!(p.feed(b"data:\ndata: y\n\n").unwrap()[0].data, "\ny");
+        assert_eq!(p.retry, Some(500));
+        assert_eq!(p.last_id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn an_event_without_data_is_not_dispatched() {
+        let mut p = SseParser::default();
+        assert!(p.feed(b"id: 1\n\n").unwrap().is_empty());
+        assert_eq!(p.last_id.as_deref(), Some("1"));
+        // A priming event: an id and empty data.
+        let ev = p.feed(b"id: 2\ndata:\n\n").unwrap();
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].data, "");
+    }
+}
