@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) over Streamable
-# HTTP against examples/conformance.rs, prints the score of each run, and fails on regressions.
+# HTTP against examples/conformance.rs (the server) and examples/conformance_client.rs (the
+# client, built on mcp_runtime::client), prints the score of each run, and fails on regressions.
 #
-#   tests/conformance/run.sh [--only 0.1|2025|2026|all]... [--out DIR] [--verbose]
+#   tests/conformance/run.sh [--only 0.1|2025|2026|all|client-2025|client-2026|client-all]...
+#                            [--out DIR] [--verbose]
 #
 # Four runs against one server (target/debug/examples/conformance --http 127.0.0.1:0):
 #   0.1      conformance 0.1.16          --suite all                  (stateful wire)
@@ -11,6 +13,11 @@
 #   all      conformance 0.2.0-alpha.12  --suite all                  (every scenario, with the
 #            extensions: tasks, skills; a skipped skills check is a failure here, since the
 #            fixture declares skills)
+# and three client runs (`conformance client --command target/debug/examples/conformance_client`;
+# the suite starts a mock server per scenario and runs the client against it):
+#   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
+#   client-2026  0.2.0-alpha.12  client --requirements 2026-07-28
+#   client-all   0.2.0-alpha.12  client --suite all
 # (the versions are pinned, with their whole dependency tree, in tests/conformance/suite-*/).
 #
 # Every failed or warned check is compared with tests/conformance/expected-failures.txt
@@ -47,7 +54,7 @@ ONLY=() OUT="" VERBOSE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only)
-      case "${2:-}" in 0.1|2025|2026|all) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025, 2026 or all" ;; esac
+      case "${2:-}" in 0.1|2025|2026|all|client-2025|client-2026|client-all) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025, 2026, all, client-2025, client-2026 or client-all" ;; esac
       shift 2 ;;
     --out) OUT="${2:-}"; [ -n "$OUT" ] || die 2 "--out needs a directory"; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
@@ -55,7 +62,8 @@ while [ $# -gt 0 ]; do
     *) usage >&2; die 2 "unknown argument: $1" ;;
   esac
 done
-[ "${#ONLY[@]}" -gt 0 ] || ONLY=(0.1 2025 2026 all)
+ALL_RUNS=(0.1 2025 2026 all client-2025 client-2026 client-all)
+[ "${#ONLY[@]}" -gt 0 ] || ONLY=("${ALL_RUNS[@]}")
 wanted() { local r; for r in "${ONLY[@]}"; do [ "$r" = "$1" ] && return 0; done; return 1; }
 
 fingerprint() {
@@ -113,19 +121,24 @@ install_suite() {
   echo "$key" > "$dst/.stamp"
 }
 wanted 0.1 && install_suite suite-0.1
-{ wanted 2025 || wanted 2026 || wanted all; } && install_suite suite-0.2
+{ wanted 2025 || wanted 2026 || wanted all || wanted client-2025 || wanted client-2026 || wanted client-all; } && install_suite suite-0.2
+SERVER_RUNS=0; { wanted 0.1 || wanted 2025 || wanted 2026 || wanted all; } && SERVER_RUNS=1
+CLIENT_RUNS=0; { wanted client-2025 || wanted client-2026 || wanted client-all; } && CLIENT_RUNS=1
 flock -u 9 2>/dev/null || true
 exec 9>&-
 
 suite_js() { echo "$CACHE/$1/node_modules/@modelcontextprotocol/conformance/dist/index.js"; }
 
-# ---------- build and start the server ----------
-log "building examples/conformance.rs"
-(cd "$ROOT" && cargo build --locked --quiet --example conformance) || die 4 "cargo build --example conformance failed"
+# ---------- build the server and the client, start the server ----------
+log "building examples/conformance.rs and examples/conformance_client.rs"
+(cd "$ROOT" && cargo build --locked --quiet --example conformance --example conformance_client) \
+  || die 4 "cargo build --example conformance --example conformance_client failed"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 SERVER_BIN="$TARGET_DIR/debug/examples/conformance"
+CLIENT_BIN="$TARGET_DIR/debug/examples/conformance_client"
 [ -x "$SERVER_BIN" ] || die 4 "$SERVER_BIN not found after the build"
+[ -x "$CLIENT_BIN" ] || die 4 "$CLIENT_BIN not found after the build"
 
 if [ -z "$OUT" ]; then
   OUT="$CACHE/runs/$(date -u +%Y%m%dT%H%M%SZ)-$$"
@@ -148,11 +161,12 @@ trap stop_server EXIT
 trap 'exit 130' INT TERM
 
 SERVER_LOG="$OUT/server.log"
+URL=""
+if [ "$SERVER_RUNS" = 1 ]; then
 # Its own process group, so that stopping it cannot miss a child. RUST_LOG keeps the per-request
 # lines (useful when a check fails).
 setsid env RUST_LOG="${RUST_LOG:-info}" "$SERVER_BIN" --http 127.0.0.1:0 >"$SERVER_LOG" 2>&1 </dev/null &
 SERVER_PID=$!
-URL=""
 for _ in $(seq 1 150); do
   URL="$(sed -n 's#.*serving MCP on \(http://127\.0\.0\.1:[0-9]*/mcp\).*#\1#p' "$SERVER_LOG" | head -1)"
   [ -n "$URL" ] && break
@@ -161,25 +175,28 @@ for _ in $(seq 1 150); do
 done
 [ -n "$URL" ] || { tail -20 "$SERVER_LOG" >&2; die 4 "the server did not start (log: $SERVER_LOG)"; }
 log "server at $URL (pid $SERVER_PID, log $SERVER_LOG); results in $OUT"
+fi
 
 # ---------- the runs ----------
-# run_suite LABEL SUITE-DIR ARGS...: one suite run, its console output in $OUT/LABEL/console.log
-# (LABEL starts with the suite version)
+# run_suite LEG LABEL SUITE-DIR ARGS...: one suite run of the server or client leg, its console
+# output in $OUT/LABEL/console.log (LABEL starts with the suite version)
 RUNS=()
 CRASHED=0
 run_suite() {
-  local label="$1" dir="$2"; shift 2
-  local rdir="$OUT/$label" rc start
+  local leg="$1" label="$2" dir="$3"; shift 3
+  local rdir="$OUT/$label" rc start target
   rm -rf "$rdir" && mkdir -p "$rdir"   # results of an earlier run in the same --out must not count
   echo "$*" > "$rdir/args"
+  echo "$leg" > "$rdir/leg"
   suite_version "$dir" > "$rdir/version"
-  log "run $label: conformance $* (node $("$NODE" --version))"
+  log "run $label: conformance $leg $* (node $("$NODE" --version))"
+  if [ "$leg" = client ]; then target=(--command "$CLIENT_BIN"); else target=(--url "$URL"); fi
   start=$(date +%s)
   if [ "$VERBOSE" = 1 ]; then
-    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE" "$(suite_js "$dir")" server --url "$URL" -o "$rdir" "$@" 2>&1 | tee "$rdir/console.log"
+    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE" "$(suite_js "$dir")" "$leg" "${target[@]}" -o "$rdir" "$@" 2>&1 | tee "$rdir/console.log"
     rc=${PIPESTATUS[0]}
   else
-    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE" "$(suite_js "$dir")" server --url "$URL" -o "$rdir" "$@" >"$rdir/console.log" 2>&1
+    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE" "$(suite_js "$dir")" "$leg" "${target[@]}" -o "$rdir" "$@" >"$rdir/console.log" 2>&1
     rc=$?
   fi
   echo "$(( $(date +%s) - start ))" > "$rdir/seconds"
@@ -191,38 +208,49 @@ run_suite() {
   fi
   RUNS+=("$label")
 }
-wanted 0.1 && run_suite "$(suite_version suite-0.1)-all" suite-0.1 --suite all
-wanted 2025 && run_suite "$(suite_version suite-0.2)-req-2025-11-25" suite-0.2 --requirements 2025-11-25
-wanted 2026 && run_suite "$(suite_version suite-0.2)-req-2026-07-28" suite-0.2 --requirements 2026-07-28
-wanted all && run_suite "$(suite_version suite-0.2)-all" suite-0.2 --suite all
+wanted 0.1 && run_suite server "$(suite_version suite-0.1)-all" suite-0.1 --suite all
+wanted 2025 && run_suite server "$(suite_version suite-0.2)-req-2025-11-25" suite-0.2 --requirements 2025-11-25
+wanted 2026 && run_suite server "$(suite_version suite-0.2)-req-2026-07-28" suite-0.2 --requirements 2026-07-28
+wanted all && run_suite server "$(suite_version suite-0.2)-all" suite-0.2 --suite all
 stop_server
+wanted client-2025 && run_suite client "$(suite_version suite-0.2)-client-req-2025-11-25" suite-0.2 --requirements 2025-11-25
+wanted client-2026 && run_suite client "$(suite_version suite-0.2)-client-req-2026-07-28" suite-0.2 --requirements 2026-07-28
+wanted client-all && run_suite client "$(suite_version suite-0.2)-client-all" suite-0.2 --suite all
 
 # ---------- score and compare with the expected failures ----------
-FULL=0; [ "${#ONLY[@]}" = 4 ] && FULL=1
+FULL=0; [ "${#ONLY[@]}" = "${#ALL_RUNS[@]}" ] && FULL=1
 "$NODE" - "$OUT" "$EXPECTED" "$CACHE/suite-0.2/node_modules" "$FULL" "$CRASHED" "${RUNS[@]}" <<'SUMMARY_JS'
 const fs = require('fs'), path = require('path');
 const [out, expectedFile, modules02, full, crashed, ...runs] = process.argv.slice(2);
 
-// expected-failures.txt: `scenario/check-id` (or a bare `scenario` for all its checks), then
+// expected-failures.txt: `scenario/check-id` (server; or a bare `scenario` for all its checks),
+// or `client SCENARIO CHECK-ID` (client scenario names contain `/`, e.g. `auth/dpop`), then
 // optionally `# why`; blank and comment lines are skipped.
 const expected = [];
 fs.readFileSync(expectedFile, 'utf8').split('\n').forEach((raw, i) => {
   const line = raw.replace(/#.*/, '').trim();
   if (!line) return;
-  const [scenario, check] = line.split('/');
-  expected.push({ scenario, check: check || null, line: i + 1, text: line, why: (raw.split('#')[1] || '').trim(), hits: 0, passes: 0, ran: false });
+  let leg = 'server', scenario, check;
+  if (/^client\s/.test(line)) {
+    [, scenario, check] = line.split(/\s+/);
+    leg = 'client';
+  } else {
+    [scenario, check] = line.split('/');
+  }
+  expected.push({ leg, scenario, check: check || null, line: i + 1, text: line, why: (raw.split('#')[1] || '').trim(), hits: 0, passes: 0, ran: false });
 });
-const matches = (e, s, c) => e.scenario === s && (e.check === null || e.check === c);
+const matches = (e, leg, s, c) => e.leg === leg && e.scenario === s && (e.check === null || e.check === c);
+const show = (leg, s, c) => (leg === 'client' ? `client ${s} ${c}` : `${s}/${c}`);
 
 let YAML = null;
-const yamlFor = (args) => {
+const yamlFor = (args, leg) => {
   const m = args.match(/--requirements (\S+)/);
   if (!m) return null;
   YAML = YAML || require(path.join(modules02, 'yaml'));
   const file = path.join(modules02, '@modelcontextprotocol/conformance/requirements', m[1] + '.yaml');
   const req = YAML.parse(fs.readFileSync(file, 'utf8')) || {};
-  const why = new Map((req.not_scored || []).filter((e) => e && e.leg === 'server').map((e) => [e.scenario, e.reason || 'not scored']));
-  return { scored: new Set(req.server || []), why };
+  const why = new Map((req.not_scored || []).filter((e) => e && e.leg === leg).map((e) => [e.scenario, e.reason || 'not scored']));
+  return { scored: new Set(req[leg] || []), why };
 };
 
 const regressions = [];
@@ -233,31 +261,41 @@ for (const label of runs) {
   const secs = fs.readFileSync(path.join(rdir, 'seconds'), 'utf8').trim();
   const version = fs.readFileSync(path.join(rdir, 'version'), 'utf8').trim();
   const consoleLog = fs.existsSync(path.join(rdir, 'console.log')) ? fs.readFileSync(path.join(rdir, 'console.log'), 'utf8') : '';
-  const started = [...consoleLog.matchAll(/^Running client scenario '([^']+)'/gm)].map((m) => m[1]);
+  const leg = fs.readFileSync(path.join(rdir, 'leg'), 'utf8').trim();
+  // Server runs name the scenarios they start; client runs print a line per scenario.
+  const started = leg === 'client'
+    ? [...consoleLog.matchAll(/^[\u2713\u2717] (\S+): \d+ passed/gm)].map((m) => m[1])
+    : [...consoleLog.matchAll(/^Running client scenario '([^']+)'/gm)].map((m) => m[1]);
+  // Results: `server-<scenario>-<time>/` (server); `<scenario>-<time>/`, and
+  // `auth/<name>-<time>/` for the auth scenarios (client).
   const results = new Map();
-  for (const d of fs.readdirSync(rdir)) {
-    const m = d.match(/^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/);
-    const f = path.join(rdir, d, 'checks.json');
-    if (m && fs.existsSync(f)) results.set(m[1], JSON.parse(fs.readFileSync(f, 'utf8')));
-  }
-  const req = yamlFor(args);
+  const scan = (dir, prefix) => {
+    for (const d of fs.readdirSync(dir)) {
+      const m = d.match(leg === 'client' ? /^(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/ : /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/);
+      const f = path.join(dir, d, 'checks.json');
+      if (m && fs.existsSync(f)) results.set(prefix + m[1], JSON.parse(fs.readFileSync(f, 'utf8')));
+      else if (leg === 'client' && d === 'auth' && fs.statSync(path.join(dir, d)).isDirectory()) scan(path.join(dir, d), 'auth/');
+    }
+  };
+  scan(rdir, '');
+  const req = yamlFor(args, leg);
   const order = [...new Set([...started, ...results.keys()])];
   const t = { scored: { p: 0, f: 0 }, unscored: { p: 0, f: 0 }, warnings: 0, skipped: 0 };
-  console.log(`\n== conformance ${version} ${args} (${order.length} scenarios, ${secs} s)`);
+  console.log(`\n== conformance ${version} ${leg} ${args} (${order.length} scenarios, ${secs} s)`);
   for (const s of order) {
     const unscored = req && !req.scored.has(s);
     const tag = unscored ? `  [not scored: ${req.why.get(s) || 'not in the set'}]` : '';
     const bucket = unscored ? t.unscored : t.scored;
     let checks = results.get(s);
     if (!checks) checks = [{ id: '(did not finish)', status: 'FAILURE', errorMessage: 'no checks.json: the scenario crashed or timed out' }];
-    for (const e of expected) if (e.scenario === s) e.ran = true;
+    for (const e of expected) if (e.leg === leg && e.scenario === s) e.ran = true;
     const p = checks.filter((c) => c.status === 'SUCCESS').length;
     const f = checks.filter((c) => c.status === 'FAILURE').length;
     const w = checks.filter((c) => c.status === 'WARNING').length;
     const k = checks.filter((c) => c.status === 'SKIPPED').length;
     // The fixture declares skills: a skills check skipped for want of a declaration is a
     // regression, like a failure.
-    for (const c of checks.filter((c) => c.status === 'SKIPPED' && /^sep-2640-/.test(c.id || ''))) {
+    for (const c of checks.filter((c) => leg === 'server' && c.status === 'SKIPPED' && /^sep-2640-/.test(c.id || ''))) {
       const msg = (c.errorMessage || c.description || '').replace(/\s+/g, ' ').slice(0, 300);
       console.log(`       SKIPPED  ${s}/${c.id}: ${msg}   <-- the fixture declares skills`);
       regressions.push(`${label}: SKIPPED ${s}/${c.id}: ${msg}`);
@@ -265,17 +303,17 @@ for (const label of runs) {
     bucket.p += p; bucket.f += f; t.warnings += w; t.skipped += k;
     console.log(`${f ? 'FAIL' : 'ok  '} ${s}: ${p} passed, ${f} failed${w ? `, ${w} warnings` : ''}${k ? `, ${k} skipped` : ''}${tag}`);
     for (const c of checks) {
-      if (c.status === 'SUCCESS') expected.filter((e) => matches(e, s, c.id)).forEach((e) => e.passes++);
+      if (c.status === 'SUCCESS') expected.filter((e) => matches(e, leg, s, c.id)).forEach((e) => e.passes++);
       if (c.status !== 'FAILURE' && c.status !== 'WARNING') continue;
       const msg = (c.errorMessage || c.description || '').replace(/\s+/g, ' ').slice(0, 300);
       // A WARNING is a SHOULD the server no longer meets: a regression too, unless listed.
       const kind = c.status === 'WARNING' ? 'WARNING' : 'FAILED ';
-      const hit = expected.filter((e) => matches(e, s, c.id));
+      const hit = expected.filter((e) => matches(e, leg, s, c.id));
       hit.forEach((e) => e.hits++);
-      if (hit.length) console.log(`       expected ${s}/${c.id}: ${msg}`);
+      if (hit.length) console.log(`       expected ${show(leg, s, c.id)}: ${msg}`);
       else {
-        console.log(`       ${kind}  ${s}/${c.id}: ${msg}   <-- not in expected-failures.txt`);
-        regressions.push(`${label}: ${c.status} ${s}/${c.id}: ${msg}`);
+        console.log(`       ${kind}  ${show(leg, s, c.id)}: ${msg}   <-- not in expected-failures.txt`);
+        regressions.push(`${label}: ${c.status} ${show(leg, s, c.id)}: ${msg}`);
       }
     }
   }
@@ -292,7 +330,7 @@ for (const label of runs) {
 
 console.log('\n== summary');
 totals.forEach((l) => console.log(l));
-// Stale: failed nowhere, and seen passing (or, after all four runs, its scenario ran at all: a
+// Stale: failed nowhere, and seen passing (or, after all the runs, its scenario ran at all: a
 // check can also turn SKIPPED or disappear). A partial run cannot tell more, since a check may
 // be skipped in one run and fail in another.
 const stale = expected.filter((e) => e.hits === 0 && (e.passes > 0 || (full === '1' && e.ran)));

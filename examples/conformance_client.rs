@@ -1,0 +1,227 @@
+//! The client the official conformance suite drives (`conformance client --command …`): it reads
+//! the scenario from `MCP_CONFORMANCE_SCENARIO`, the server URL from its last argument, the
+//! protocol version from `MCP_CONFORMANCE_PROTOCOL_VERSION` and scenario data from
+//! `MCP_CONFORMANCE_CONTEXT`, and does what the scenario expects of a client, through
+//! `mcp_runtime::client`. `tests/conformance/run-client.sh` runs the suite against it.
+
+use mcp_runtime::ProtocolVersion;
+use mcp_runtime::client::{Client, ClientError, ElicitResult, Protocol, Root, SampledMessage};
+use mcp_runtime::protocol::Role;
+use serde_json::{Map, Value, json};
+
+#[tokio::main]
+async fn main() {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let Some(url) = std::env::args().nth(1) else {
+        eprintln!("usage: MCP_CONFORMANCE_SCENARIO=<scenario> conformance_client <server-url>");
+        std::process::exit(2);
+    };
+    if let Err(e) = run(&scenario, &url).await {
+        eprintln!("conformance client: scenario {scenario}: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The era the runner asked for: its version when it names one, otherwise auto-detection.
+fn protocol() -> Protocol {
+    match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .as_deref()
+        .and_then(ProtocolVersion::parse)
+    {
+        Some(ProtocolVersion::V2026_07_28) => Protocol::Stateless,
+        Some(v) => Protocol::Session(v),
+        None => Protocol::Auto,
+    }
+}
+
+/// The scenario's data (`MCP_CONFORMANCE_CONTEXT`), if any.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null)
+}
+
+async fn connect(url: &str) -> Result<Client, ClientError> {
+    Client::builder()
+        .info("mcp-runtime-conformance-client", env!("CARGO_PKG_VERSION"))
+        .protocol(protocol())
+        // A user who changes nothing accepts the form's defaults (SEP-1034); a form without
+        // defaults is accepted with what the scenario fixtures ask for.
+        .on_elicitation(|req| async move {
+            let mut content = req.defaults();
+            if let Some(props) = req
+                .requested_schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+            {
+                for (name, prop) in props {
+                    if !content.contains_key(name) {
+                        content.insert(name.clone(), sample_value(prop));
+                    }
+                }
+            }
+            Ok(ElicitResult::accept(content))
+        })
+        .on_sampling(|_params| async move {
+            Ok(SampledMessage {
+                role: Role::Assistant,
+                content: json!({"type": "text", "text": "This is a test response"}),
+                model: "conformance-model".into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+        .roots(vec![Root {
+            uri: "file:///tmp/conformance".into(),
+            name: Some("conformance".into()),
+        }])
+        .connect(url)
+        .await
+}
+
+/// A value a form field accepts: `true` for booleans (`confirmed: true`), a number, the first
+/// enum member, or a string.
+fn sample_value(prop: &Value) -> Value {
+    if let Some(first) = prop
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
+        return first.clone();
+    }
+    match prop.get("type").and_then(Value::as_str) {
+        Some("boolean") => json!(true),
+        Some("integer") => json!(1),
+        Some("number") => json!(1.5),
+        _ => json!("test"),
+    }
+}
+
+/// Arguments for a tool from its schema alone: numbers 2 and 3 in order (`add_numbers`' a and
+/// b), `true`, or a string.
+fn sample_arguments(schema: &Value) -> Value {
+    let mut args = Map::new();
+    let mut n = 2;
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (name, prop) in props {
+            let value = match prop.get("type").and_then(Value::as_str) {
+                Some("number" | "integer") => {
+                    n += 1;
+                    json!(n - 1)
+                }
+                _ => sample_value(prop),
+            };
+            args.insert(name.clone(), value);
+        }
+    }
+    Value::Object(args)
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
+    let client = connect(url).await?;
+    let outcome = match scenario {
+        // Lists only: the tool's `$ref` points at a network URI the client must not fetch.
+        "json-schema-ref-no-deref" => client.list_tools().await.map(drop),
+        "json-schema-2020-12-preservation" => echo_schema(&client).await,
+        "request-metadata" => request_metadata(&client).await,
+        "http-standard-headers" => every_primitive(&client).await,
+        "sep-2322-client-request-state" => request_state(&client).await,
+        "http-custom-headers" | "http-invalid-tool-headers" => {
+            scripted_or_every_tool(&client).await
+        }
+        // initialize, tools_call, elicitation-sep1034-client-defaults, sse-retry and the
+        // rest: list the tools and call each.
+        _ => scripted_or_every_tool(&client).await,
+    };
+    client.close().await;
+    outcome
+}
+
+/// Calls the tools `MCP_CONFORMANCE_CONTEXT.toolCalls` names with their arguments, or else
+/// every listed tool with sample arguments. Tools left out of the list (invalid
+/// `x-mcp-header` annotations) are never called.
+async fn scripted_or_every_tool(client: &Client) -> Result<(), ClientError> {
+    let tools = client.list_tools().await?;
+    let scripted = context()
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .cloned();
+    match scripted {
+        Some(calls) => {
+            for call in calls {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+                if !tools.iter().any(|t| t.name == name) {
+                    continue;
+                }
+                let args = call.get("arguments").cloned().unwrap_or(json!({}));
+                client.call_tool(name, args).await?;
+            }
+        }
+        None => {
+            for tool in &tools {
+                client
+                    .call_tool(&tool.name, sample_arguments(&tool.input_schema))
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Lists and uses every kind of primitive, so that each method's headers are seen.
+async fn every_primitive(client: &Client) -> Result<(), ClientError> {
+    for tool in client.list_tools().await? {
+        client
+            .call_tool(&tool.name, sample_arguments(&tool.input_schema))
+            .await?;
+    }
+    for resource in client.list_resources().await? {
+        client.read_resource(&resource.uri).await?;
+    }
+    for prompt in client.list_prompts().await? {
+        let args: Map<String, Value> = prompt
+            .arguments
+            .iter()
+            .map(|a| (a.name.clone(), json!("test")))
+            .collect();
+        client.get_prompt(&prompt.name, args).await?;
+    }
+    Ok(())
+}
+
+/// Sends the focal tool's input schema back through the echo tool, unchanged.
+async fn echo_schema(client: &Client) -> Result<(), ClientError> {
+    let tools = client.list_tools().await?;
+    let focal = tools
+        .iter()
+        .find(|t| t.name == "json_schema_2020_12_tool")
+        .ok_or_else(|| ClientError::Protocol("json_schema_2020_12_tool is not listed".into()))?;
+    client
+        .call_tool("json_schema_echo", json!({ "schema": focal.input_schema }))
+        .await
+        .map(drop)
+}
+
+/// `server/discover` happened while connecting; then a listing, with `_meta` and headers.
+async fn request_metadata(client: &Client) -> Result<(), ClientError> {
+    client.list_tools().await.map(drop)
+}
+
+/// Multi-round-trip calls: `requestState` echoed, an unrelated call in between carrying none,
+/// a result without `resultType` taken as complete.
+async fn request_state(client: &Client) -> Result<(), ClientError> {
+    let tools = client.list_tools().await?;
+    for name in [
+        "test_mrtr_echo_state",
+        "test_mrtr_unrelated",
+        "test_mrtr_no_state",
+        "test_mrtr_no_result_type",
+    ] {
+        if tools.iter().any(|t| t.name == name) {
+            client.call_tool(name, json!({})).await?;
+        }
+    }
+    Ok(())
+}
