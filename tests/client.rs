@@ -478,3 +478,81 @@ async fn a_server_that_dies_is_a_clear_error() {
         .unwrap();
     assert!(err.to_string().contains("TLS"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn old_http_sse_servers_are_reached_through_the_fallback() {
+    let server = HttpServer::start("conformance");
+    // `/sse` refuses POST (405): connect() falls back to HTTP+SSE at the same URL.
+    for client in [
+        connect_url(&server.url("/sse"), Protocol::Auto).await,
+        builder(SESSION)
+            .connect_sse(&server.url("/sse"))
+            .await
+            .unwrap(),
+    ] {
+        assert_eq!(client.era(), mcp_runtime::Era::Session);
+        let r = client
+            .call_tool("test_simple_text", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "This is a simple text response for testing.");
+        // Server requests come on the one stream, answers go to the endpoint.
+        let r = client
+            .call_tool("test_elicitation", json!({"message": "Who?"}))
+            .await
+            .unwrap();
+        assert!(text(&r).contains("action=accept"), "{r:?}");
+        client.close().await;
+    }
+    // A 2026-07-28-only client does not fall back.
+    let err = builder(Protocol::Stateless)
+        .connect(&server.url("/sse"))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ClientError::Status { status: 405, .. }),
+        "{err}"
+    );
+}
+
+async fn connect_url(url: &str, protocol: Protocol) -> Client {
+    builder(protocol)
+        .connect(url)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {url} with {protocol:?}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_forgotten_session_is_an_error_or_a_new_session() {
+    use support::http::Req;
+    let server = HttpServer::start("conformance");
+    let end = |session: &str| {
+        let r = server.send(&Req::new("DELETE", "/mcp").header("Mcp-Session-Id", session));
+        assert_eq!(r.status(), 200, "{r}");
+    };
+    let plain = connect(&server, SESSION).await;
+    let first = plain.session_id().expect("a session id");
+    end(&first);
+    let err = plain
+        .call_tool("test_simple_text", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::SessionExpired), "{err}");
+
+    let renewing = builder(SESSION)
+        .renew_sessions(true)
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap();
+    let first = renewing.session_id().unwrap();
+    end(&first);
+    let r = renewing
+        .call_tool("test_simple_text", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "This is a simple text response for testing.");
+    let second = renewing.session_id().unwrap();
+    assert_ne!(first, second);
+    renewing.close().await;
+}

@@ -183,47 +183,90 @@ impl ClientBuilder {
         let (tx, rx) = mpsc::unbounded_channel();
         let link = StdioLink::spawn(command.into(), self.stderr, tx)?;
         let stderr = link.stderr.clone();
-        let core = Core::new(
-            Box::new(link),
-            rx,
-            self.handlers.clone(),
-            self.client_info(),
-            self.timeout,
-        );
-        let client = Client {
-            core,
-            stderr: Some(stderr),
-            renew: false,
-        };
+        let client = self.client(Box::new(link), rx, Some(stderr));
         negotiate(&client.core, self.protocol, Some(self.probe_timeout)).await?;
         Ok(client)
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`).
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). A server that
+    /// refuses the `POST`s with 400, 404 or 405 and no JSON-RPC answer is tried as a
+    /// deprecated HTTP+SSE server at the same URL (as the spec's backward-compatibility rules
+    /// say), unless the builder asked for [`Protocol::Stateless`].
     #[cfg(feature = "http")]
     pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
-        if let Some(name) = &self.bad_header {
-            return Err(ClientError::transport(format!(
-                "header {name:?} has an invalid name or value"
-            )));
-        }
+        self.check_headers()?;
         let uri = super::http::parse_url(url)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let link = super::http::HttpLink::new(uri, self.headers.clone(), tx);
-        let core = Core::new(
-            Box::new(link),
-            rx,
-            self.handlers.clone(),
-            self.client_info(),
-            self.timeout,
-        );
-        let client = Client {
-            core,
-            stderr: None,
-            renew: self.renew_sessions,
+        let link = super::http::HttpLink::new(uri.clone(), self.headers.clone(), tx);
+        let client = self.client(Box::new(link), rx, None);
+        match negotiate(&client.core, self.protocol, None).await {
+            Ok(()) => Ok(client),
+            Err(ClientError::Status {
+                status: 400 | 404 | 405,
+                ..
+            }) if self.protocol != Protocol::Stateless => {
+                client.core.close().await;
+                tracing::debug!("{url} refused Streamable HTTP; trying HTTP+SSE");
+                self.open_sse(uri).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Connects to a deprecated HTTP+SSE server (2024-11-05): `url` is its SSE endpoint
+    /// (often `/sse`). [`connect`](Self::connect) falls back to this by itself.
+    #[cfg(feature = "http")]
+    pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
+        self.check_headers()?;
+        let uri = super::http::parse_url(url)?;
+        self.open_sse(uri).await
+    }
+
+    #[cfg(feature = "http")]
+    async fn open_sse(&self, uri: http::Uri) -> Result<Client, ClientError> {
+        let version = match self.protocol {
+            Protocol::Session(v) => v,
+            Protocol::Stateless => {
+                return Err(ClientError::protocol(
+                    "HTTP+SSE servers speak the session era only",
+                ));
+            }
+            Protocol::Auto => ProtocolVersion::LATEST_SESSION,
         };
-        negotiate(&client.core, self.protocol, None).await?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let link = super::legacy::LegacyLink::open(uri, self.headers.clone(), tx).await?;
+        let client = self.client(Box::new(link), rx, None);
+        negotiate(&client.core, Protocol::Session(version), None).await?;
         Ok(client)
+    }
+
+    #[cfg(feature = "http")]
+    fn check_headers(&self) -> Result<(), ClientError> {
+        match &self.bad_header {
+            Some(name) => Err(ClientError::transport(format!(
+                "header {name:?} has an invalid name or value"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn client(
+        &self,
+        link: Box<dyn super::core::Link>,
+        rx: mpsc::UnboundedReceiver<super::core::Inbound>,
+        stderr: Option<std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>>,
+    ) -> Client {
+        Client {
+            core: Core::new(
+                link,
+                rx,
+                self.handlers.clone(),
+                self.client_info(),
+                self.timeout,
+            ),
+            stderr,
+            renew: self.renew_sessions,
+        }
     }
 }
 

@@ -58,6 +58,10 @@ pub(crate) trait Link: Send + Sync + 'static {
     fn abandon(&self, _id: i64) {}
     /// Forgets the HTTP session, so that the next `initialize` starts a new one.
     fn reset_session(&self) {}
+    /// The HTTP session's id, if there is one.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
     /// Ends the connection (HTTP: `DELETE` the session; stdio: close stdin, end the child).
     fn close(&self) -> LinkFuture<'_, ()>;
 }
@@ -226,15 +230,34 @@ impl Core {
         }
     }
 
-    /// One JSON-RPC request as given: no `_meta` added, no input rounds.
+    /// A fresh request id.
+    pub(crate) fn alloc_id(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// One JSON-RPC request as given: no `_meta` added, no input rounds. `timeout`: `None`
+    /// for the client's request timeout.
     pub(crate) async fn request_raw(
         &self,
         method: &str,
         params: Value,
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
+        let limit = timeout.unwrap_or(self.timeout);
+        self.request_raw_id(self.alloc_id(), method, params, Some(limit))
+            .await
+    }
+
+    /// [`request_raw`](Self::request_raw) with a given id, waiting at most `limit` (`None`:
+    /// for as long as the answer takes, as a listen stream does).
+    pub(crate) async fn request_raw_id(
+        &self,
+        id: i64,
+        method: &str,
+        params: Value,
+        limit: Option<Duration>,
+    ) -> Result<Value, ClientError> {
         self.check_open()?;
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
         let mut guard = Pending {
@@ -245,9 +268,14 @@ impl Core {
         self.link
             .send(self.message(Some(id), method, &params))
             .await?;
-        let limit = timeout.unwrap_or(self.timeout);
-        let answer = match tokio::time::timeout(limit, rx).await {
-            Err(_) => Err(ClientError::Timeout(limit)),
+        let answered = match limit {
+            Some(limit) => tokio::time::timeout(limit, rx)
+                .await
+                .map_err(|_| ClientError::Timeout(limit)),
+            None => Ok(rx.await),
+        };
+        let answer = match answered {
+            Err(e) => Err(e),
             Ok(Err(_)) => Err(ClientError::Closed),
             Ok(Ok(answer)) => {
                 guard.armed = false;

@@ -273,6 +273,36 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
     }
 }
 
+impl Drop for HttpLink {
+    /// A client dropped without [`close`](super::Client::close): its streams stop, and its
+    /// session is `DELETE`d in the background when a runtime is there to do it.
+    fn drop(&mut self) {
+        if let Some(task) = self.get_stream.lock().unwrap().take() {
+            task.abort();
+        }
+        for (_, task) in self.streams.lock().unwrap().drain() {
+            task.abort();
+        }
+        let Some(session) = self.shared.session.lock().unwrap().take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let shared = self.shared.clone();
+        runtime.spawn(async move {
+            let req = shared
+                .request(Method::DELETE, None)
+                .header("Mcp-Session-Id", session)
+                .body(Full::new(Bytes::new()));
+            if let Ok(req) = req {
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(5), shared.client.request(req)).await;
+            }
+        });
+    }
+}
+
 impl Link for HttpLink {
     fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
@@ -311,6 +341,17 @@ impl Link for HttpLink {
             };
             if status == StatusCode::NOT_FOUND && had_session {
                 return fail(ClientError::SessionExpired);
+            }
+            if status == StatusCode::METHOD_NOT_ALLOWED {
+                // The URL takes no POST at all (an HTTP+SSE server's stream URL, a proxy):
+                // whatever the body says, this is not a Streamable HTTP endpoint.
+                let body = read_body(resp.into_body(), MAX_ERROR_BODY)
+                    .await
+                    .unwrap_or_default();
+                return fail(ClientError::Status {
+                    status: status.as_u16(),
+                    body: String::from_utf8_lossy(&body).into_owned(),
+                });
             }
             if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
                 if let (Some(id), StatusCode::NO_CONTENT) = (out.id, status) {
@@ -392,6 +433,14 @@ impl Link for HttpLink {
         if let Some(task) = self.streams.lock().unwrap().remove(&id) {
             task.abort();
         }
+    }
+
+    fn session_id(&self) -> Option<String> {
+        let session = self.shared.session.lock().unwrap();
+        session
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
     }
 
     fn reset_session(&self) {

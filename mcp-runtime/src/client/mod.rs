@@ -46,6 +46,8 @@ mod handlers;
 mod headers;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
+mod legacy;
 mod sse;
 mod stdio;
 
@@ -147,6 +149,11 @@ impl Client {
     /// The server's instructions for the model, if any.
     pub fn instructions(&self) -> Option<String> {
         self.negotiated(|n| n.instructions.clone())
+    }
+
+    /// The HTTP session's id (`Mcp-Session-Id`), in the session era over Streamable HTTP.
+    pub fn session_id(&self) -> Option<String> {
+        self.core.link.session_id()
     }
 
     /// What a spawned server wrote to stderr (the last 64 KiB), when built with
@@ -461,15 +468,15 @@ impl Client {
         let core = self.core.clone();
         let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        // The listen request stays open; its notifications name it by subscription id.
+        // The listen request stays open; its notifications name it: their subscription id is
+        // its request id.
+        let id = self.core.alloc_id();
+        let mut params = json!({ "notifications": notifications });
+        params["_meta"] = Value::Object(self.core.stateless_meta());
         let request = tokio::spawn(async move {
-            let call = core.request(
-                "subscriptions/listen",
-                json!({ "notifications": notifications }),
-            );
+            let call = core.request_raw_id(id, "subscriptions/listen", params, None);
             tokio::pin!(call);
             let mut ack_tx = Some(ack_tx);
-            let mut id: Option<Value> = None;
             loop {
                 tokio::select! {
                     done = &mut call => {
@@ -484,14 +491,16 @@ impl Client {
                             Err(broadcast::error::RecvError::Lagged(_)) => continue,
                             Err(_) => return,
                         };
-                        let sub = n.params.pointer("/_meta/io.modelcontextprotocol~1subscriptionId").cloned();
-                        if n.method == "notifications/subscriptions/acknowledged" && id.is_none() {
-                            id = sub.clone();
-                            if let Some(ack) = ack_tx.take() {
-                                let _ = ack.send(Ok(()));
-                            }
+                        let sub = n.params.pointer("/_meta/io.modelcontextprotocol~1subscriptionId");
+                        if sub != Some(&json!(id)) {
+                            continue;
                         }
-                        if sub.is_some() && sub == id && tx.send(n).is_err() {
+                        if n.method == "notifications/subscriptions/acknowledged"
+                            && let Some(ack) = ack_tx.take()
+                        {
+                            let _ = ack.send(Ok(()));
+                        }
+                        if tx.send(n).is_err() {
                             return;
                         }
                     }

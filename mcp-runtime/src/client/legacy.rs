@@ -1,0 +1,204 @@
+//! The deprecated HTTP+SSE transport (2024-11-05), for servers that have nothing newer: `GET`
+//! the URL, wait for the `endpoint` event, `POST` every message there; everything the server
+//! sends arrives on the one stream.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+
+use super::core::{Inbound, Link, LinkFuture, Outgoing};
+use super::error::ClientError;
+use super::sse::SseParser;
+
+/// How long the server has to announce its endpoint.
+const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+
+pub(crate) struct LegacyLink {
+    client: HyperClient<HttpConnector, Full<Bytes>>,
+    endpoint: Uri,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    stream: Mutex<Option<AbortHandle>>,
+}
+
+/// `endpoint` (absolute, or a path on `base`'s origin) as a URI on the same origin: a server
+/// cannot send the client's messages elsewhere.
+fn resolve(base: &Uri, endpoint: &str) -> Result<Uri, ClientError> {
+    let endpoint = endpoint.trim();
+    let uri: Uri = if endpoint.starts_with('/') {
+        let authority = base.authority().map(|a| a.as_str()).unwrap_or("");
+        format!("http://{authority}{endpoint}")
+            .parse()
+            .map_err(|e| ClientError::protocol(format!("a bad endpoint {endpoint:?}: {e}")))?
+    } else {
+        endpoint
+            .parse()
+            .map_err(|e| ClientError::protocol(format!("a bad endpoint {endpoint:?}: {e}")))?
+    };
+    if uri.authority() != base.authority() || uri.scheme_str() != Some("http") {
+        return Err(ClientError::protocol(format!(
+            "the server named an endpoint on another origin ({endpoint:?}); refused"
+        )));
+    }
+    Ok(uri)
+}
+
+impl LegacyLink {
+    /// Opens the stream at `url` and waits for its `endpoint` event.
+    pub(crate) async fn open(
+        url: Uri,
+        headers: Vec<(HeaderName, HeaderValue)>,
+        inbox: mpsc::UnboundedSender<Inbound>,
+    ) -> Result<LegacyLink, ClientError> {
+        let client = HyperClient::builder(TokioExecutor::new()).build(HttpConnector::new());
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri(url.clone())
+            .header(ACCEPT, "text/event-stream");
+        for (name, value) in &headers {
+            req = req.header(name, value);
+        }
+        let req = req
+            .body(Full::new(Bytes::new()))
+            .map_err(ClientError::transport)?;
+        let resp = client
+            .request(req)
+            .await
+            .map_err(|e| ClientError::transport(format!("GET {url} failed: {e}")))?;
+        if resp.status() != StatusCode::OK {
+            return Err(ClientError::Status {
+                status: resp.status().as_u16(),
+                body: String::new(),
+            });
+        }
+        let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
+        let task = tokio::spawn(async move {
+            let mut body = resp.into_body();
+            let mut parser = SseParser::default();
+            let mut endpoint_tx = Some(endpoint_tx);
+            while let Some(Ok(frame)) = body.frame().await {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let Ok(events) = parser.feed(&data) else {
+                    break;
+                };
+                for ev in events {
+                    match ev.event.as_deref() {
+                        Some("endpoint") => {
+                            if let Some(tx) = endpoint_tx.take() {
+                                let _ = tx.send(ev.data);
+                            }
+                        }
+                        None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
+                            Ok(msg) => {
+                                if inbox.send(Inbound::Message(msg)).is_err() {
+                                    return;
+                                }
+                            }
+                            Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON"),
+                        },
+                        Some(_) => {}
+                    }
+                }
+            }
+            let _ = inbox.send(Inbound::Closed("the server closed its SSE stream".into()));
+        });
+        let endpoint = match tokio::time::timeout(ENDPOINT_WAIT, endpoint_rx).await {
+            Ok(Ok(endpoint)) => endpoint,
+            _ => {
+                task.abort();
+                return Err(ClientError::protocol(
+                    "the SSE stream announced no endpoint (not an HTTP+SSE server)",
+                ));
+            }
+        };
+        let endpoint = match resolve(&url, &endpoint) {
+            Ok(e) => e,
+            Err(e) => {
+                task.abort();
+                return Err(e);
+            }
+        };
+        Ok(LegacyLink {
+            client,
+            endpoint,
+            headers,
+            stream: Mutex::new(Some(task.abort_handle())),
+        })
+    }
+}
+
+impl Link for LegacyLink {
+    fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut req = Request::builder()
+                .method(Method::POST)
+                .uri(self.endpoint.clone())
+                .header(CONTENT_TYPE, "application/json");
+            for (name, value) in &self.headers {
+                req = req.header(name, value);
+            }
+            let req = req
+                .body(Full::new(Bytes::from(out.body)))
+                .map_err(ClientError::transport)?;
+            let resp = self.client.request(req).await.map_err(|e| {
+                ClientError::transport(format!("POST {} failed: {e}", self.endpoint))
+            })?;
+            if resp.status().is_success() {
+                return Ok(());
+            }
+            let status = resp.status().as_u16();
+            let body = resp
+                .into_body()
+                .collect()
+                .await
+                .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
+                .unwrap_or_default();
+            Err(ClientError::Status { status, body })
+        })
+    }
+
+    fn close(&self) -> LinkFuture<'_, ()> {
+        Box::pin(async move {
+            // The session lives as long as its stream.
+            if let Some(task) = self.stream.lock().unwrap().take() {
+                task.abort();
+            }
+        })
+    }
+}
+
+impl Drop for LegacyLink {
+    fn drop(&mut self) {
+        if let Some(task) = self.stream.lock().unwrap().take() {
+            task.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_stay_on_the_origin() {
+        let base: Uri = "http://127.0.0.1:9/sse".parse().unwrap();
+        assert_eq!(
+            resolve(&base, "/messages?sessionId=a").unwrap(),
+            "http://127.0.0.1:9/messages?sessionId=a"
+        );
+        assert!(resolve(&base, "http://127.0.0.1:9/m").is_ok());
+        assert!(resolve(&base, "http://evil.example/m").is_err());
+        assert!(resolve(&base, "http://127.0.0.1:10/m").is_err());
+    }
+}
