@@ -58,6 +58,11 @@
 //! # Test
 //!
 //! [`testing::TestClient`] calls your tools in-process, in either era.
+//!
+//! # Call
+//!
+//! With the `client` feature, `mcp_runtime::client` connects to any MCP server (spawned over
+//! stdio, or over Streamable HTTP), in either era, with typed calls.
 #![warn(missing_docs)]
 // The dispatcher's pieces that only a transport calls (reply kinds, stream bookkeeping, header
 // checks) are compiled in every build; a build without one of the transports leaves some unused.
