@@ -155,6 +155,8 @@ pub(crate) struct Common {
     pub(crate) description: Option<LitStr>,
     pub(crate) icons: Vec<Icon>,
     pub(crate) meta: Vec<(LitStr, Lit)>,
+    /// `scopes = ["a", "b"]`: OAuth scopes a caller needs (HTTP with authorization).
+    pub(crate) scopes: Vec<LitStr>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -174,10 +176,48 @@ impl Common {
             self.parse_icon(meta)?;
         } else if p.is_ident("meta") {
             self.parse_meta(meta)?;
+        } else if p.is_ident("scopes") {
+            self.parse_scopes(meta)?;
         } else {
             return Ok(false);
         }
         Ok(true)
+    }
+
+    /// `scopes = "a"` or `scopes = ["a", "b"]`; each an RFC 6749 scope token.
+    fn parse_scopes(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        if !self.scopes.is_empty() {
+            return Err(syn::Error::new_spanned(&meta.path, "duplicate `scopes`"));
+        }
+        let value = meta.value()?;
+        let list: Vec<LitStr> = if value.peek(syn::token::Bracket) {
+            let content;
+            syn::bracketed!(content in value);
+            content
+                .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
+                .into_iter()
+                .collect()
+        } else {
+            vec![value.parse::<LitStr>()?]
+        };
+        if list.is_empty() {
+            return Err(syn::Error::new_spanned(
+                &meta.path,
+                "`scopes` needs at least one scope",
+            ));
+        }
+        for scope in &list {
+            let v = scope.value();
+            let token = |c: char| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c);
+            if v.is_empty() || !v.chars().all(token) {
+                return Err(syn::Error::new_spanned(
+                    scope,
+                    "a scope is a non-empty token of visible ASCII, without spaces, `\"` or `\\`",
+                ));
+            }
+        }
+        self.scopes = list;
+        Ok(())
     }
 
     fn parse_icon(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
@@ -335,7 +375,7 @@ impl ToolAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `task`, `icon`, `meta` or `crate`",
+                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `task`, `icon`, `meta`, `scopes` or `crate`",
                 ))
             }
         });
@@ -425,7 +465,7 @@ impl ResourceAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[resource] argument; expected `name`, `title`, `description`, `mime_type`, `size`, `annotations`, `icon`, `meta`, `list`, `complete` or `crate`",
+                    "unknown #[resource] argument; expected `name`, `title`, `description`, `mime_type`, `size`, `annotations`, `icon`, `meta`, `scopes`, `list`, `complete` or `crate`",
                 ))
             }
         });
@@ -450,7 +490,7 @@ impl PromptAttr {
                 parse_complete(&meta, &mut attr.complete)
             } else {
                 Err(meta.error(
-                    "unknown #[prompt] argument; expected `name`, `title`, `description`, `icon`, `meta`, `complete` or `crate`",
+                    "unknown #[prompt] argument; expected `name`, `title`, `description`, `icon`, `meta`, `scopes`, `complete` or `crate`",
                 ))
             }
         });

@@ -58,14 +58,15 @@ pub(crate) fn strip_param_attrs(item: &mut ItemFn) {
 }
 
 /// Whether a type is one the framework injects with no marker: its last path segment is
-/// `Context` or `State<…>` (`&` allowed). Only a convenience for the built-ins: any other
+/// `Context`, `Principal` or `State<…>` (`&` allowed). Only a convenience for the built-ins: any other
 /// `FromContext` type is marked `#[inject]`, and either way the choice is checked through the
 /// `FromContext` bound at the type's span.
 fn builtin_injected(ty: &Type) -> Option<bool> {
     let (ty, by_ref) = split_ref(ty);
     let Type::Path(p) = ty else { return None };
     let last = p.path.segments.last()?;
-    let injected = (last.ident == "Context" && last.arguments.is_none())
+    let injected = ((last.ident == "Context" || last.ident == "Principal")
+        && last.arguments.is_none())
         || (last.ident == "State"
             && matches!(last.arguments, syn::PathArguments::AngleBracketed(_)));
     (injected && by_ref.is_none_or(|r| r.mutability.is_none())).then_some(by_ref.is_some())

@@ -55,6 +55,12 @@ pub(crate) fn opt<T: ToTokens>(v: &Option<T>) -> TokenStream {
     }
 }
 
+/// `scopes = […]` as a `&'static [&'static str]`.
+pub(crate) fn scopes(common: &Common) -> TokenStream {
+    let scopes = &common.scopes;
+    quote!(&[#(#scopes),*])
+}
+
 /// The name: `name = "…"` or the fn's (without `r#`).
 pub(crate) fn name(common: &Common, model: &FnModel<'_>) -> String {
     common.name.as_ref().map_or_else(

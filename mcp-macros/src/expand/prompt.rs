@@ -80,6 +80,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
     let fn_ident = model.ident();
     let description = common::description(&attr.common, model);
     let title = opt(&attr.common.title);
+    let scopes = common::scopes(&attr.common);
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
         common::meta(&attr.common, &private),
@@ -114,6 +115,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
                     icons: #icons,
                     meta: #meta,
                     get: __mcp_get,
+                    scopes: #scopes,
                     complete: #complete,
                     location: #location,
                 }

@@ -71,6 +71,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
     let convert = quote_spanned! {model.return_span()=>
         #at::resource_return!(#ret, convert(#ret_arg, &#uri_owned, #mime))
     };
+    let scopes = common::scopes(&attr.common);
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
         common::meta(&attr.common, &private),
@@ -112,6 +113,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
                     icons: #icons,
                     meta: #meta,
                     read: __mcp_read,
+                    scopes: #scopes,
                     list: #list,
                     complete: #complete,
                     location: #location,

@@ -126,6 +126,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         Some("required") => quote!(#private::TaskSupport::Required),
         _ => quote!(#private::TaskSupport::Forbidden),
     };
+    let scopes = common::scopes(&attr.common);
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
         common::meta(&attr.common, &private),
@@ -190,6 +191,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     meta: #meta,
                     call: __mcp_call,
                     task: #task,
+                    scopes: #scopes,
                     location: #location,
                 }
             }

@@ -51,6 +51,8 @@ pub struct PromptDef {
     pub get: for<'a> fn(PromptCall<'a>) -> PromptFuture,
     /// Completion of arguments, by argument name.
     pub complete: &'static [(&'static str, CompleteFn)],
+    /// OAuth scopes a caller needs (`scopes = [...]`; HTTP with authorization only).
+    pub scopes: &'static [&'static str],
     /// Where it is defined.
     pub location: (&'static str, u32),
 }

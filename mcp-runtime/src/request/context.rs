@@ -44,6 +44,7 @@ pub(crate) struct RequestInfo {
     pub(crate) states: Arc<StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
+    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
     pub(crate) changes: crate::Changes,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
@@ -294,6 +295,12 @@ impl Context {
     /// API key or a tracing header; verify anything used for security yourself).
     pub fn headers(&self) -> Option<&http::HeaderMap> {
         self.inner.headers.as_deref()
+    }
+
+    /// The caller, as its verified access token names it (HTTP with authorization
+    /// configured); `None` otherwise.
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.inner.principal.as_deref()
     }
 
     /// The handle that announces changes (a resource updated, a list changed) and enables or

@@ -100,6 +100,8 @@ pub struct ResourceDef {
     pub list: Option<fn() -> Vec<Resource>>,
     /// Completion of template variables, by variable name.
     pub complete: &'static [(&'static str, CompleteFn)],
+    /// OAuth scopes a caller needs (`scopes = [...]`; HTTP with authorization only).
+    pub scopes: &'static [&'static str],
     /// Where it is defined (`file`, `line`).
     pub location: (&'static str, u32),
 }

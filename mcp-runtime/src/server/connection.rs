@@ -42,6 +42,8 @@ pub(crate) struct Arrival {
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     /// Ends the request's HTTP response stream early (resumable streams only).
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
+    /// The caller, when the HTTP layer verified an access token.
+    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
 }
 
 /// What the core needs to know of the transport a connection runs on.

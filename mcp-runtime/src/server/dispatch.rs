@@ -269,6 +269,7 @@ fn dispatch_request(
     scope.sink = conn.sink_for(arrival.sink);
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;
+    scope.principal = arrival.principal;
     let stateless = scope.version().era() == Era::Stateless;
     tracing::Span::current().record("mcp.protocol.version", scope.version().as_str());
     // Methods behind a capability the server did not advertise are "not found".

@@ -34,6 +34,8 @@ pub(crate) struct Scope {
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     /// Ends the request's HTTP response stream early (set likewise).
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
+    /// The verified caller, on HTTP with authorization (set likewise).
+    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
     /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
     pub(crate) round: Option<Arc<crate::ask::round::Round>>,
 }
@@ -118,6 +120,7 @@ pub(crate) fn resolve(
                 log_level: requested_level,
                 sink: None,
                 headers: None,
+                principal: None,
                 closer: None,
                 round: None,
             })
@@ -130,6 +133,7 @@ pub(crate) fn resolve(
                 log_level: Some(level),
                 sink: None,
                 headers: None,
+                principal: None,
                 closer: None,
                 round: None,
             }),

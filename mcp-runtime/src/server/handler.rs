@@ -155,6 +155,7 @@ pub(super) fn context_with(
         states: conn.server.inner.states.clone(),
         headers: scope.headers.clone(),
         closer: scope.closer.clone(),
+        principal: scope.principal.clone(),
         changes: conn.server.inner.changes.clone(),
         asker,
         related_task,
@@ -175,9 +176,12 @@ pub(super) fn list_page<T: crate::registry::Listed>(
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
     let inner = &conn.server.inner;
-    let Some((items, next_cursor)) =
-        paged.page_enabled(&inner.changes, cursor.as_deref(), inner.limits.page_size)
-    else {
+    let Some((items, next_cursor)) = paged.page_enabled(
+        &inner.changes,
+        scope.principal.as_deref(),
+        cursor.as_deref(),
+        inner.limits.page_size,
+    ) else {
         return Step::Reply(scope.err(&req.id, McpError::invalid_params("Invalid cursor")));
     };
     let body = ListPage {

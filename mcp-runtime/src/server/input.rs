@@ -21,10 +21,19 @@ struct RoundParams {
 }
 
 impl super::ServerInner {
-    /// Who is asking, from the HTTP request's headers: what `request_state_caller` returns,
-    /// by default the `Authorization` header (its bytes, readable or not). It binds a
-    /// 2026-07-28 `requestState` and an HTTP session to their caller.
-    pub(crate) fn caller(&self, headers: &http::HeaderMap) -> Option<Vec<u8>> {
+    /// Who is asking: the verified principal's issuer and subject when the request carries
+    /// one, else from the HTTP request's headers what `request_state_caller` returns, by
+    /// default the `Authorization` header (its bytes, readable or not). It binds a
+    /// 2026-07-28 `requestState`, an HTTP session and tasks to their caller.
+    pub(crate) fn caller(
+        &self,
+        headers: Option<&http::HeaderMap>,
+        principal: Option<&crate::auth::Principal>,
+    ) -> Option<Vec<u8>> {
+        if let Some(p) = principal {
+            return Some(p.caller_key());
+        }
+        let headers = headers?;
         match &self.state_caller {
             Some(caller) => caller(headers).map(String::into_bytes),
             None => headers
@@ -41,7 +50,7 @@ impl super::ServerInner {
             return Ok(());
         }
         let text = req.params.map(|p| p.get());
-        let principal = scope.headers.as_deref().and_then(|h| self.caller(h));
+        let principal = self.caller(scope.headers.as_deref(), scope.principal.as_deref());
         let round = Round::new(&req.method, text, principal.as_deref());
         let carries = text.is_some_and(|t| {
             may_have_member(t, "inputResponses") || may_have_member(t, "requestState")

@@ -41,7 +41,7 @@ pub(super) fn through(
             return Step::Reply(Reply::error(Some(&req.id), &e));
         }
     };
-    let caller = match arrival.headers.as_deref().and_then(|h| inner.caller(h)) {
+    let caller = match inner.caller(arrival.headers.as_deref(), arrival.principal.as_deref()) {
         Some(bytes) => {
             let hex: String = Sha256::digest(&bytes)
                 .iter()
@@ -65,12 +65,14 @@ pub(super) fn through(
             sink,
             headers,
             closer,
+            principal,
         } = arrival;
         Arc::new(move |req: McpRequest| -> MiddlewareFuture {
             let arrival = Arrival {
                 sink: sink.clone(),
                 headers: headers.clone(),
                 closer: closer.clone(),
+                principal: principal.clone(),
             };
             let step = bottom(&conn, &req, arrival, dispatch);
             Box::pin(async move {

@@ -119,10 +119,10 @@ pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
     match scope.version().era() {
         Era::Session => conn.task_owner(),
         Era::Stateless => {
-            let caller = scope
-                .headers
-                .as_deref()
-                .and_then(|h| conn.server.inner.caller(h));
+            let caller = conn
+                .server
+                .inner
+                .caller(scope.headers.as_deref(), scope.principal.as_deref());
             match caller {
                 Some(bytes) => {
                     let digest = Sha256::digest(&bytes);

@@ -128,6 +128,8 @@ pub struct ToolDef {
     pub call: for<'a> fn(ToolCall<'a>) -> ToolFuture,
     /// Whether calls may run as [tasks](crate::task).
     pub task: crate::task::TaskSupport,
+    /// OAuth scopes a caller needs (`scopes = [...]`; HTTP with authorization only).
+    pub scopes: &'static [&'static str],
     /// Where the tool is defined (`file`, `line`), for error messages.
     pub location: (&'static str, u32),
 }
