@@ -7,6 +7,10 @@
 //!
 //! The database is the file named by `TICKETS_DB` (default: `tickets.sqlite3` in the current
 //! directory). The first run creates it with a few tickets, numbered from 1.
+//!
+//! Over HTTP it becomes an OAuth resource server when `MCP_AUTH_ISSUER` and `MCP_AUTH_RESOURCE`
+//! are set: queries and reports need the `tickets:read` scope, changes `tickets:write` (and a
+//! caller sees only the tools its token allows). Without them, every tool is open, as on stdio.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -211,7 +215,7 @@ fn or_panic<T>(result: Result<T, String>) -> T {
 // nothing and is an `async fn`.)
 
 /// Query tickets by status.
-#[tool(annotations(read_only, idempotent, open_world = false))]
+#[tool(scopes = ["tickets:read"], annotations(read_only, idempotent, open_world = false))]
 fn query_tickets_by_status(
     /// The status to look for.
     status: Status,
@@ -228,7 +232,7 @@ fn query_tickets_by_status(
 }
 
 /// Open a new ticket.
-#[tool(annotations(open_world = false))]
+#[tool(scopes = ["tickets:write"], annotations(open_world = false))]
 fn create_ticket(
     /// One line saying what is wrong.
     title: String,
@@ -258,7 +262,7 @@ fn create_ticket(
 }
 
 /// Change a ticket's status, title, or both.
-#[tool(annotations(idempotent, open_world = false))]
+#[tool(scopes = ["tickets:write"], annotations(idempotent, open_world = false))]
 fn update_ticket(
     /// The ticket's number.
     id: u64,
@@ -296,7 +300,7 @@ fn update_ticket(
 
 /// Export every ticket as a Markdown report, reporting progress ticket by ticket. Runs as a
 /// task for clients that support tasks (the call returns at once; poll the task for the report).
-#[tool(task = "optional", annotations(read_only, open_world = false))]
+#[tool(task = "optional", scopes = ["tickets:read"], annotations(read_only, open_world = false))]
 async fn report(
     /// Milliseconds to spend on each ticket (to watch the progress on a small desk).
     #[arg(default = 0)]

@@ -72,6 +72,7 @@
 )]
 
 pub mod ask;
+pub mod auth;
 pub mod changes;
 #[cfg(feature = "client")]
 pub mod client;

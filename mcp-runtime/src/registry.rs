@@ -354,21 +354,32 @@ impl<T> Paged<T> {
 }
 
 impl<T: Listed> Paged<T> {
-    /// Like [`page`](Self::page), over the items `changes` has not disabled.
+    /// Like [`page`](Self::page), over the items `changes` has not disabled and, for a
+    /// caller whose lists hide what it may not use, those whose scopes it has.
     pub(crate) fn page_enabled(
         &self,
         changes: &crate::Changes,
+        caller: Option<&crate::auth::Principal>,
         cursor: Option<&str>,
         page_size: usize,
     ) -> Option<(Vec<&T>, Option<String>)> {
         let generation = changes.generation();
-        if generation == 0 {
+        let hiding = caller.filter(|p| p.hides_unauthorized());
+        if generation == 0 && hiding.is_none() {
             let (items, next) = self.page(cursor, page_size)?;
             return Some((items.iter().collect(), next));
         }
-        let visible: Vec<&T> = self.items.iter().filter(|t| t.enabled(changes)).collect();
-        // Cursors from before an enable/disable are stale.
-        let fingerprint = self.fingerprint ^ generation.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let visible: Vec<&T> = self
+            .items
+            .iter()
+            .filter(|t| t.enabled(changes))
+            .filter(|t| hiding.is_none_or(|p| p.missing(t.scopes()).is_empty()))
+            .collect();
+        // Cursors from before an enable/disable, or of a caller with other scopes, are stale.
+        let mut fingerprint = self.fingerprint ^ generation.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        if let Some(p) = hiding {
+            fingerprint ^= p.scopes_fingerprint();
+        }
         let (items, next) = page_of(&visible, fingerprint, cursor, page_size)?;
         Some((items.to_vec(), next))
     }
@@ -378,17 +389,25 @@ impl<T: Listed> Paged<T> {
 pub(crate) trait Listed {
     /// Whether `changes` serves it.
     fn enabled(&self, changes: &crate::Changes) -> bool;
+    /// The OAuth scopes a caller needs to use it.
+    fn scopes(&self) -> &'static [&'static str];
 }
 
 impl Listed for RegisteredTool {
     fn enabled(&self, changes: &crate::Changes) -> bool {
         changes.is_enabled(crate::changes::Kind::Tool, &[self.def.name])
     }
+    fn scopes(&self) -> &'static [&'static str] {
+        self.def.scopes
+    }
 }
 
 impl Listed for RegisteredPrompt {
     fn enabled(&self, changes: &crate::Changes) -> bool {
         changes.is_enabled(crate::changes::Kind::Prompt, &[self.def.name])
+    }
+    fn scopes(&self) -> &'static [&'static str] {
+        self.def.scopes
     }
 }
 
@@ -399,6 +418,9 @@ impl Listed for RegisteredResource {
             &[self.def.name, self.def.uri],
         )
     }
+    fn scopes(&self) -> &'static [&'static str] {
+        self.def.scopes
+    }
 }
 
 impl Listed for RegisteredTemplate {
@@ -407,6 +429,9 @@ impl Listed for RegisteredTemplate {
             crate::changes::Kind::Resource,
             &[self.def.name, self.def.uri],
         )
+    }
+    fn scopes(&self) -> &'static [&'static str] {
+        self.def.scopes
     }
 }
 
@@ -517,6 +542,46 @@ impl Registry {
     }
 
     /// Whether any resource or template is registered.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    /// The scopes a `tools/call`, `prompts/get` or `resources/read` of `name` (a tool or
+    /// prompt name, or a URI) needs; none for anything else.
+    pub(crate) fn scopes_for(&self, method: &str, name: &str) -> &'static [&'static str] {
+        match method {
+            "tools/call" => self.tool(name).map_or(&[], |t| t.def.scopes),
+            "prompts/get" => self.prompt(name).map_or(&[], |p| p.def.scopes),
+            "resources/read" => match self.static_resource(name) {
+                Some(r) => r.def.scopes,
+                None => self
+                    .templates
+                    .items
+                    .iter()
+                    .find(|t| t.template.matches(name).is_some())
+                    .map_or(&[], |t| t.def.scopes),
+            },
+            _ => &[],
+        }
+    }
+
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    /// Every scope some primitive asks for, in registration order, once each.
+    pub(crate) fn all_scopes(&self) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = Vec::new();
+        let lists = self
+            .tools
+            .items
+            .iter()
+            .map(|t| t.def.scopes)
+            .chain(self.prompts.items.iter().map(|p| p.def.scopes))
+            .chain(self.resources.items.iter().map(|r| r.def.scopes))
+            .chain(self.templates.items.iter().map(|t| t.def.scopes));
+        for scope in lists.flatten() {
+            if !all.contains(scope) {
+                all.push(scope);
+            }
+        }
+        all
+    }
+
     pub(crate) fn has_resources(&self) -> bool {
         !self.resources.items.is_empty() || !self.templates.items.is_empty()
     }

@@ -22,7 +22,9 @@ Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --clie
                      over stdio (with --http ADDR: to connect to it at http://ADDR/mcp), and exit
 
 Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=DIR the skills
-directory (the command line wins); RUST_LOG sets the log filter (logs go to stderr)."
+directory (the command line wins); MCP_AUTH_ISSUER and MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES
+optional) require OAuth access tokens over HTTP (with the `auth` feature); RUST_LOG sets the
+log filter (logs go to stderr)."
     )
 }
 
@@ -263,7 +265,17 @@ impl Server {
             }
             #[cfg(feature = "http")]
             Transport::Http(addr) => {
-                crate::transport::serve_http(self, crate::transport::HttpConfig::new(addr)).await
+                #[allow(unused_mut)]
+                let mut config = crate::transport::HttpConfig::new(addr);
+                // `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make it a
+                // resource server (HTTP only: a stdio server belongs to its client).
+                #[cfg(feature = "auth")]
+                match crate::auth::Auth::from_env() {
+                    None => {}
+                    Some(Ok(auth)) => config = config.with_auth(auth),
+                    Some(Err(e)) => return Err(io::Error::new(io::ErrorKind::InvalidInput, e)),
+                }
+                crate::transport::serve_http(self, config).await
             }
             #[allow(unreachable_patterns)]
             other => Err(io::Error::new(

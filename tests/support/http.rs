@@ -91,7 +91,7 @@ impl HttpServer {
         HttpServer::start_on_with(program, "127.0.0.1:0", env)
     }
 
-    fn start_on_with(program: &Path, addr: &str, env: &[(&str, &str)]) -> HttpServer {
+    pub fn start_on_with(program: &Path, addr: &str, env: &[(&str, &str)]) -> HttpServer {
         let name = program.display();
         let proc = Proc::spawn_program(program, &["--http", addr], env);
         let deadline = Instant::now() + TIMEOUT;

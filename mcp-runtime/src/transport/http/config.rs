@@ -30,6 +30,8 @@ pub struct HttpConfig {
     pub(crate) json_only: bool,
     pub(crate) shutdown_grace: Duration,
     pub(crate) events: Arc<dyn EventStore>,
+    #[cfg(feature = "auth")]
+    pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
 
 impl std::fmt::Debug for HttpConfig {
@@ -67,6 +69,8 @@ impl Default for HttpConfig {
             json_only: false,
             shutdown_grace: Duration::from_secs(5),
             events: Arc::new(MemoryEventStore::new(256)),
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 }
@@ -210,6 +214,17 @@ impl HttpConfig {
     /// How long running requests may finish after a shutdown signal (default 5 s).
     pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
         self.shutdown_grace = t;
+        self
+    }
+
+    /// Makes the server an OAuth 2.1 resource server: every request to the MCP endpoint (and
+    /// the HTTP+SSE routes) needs a valid bearer token, its principal binds sessions,
+    /// `requestState` and tasks, and the RFC 9728 metadata is served (see [`Auth`]).
+    ///
+    /// [`Auth`]: crate::auth::Auth
+    #[cfg(feature = "auth")]
+    pub fn with_auth(mut self, auth: crate::auth::Auth) -> Self {
+        self.auth = Some(Arc::new(auth));
         self
     }
 }

@@ -13,13 +13,18 @@ use super::body::{self, HttpResponse};
 use super::session::Full;
 use super::state::{Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
+use crate::auth::Principal;
 use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};
 use crate::server::dispatch::on_message_with;
 
-pub(crate) fn open(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
+pub(crate) fn open(
+    state: &Arc<Shared>,
+    headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
+) -> HttpResponse {
     let (tx, rx) = mpsc::channel(256);
-    let owner = owner(state, headers);
+    let owner = owner(state, headers, principal.as_deref());
     let session = match state
         .sessions
         .create(&state.server, Some(tx.clone()), owner)
@@ -44,13 +49,17 @@ pub(crate) fn open(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     body::sse(rx)
 }
 
-pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
+pub(crate) async fn post(
+    state: &Arc<Shared>,
+    req: Request<Incoming>,
+    principal: Option<Arc<Principal>>,
+) -> HttpResponse {
     let id = req
         .uri()
         .query()
         .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("sessionId=")))
         .map(str::to_owned);
-    let owner = owner(state, req.headers());
+    let owner = owner(state, req.headers(), principal.as_deref());
     let Some(session) = id
         .as_deref()
         .and_then(|id| state.sessions.get(id, owner.as_ref()))
@@ -75,6 +84,9 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         Ok(text) => text,
         Err(r) => return r,
     };
+    if let Err(refused) = super::auth::check_scopes_text(state, text, principal.as_deref()) {
+        return refused;
+    }
     // Responses go on the session's one stream without waiting: a client that stops reading
     // it cannot make the server hold a task (and a response) per request it keeps posting.
     // When the stream is full, the client is not keeping up: its session ends.
@@ -102,6 +114,7 @@ pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpRes
         sink: Some(sink),
         headers: Some(Arc::new(parts.headers)),
         closer: None,
+        principal,
     };
     match on_message_with(&session.conn, text, arrival) {
         Step::Reply(out) => respond(out.bytes),

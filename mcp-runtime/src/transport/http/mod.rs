@@ -13,6 +13,7 @@
 //!   body limit (413), header-read timeout, bounded sessions with idle expiry, graceful
 //!   shutdown, `TCP_NODELAY`, one log line per request.
 
+mod auth;
 mod body;
 mod clients;
 mod config;
@@ -110,6 +111,12 @@ pub(crate) async fn serve_until(
     stop: impl std::future::Future<Output = ()>,
 ) -> io::Result<()> {
     let local = listener.local_addr()?;
+    #[cfg(feature = "auth")]
+    if let Some(auth) = &config.auth {
+        auth.validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
+    }
     tracing::info!("serving MCP on http://{local}{}", config.path);
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let sessions = Sessions::new(

@@ -10,6 +10,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
+use super::auth;
 use super::body::{self, HttpResponse};
 use super::clients::ClientKey;
 use super::guard::{self, Refusal};
@@ -20,6 +21,7 @@ use super::state::{
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
+use crate::auth::Principal;
 use crate::protocol::jsonrpc::{self, Incoming as Message};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::request::Reply;
@@ -71,18 +73,32 @@ async fn route(
     {
         return body::error(StatusCode::BAD_REQUEST, e);
     }
+    // The protected resource metadata (RFC 9728) is public; every other route needs a valid
+    // token when authorization is configured.
+    if let Some(response) = auth::metadata(state, req.method(), path) {
+        return response;
+    }
+    let serves = is_mcp || (state.config.legacy_sse && matches!(path, "/sse" | "/messages"));
+    let principal = if serves {
+        match auth::authenticate(state, &req).await {
+            Ok(p) => p,
+            Err(response) => return response,
+        }
+    } else {
+        None
+    };
     if is_mcp {
         return match *req.method() {
-            Method::POST => post(state, peer, req).await,
-            Method::GET => get(state, req.headers()),
-            Method::DELETE => delete(state, req.headers()),
+            Method::POST => post(state, peer, req, principal).await,
+            Method::GET => get(state, req.headers(), principal.as_ref()),
+            Method::DELETE => delete(state, req.headers(), principal.as_ref()),
             _ => not_allowed("GET, POST, DELETE"),
         };
     }
     if state.config.legacy_sse {
         match (req.method(), path) {
-            (&Method::GET, "/sse") => return legacy::open(state, req.headers()),
-            (&Method::POST, "/messages") => return legacy::post(state, req).await,
+            (&Method::GET, "/sse") => return legacy::open(state, req.headers(), principal),
+            (&Method::POST, "/messages") => return legacy::post(state, req, principal).await,
             (_, "/sse") => return not_allowed("GET"),
             (_, "/messages") => return not_allowed("POST"),
             _ => {}
@@ -115,7 +131,13 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
     r
 }
 
-async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming>) -> HttpResponse {
+async fn post(
+    state: &Arc<Shared>,
+    peer: std::net::IpAddr,
+    req: Request<Incoming>,
+    principal: Option<Arc<Principal>>,
+) -> HttpResponse {
+    let who = principal.as_deref();
     let (parts, incoming) = req.into_parts();
     let bytes = match read_body(incoming, &parts.headers, &state.config).await {
         Ok(b) => b,
@@ -174,7 +196,10 @@ async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            let key = match owner(state, headers) {
+            if let Err(refused) = auth::check_scopes(state, req, head, who) {
+                return refused;
+            }
+            let key = match owner(state, headers, who) {
                 Some(caller) => ClientKey::Caller(caller),
                 None => ClientKey::Address(peer),
             };
@@ -190,13 +215,13 @@ async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming
                     .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
                 return r;
             };
-            return stateless(state, body, headers)
+            return stateless(state, body, headers, principal)
                 .await
                 .map(|body| body.held(slot));
         }
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
-        let Some(session) = state.sessions.get(id, owner(state, headers).as_ref()) else {
+        let Some(session) = state.sessions.get(id, owner(state, headers, who).as_ref()) else {
             return fail(
                 StatusCode::NOT_FOUND,
                 McpError::invalid_request("Unknown or expired session: initialize again"),
@@ -210,11 +235,17 @@ async fn post(state: &Arc<Shared>, peer: std::net::IpAddr, req: Request<Incoming
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        return in_session(state, &session, body, headers).await;
+        if let Body::Decoded(envelope) = &body
+            && let Message::Request(req) = &envelope.message
+            && let Err(refused) = auth::check_scopes(state, req, envelope.head.as_ref(), who)
+        {
+            return refused;
+        }
+        return in_session(state, &session, body, headers, principal).await;
     }
     match (body, undecodable) {
         (Body::Decoded(envelope), _) if matches!(&envelope.message, Message::Request(req) if req.method == "initialize") => {
-            initialize(state, Body::Decoded(envelope), headers).await
+            initialize(state, Body::Decoded(envelope), headers, principal).await
         }
         (_, Some(e)) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
         _ => fail(StatusCode::BAD_REQUEST, no_session()),
@@ -246,15 +277,21 @@ impl Body<'_> {
     }
 }
 
-async fn initialize(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
-    let session = match state
-        .sessions
-        .create(&state.server, None, owner(state, headers))
-    {
+async fn initialize(
+    state: &Arc<Shared>,
+    message: Body<'_>,
+    headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
+) -> HttpResponse {
+    let session = match state.sessions.create(
+        &state.server,
+        None,
+        owner(state, headers, principal.as_deref()),
+    ) {
         Ok(s) => s,
         Err(Full(max)) => return body::too_many_sessions(max),
     };
-    let mut response = in_session(state, &session, message, headers).await;
+    let mut response = in_session(state, &session, message, headers, principal).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
@@ -274,12 +311,18 @@ async fn in_session(
     session: &Arc<Session>,
     message: Body<'_>,
     headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
 ) -> HttpResponse {
     let headers = Arc::new(headers.clone());
     let conn = &session.conn;
-    respond(state, Some(session), headers, session_status, |arrival| {
-        message.run(conn, arrival)
-    })
+    respond(
+        state,
+        Some(session),
+        headers,
+        principal,
+        session_status,
+        |arrival| message.run(conn, arrival),
+    )
     .await
 }
 
@@ -290,16 +333,30 @@ fn session_status(_: &Reply) -> StatusCode {
 
 /// A 2026-07-28 request. Dropping this future (the client closed the connection) drops the
 /// handler: closing the stream is the cancellation in this era.
-async fn stateless(state: &Arc<Shared>, message: Body<'_>, headers: &HeaderMap) -> HttpResponse {
+async fn stateless(
+    state: &Arc<Shared>,
+    message: Body<'_>,
+    headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
+) -> HttpResponse {
     let headers = Arc::new(headers.clone());
     let conn = &state.stateless;
-    respond(state, None, headers, stateless_status, |arrival| {
-        message.run(conn, arrival)
-    })
+    respond(
+        state,
+        None,
+        headers,
+        principal,
+        stateless_status,
+        |arrival| message.run(conn, arrival),
+    )
     .await
 }
 
-fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
+fn get(
+    state: &Arc<Shared>,
+    headers: &HeaderMap,
+    principal: Option<&Arc<Principal>>,
+) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
             return not_allowed("POST");
@@ -309,7 +366,10 @@ fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    let Some(session) = state.sessions.get(id, owner(state, headers).as_ref()) else {
+    let Some(session) = state
+        .sessions
+        .get(id, owner(state, headers, principal.map(|p| &**p)).as_ref())
+    else {
         return body::error(
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown or expired session: initialize again"),
@@ -352,14 +412,20 @@ fn get(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     body::sse(rx)
 }
 
-fn delete(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
+fn delete(
+    state: &Arc<Shared>,
+    headers: &HeaderMap,
+    principal: Option<&Arc<Principal>>,
+) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
         return body::error(
             StatusCode::BAD_REQUEST,
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    let owned = state.sessions.get(id, owner(state, headers).as_ref());
+    let owned = state
+        .sessions
+        .get(id, owner(state, headers, principal.map(|p| &**p)).as_ref());
     match owned.and_then(|_| state.sessions.remove(id)) {
         Some(_) => {
             tracing::debug!(session = %id, "session ended by the client");

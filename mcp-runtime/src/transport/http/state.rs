@@ -36,9 +36,13 @@ pub(crate) struct Shared {
 
 /// A digest of the request's caller (`ServerInner::caller`), which a session
 /// is bound to: the raw credential is not kept.
-pub(crate) fn owner(state: &Shared, headers: &HeaderMap) -> Option<[u8; 32]> {
+pub(crate) fn owner(
+    state: &Shared,
+    headers: &HeaderMap,
+    principal: Option<&crate::auth::Principal>,
+) -> Option<[u8; 32]> {
     use sha2::Digest as _;
-    let caller = state.server.inner.caller(headers)?;
+    let caller = state.server.inner.caller(Some(headers), principal)?;
     Some(sha2::Sha256::digest(caller).into())
 }
 

@@ -24,6 +24,7 @@ pub(crate) async fn respond(
     state: &Arc<Shared>,
     session: Option<&Arc<Session>>,
     headers: Arc<http::HeaderMap>,
+    principal: Option<Arc<crate::auth::Principal>>,
     status_of: fn(&Reply) -> StatusCode,
     run: impl FnOnce(Arrival) -> Step,
 ) -> HttpResponse {
@@ -39,6 +40,7 @@ pub(crate) async fn respond(
         sink,
         headers: Some(headers),
         closer: closer.clone(),
+        principal,
     };
     let fut = match run(arrival) {
         Step::Reply(out) => return body::json(status_of(&out), out.bytes),

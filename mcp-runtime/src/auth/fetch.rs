@@ -1,0 +1,157 @@
+//! The few HTTP requests a resource server makes to its authorization server (metadata, JWKS,
+//! introspection): HTTPS with the system's trust roots (rustls), plain HTTP only to a loopback
+//! host, bounded in time and size.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use http::{Method, Request, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+/// How long one request to the authorization server may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest document accepted (metadata, key sets and introspection answers are small).
+const MAX_BYTES: usize = 1024 * 1024;
+
+type Https = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// `localhost` or a loopback IP literal.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn client() -> Result<&'static Https, String> {
+    static CLIENT: OnceLock<Result<Https, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_native_roots()
+                .map_err(|e| format!("no TLS trust roots on this system: {e}"))?
+                .https_or_http()
+                .enable_http1()
+                .build();
+            Ok(Client::builder(TokioExecutor::new()).build(connector))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Checks that `url` may be fetched: https, or http to a loopback host.
+pub(crate) fn check_url(url: &str) -> Result<Uri, String> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    match (uri.scheme_str(), uri.host()) {
+        (Some("https"), Some(_)) => Ok(uri),
+        (Some("http"), Some(host)) if is_loopback_host(host) => Ok(uri),
+        _ => Err(format!(
+            "{url:?}: the authorization server is reached over https:// only (http:// on loopback)"
+        )),
+    }
+}
+
+/// GETs a JSON document.
+pub(crate) async fn get_json(url: &str) -> Result<Value, String> {
+    let uri = check_url(url)?;
+    let req = Request::builder()
+        .method(Method::GET)
+        .uri(uri)
+        .header(ACCEPT, "application/json")
+        .body(Full::new(Bytes::new()))
+        .map_err(|e| e.to_string())?;
+    send(url, req).await
+}
+
+/// POSTs a form (`application/x-www-form-urlencoded`) with HTTP Basic client credentials and
+/// reads the JSON answer.
+pub(crate) async fn post_form(
+    url: &str,
+    form: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
+) -> Result<Value, String> {
+    use base64::Engine as _;
+    let uri = check_url(url)?;
+    let body: String = form
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let mut req = Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header(ACCEPT, "application/json")
+        .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some((id, secret)) = basic {
+        // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined.
+        let pair = format!("{}:{}", encode(id), encode(secret));
+        let b64 = base64::engine::general_purpose::STANDARD.encode(pair);
+        req = req.header(AUTHORIZATION, format!("Basic {b64}"));
+    }
+    let req = req
+        .body(Full::new(Bytes::from(body)))
+        .map_err(|e| e.to_string())?;
+    send(url, req).await
+}
+
+async fn send(url: &str, req: Request<Full<Bytes>>) -> Result<Value, String> {
+    let client = client()?;
+    let resp = tokio::time::timeout(TIMEOUT, client.request(req))
+        .await
+        .map_err(|_| format!("{url}: no answer within {TIMEOUT:?}"))?
+        .map_err(|e| format!("{url}: {e}"))?;
+    let status = resp.status();
+    let body = tokio::time::timeout(TIMEOUT, Limited::new(resp.into_body(), MAX_BYTES).collect())
+        .await
+        .map_err(|_| format!("{url}: the answer took longer than {TIMEOUT:?}"))?
+        .map_err(|e| format!("{url}: reading the answer failed: {e}"))?
+        .to_bytes();
+    if !status.is_success() {
+        return Err(format!(
+            "{url}: HTTP {status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(200)])
+        ));
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("{url}: the answer is not JSON: {e}"))
+}
+
+/// `application/x-www-form-urlencoded` encoding of one name or value.
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_or_loopback_http() {
+        assert!(check_url("https://as.example/jwks").is_ok());
+        assert!(check_url("http://127.0.0.1:9/jwks").is_ok());
+        assert!(check_url("http://[::1]:9/jwks").is_ok());
+        assert!(check_url("http://localhost/jwks").is_ok());
+        assert!(check_url("http://as.example/jwks").is_err());
+        assert!(check_url("http://127.0.0.1.evil.example/jwks").is_err());
+        assert_eq!(encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
+    }
+}

@@ -1,0 +1,259 @@
+//! Signed JWT access tokens, checked against the issuer's published keys (JWKS).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde_json::{Map, Value};
+use tokio::sync::Mutex;
+
+use super::Principal;
+use super::config::{TokenError, TokenVerifier, VerifyFuture};
+use super::fetch;
+
+/// The asymmetric algorithms accepted by default. `none` cannot be named at all, and no HMAC
+/// algorithm is accepted: a public key used as an HMAC secret is the classic forgery.
+const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Verifies JWT access tokens: signature by a key of the issuer's JWKS (found through its
+/// RFC 8414 or OpenID Connect metadata, or given), `iss` = the issuer, `aud` = this resource
+/// (RFC 8707), `exp` and `nbf` with a small leeway, and an algorithm from an allow-list of
+/// asymmetric ones.
+///
+/// Keys are fetched on first use and cached; a token naming a key id the cache does not have
+/// refetches the set (key rotation), at most once per
+/// [`min_refetch_interval`](Self::min_refetch_interval), so a flood of forged key ids cannot
+/// turn into a flood of requests to the issuer.
+pub struct JwtVerifier {
+    issuer: String,
+    audience: String,
+    jwks_uri: Option<String>,
+    algorithms: Vec<Algorithm>,
+    leeway: Duration,
+    min_refetch: Duration,
+    keys: Mutex<Keys>,
+}
+
+#[derive(Default)]
+struct Keys {
+    set: Option<Arc<JwkSet>>,
+    fetched: Option<Instant>,
+    jwks_uri: Option<String>,
+}
+
+impl JwtVerifier {
+    /// Tokens of `issuer` for `audience` (this server's canonical URI).
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>) -> JwtVerifier {
+        JwtVerifier {
+            issuer: issuer.into(),
+            audience: audience.into(),
+            jwks_uri: None,
+            algorithms: DEFAULT_ALGORITHMS.to_vec(),
+            leeway: Duration::from_secs(60),
+            min_refetch: Duration::from_secs(30),
+            keys: Mutex::new(Keys::default()),
+        }
+    }
+
+    /// The JWKS URL, instead of discovering it from the issuer's metadata.
+    pub fn jwks_uri(mut self, uri: impl Into<String>) -> Self {
+        self.jwks_uri = Some(uri.into());
+        self
+    }
+
+    /// The accepted signature algorithms (HMAC ones are ignored: see the type's docs).
+    pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
+        self.algorithms = algorithms
+            .into_iter()
+            .filter(|a| DEFAULT_ALGORITHMS.contains(a))
+            .collect();
+        self
+    }
+
+    /// Clock skew allowed on `exp` and `nbf` (default 60 s).
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// The shortest time between two fetches of the key set (default 30 s).
+    pub fn min_refetch_interval(mut self, interval: Duration) -> Self {
+        self.min_refetch = interval;
+        self
+    }
+
+    /// The key set, fetched now if there is none yet or if `refresh` (and the last fetch is
+    /// old enough).
+    async fn key_set(&self, refresh: bool) -> Result<Arc<JwkSet>, TokenError> {
+        let mut keys = self.keys.lock().await;
+        let fresh_enough = keys
+            .fetched
+            .is_some_and(|at| at.elapsed() < self.min_refetch);
+        if let Some(set) = &keys.set
+            && (!refresh || fresh_enough)
+        {
+            return Ok(set.clone());
+        }
+        let uri = match (&self.jwks_uri, &keys.jwks_uri) {
+            (Some(uri), _) | (None, Some(uri)) => uri.clone(),
+            (None, None) => {
+                let uri = discover_jwks_uri(&self.issuer)
+                    .await
+                    .map_err(TokenError::Unavailable)?;
+                keys.jwks_uri = Some(uri.clone());
+                uri
+            }
+        };
+        keys.fetched = Some(Instant::now());
+        let doc = match fetch::get_json(&uri).await {
+            Ok(doc) => doc,
+            // Keys already held stay usable while the issuer is unreachable.
+            Err(e) => {
+                return keys.set.clone().ok_or(TokenError::Unavailable(e));
+            }
+        };
+        let set: JwkSet = serde_json::from_value(doc)
+            .map_err(|e| TokenError::Unavailable(format!("{uri}: not a JWK set: {e}")))?;
+        let set = Arc::new(set);
+        keys.set = Some(set.clone());
+        Ok(set)
+    }
+
+    async fn check(&self, token: &str) -> Result<Principal, TokenError> {
+        let invalid = |why: String| TokenError::Invalid(why);
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| invalid(format!("not a JWT: {e}")))?;
+        if !self.algorithms.contains(&header.alg) {
+            return Err(invalid(format!(
+                "the signature algorithm {:?} is not accepted",
+                header.alg
+            )));
+        }
+        let mut set = self.key_set(false).await?;
+        let mut jwk = pick(&set, header.kid.as_deref(), header.alg);
+        if jwk.is_none() && header.kid.is_some() {
+            // A key id not seen yet: the issuer may have rotated its keys.
+            set = self.key_set(true).await?;
+            jwk = pick(&set, header.kid.as_deref(), header.alg);
+        }
+        let jwk = jwk.ok_or_else(|| invalid("no key of the issuer matches the token".into()))?;
+        let key = DecodingKey::from_jwk(jwk)
+            .map_err(|e| invalid(format!("the issuer's key cannot be used: {e}")))?;
+        let mut validation = Validation::new(header.alg);
+        validation.algorithms = vec![header.alg];
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.validate_nbf = true;
+        validation.leeway = self.leeway.as_secs();
+        let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
+            .map_err(|e| invalid(e.to_string()))?;
+        Principal::from_claims(data.claims).map_err(invalid)
+    }
+}
+
+/// The key for a token: by key id, or (no id) the only key of the algorithm's kind. A key
+/// that names its own algorithm must name the token's.
+fn pick<'a>(set: &'a JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<&'a Jwk> {
+    let fits = |k: &&Jwk| {
+        let kind = matches!(
+            (&k.algorithm, alg),
+            (
+                AlgorithmParameters::RSA(_),
+                Algorithm::RS256
+                    | Algorithm::RS384
+                    | Algorithm::RS512
+                    | Algorithm::PS256
+                    | Algorithm::PS384
+                    | Algorithm::PS512
+            ) | (
+                AlgorithmParameters::EllipticCurve(_),
+                Algorithm::ES256 | Algorithm::ES384
+            ) | (AlgorithmParameters::OctetKeyPair(_), Algorithm::EdDSA)
+        );
+        let named = k
+            .common
+            .key_algorithm
+            .is_none_or(|ka| format!("{ka:?}") == format!("{alg:?}"));
+        kind && named
+    };
+    match kid {
+        Some(kid) => set
+            .keys
+            .iter()
+            .filter(|k| k.common.key_id.as_deref() == Some(kid))
+            .find(fits),
+        None => {
+            let mut candidates = set.keys.iter().filter(fits);
+            match (candidates.next(), candidates.next()) {
+                (Some(only), None) => Some(only),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// The issuer's `jwks_uri`: RFC 8414 metadata (path-inserted), then OpenID Connect discovery.
+/// The document must name the same issuer (RFC 8414 §3.3).
+pub(crate) async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
+    let doc = discover(issuer).await?;
+    doc.get("jwks_uri")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("the metadata of {issuer} has no jwks_uri"))
+}
+
+/// The issuer's authorization server metadata.
+pub(crate) async fn discover(issuer: &str) -> Result<Value, String> {
+    let base = issuer.trim_end_matches('/');
+    let uri: http::Uri = base
+        .parse()
+        .map_err(|e| format!("the issuer {issuer:?} is not a URL: {e}"))?;
+    let origin = format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("https"),
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    );
+    let path = uri.path().trim_end_matches('/');
+    let candidates = [
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{origin}/.well-known/openid-configuration{path}"),
+        format!("{base}/.well-known/openid-configuration"),
+    ];
+    let mut errors = Vec::new();
+    for url in candidates {
+        match fetch::get_json(&url).await {
+            Ok(doc) => {
+                let named = doc.get("issuer").and_then(Value::as_str);
+                if named.map(|n| n.trim_end_matches('/')) != Some(base) {
+                    return Err(format!(
+                        "{url} names the issuer {named:?}, not {issuer:?}: refused"
+                    ));
+                }
+                return Ok(doc);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(format!(
+        "no authorization server metadata for {issuer}: {}",
+        errors.join("; ")
+    ))
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        Box::pin(self.check(token))
+    }
+}

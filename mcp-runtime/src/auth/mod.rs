@@ -1,0 +1,29 @@
+//! Authorization: the caller of a request as an OAuth 2.1 access token names it.
+//!
+//! [`Principal`] is always here (a tool takes it as a parameter, or reads
+//! [`Context::principal`](crate::Context::principal)). With the `auth` feature, an HTTP server
+//! becomes an OAuth resource server ([`Auth`], set with
+//! [`HttpConfig::with_auth`](crate::transport::http::HttpConfig::with_auth)): it publishes its
+//! RFC 9728 protected resource metadata, verifies the bearer token of every request (JWTs
+//! against the issuer's JWKS, or RFC 7662 introspection, or a [`TokenVerifier`] of your own),
+//! and answers a missing or bad token with the `WWW-Authenticate` challenge clients follow.
+
+mod principal;
+
+pub use principal::Principal;
+
+#[cfg(feature = "auth")]
+mod config;
+#[cfg(feature = "auth")]
+mod fetch;
+#[cfg(feature = "auth")]
+mod introspect;
+#[cfg(feature = "auth")]
+mod jwt;
+
+#[cfg(feature = "auth")]
+pub use config::{Auth, TokenError, TokenVerifier, VerifyFuture};
+#[cfg(feature = "auth")]
+pub use introspect::Introspection;
+#[cfg(feature = "auth")]
+pub use jwt::JwtVerifier;

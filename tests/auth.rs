@@ -1,0 +1,562 @@
+//! The OAuth resource server (`HttpConfig::with_auth`) against a real authorization server:
+//! oidc-provider (npm, pinned in tests/auth/), started here on loopback, issuing JWT and opaque
+//! access tokens with the client credentials grant. Every token on the positive path comes from
+//! it; only the forgeries of the negative path (`alg: none`, HMAC with the public key, a bad
+//! signature) are made here.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use base64::Engine as _;
+use hmac::{KeyInit as _, Mac as _};
+use mcp_runtime::auth::{Auth, Introspection, JwtVerifier, Principal};
+use mcp_runtime::client::{Client, ClientError, Protocol};
+use mcp_runtime::prelude::*;
+use mcp_runtime::transport::{HttpConfig, serve_http_on};
+use mcp_runtime::{ProtocolVersion, Server};
+use serde_json::{Value, json};
+use support::http::{Endpoint, Req};
+
+/// Who is calling.
+#[tool]
+async fn whoami(who: Principal) -> String {
+    format!(
+        "{} from {} (client {}) with {}",
+        who.subject,
+        who.issuer,
+        who.client_id.as_deref().unwrap_or("?"),
+        who.scopes.join(" ")
+    )
+}
+
+/// Reads tickets.
+#[tool(scopes = ["tickets:read"])]
+async fn read_tickets() -> String {
+    "3 open tickets".into()
+}
+
+/// Changes a ticket.
+#[tool(scopes = ["tickets:write"])]
+async fn close_ticket(id: u32) -> String {
+    format!("closed {id}")
+}
+
+/// The authorization server, a child process.
+struct AuthServer {
+    child: Child,
+    issuer: String,
+    port: u16,
+}
+
+impl Drop for AuthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn node() -> &'static Path {
+    static NODE: OnceLock<PathBuf> = OnceLock::new();
+    NODE.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(Path::new(support::interop::ROOT).join("tests/auth/setup.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("tests/auth/setup.sh runs");
+        assert!(out.status.success(), "tests/auth/setup.sh failed");
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+impl AuthServer {
+    /// Starts oidc-provider on `port` (0: any) for tokens naming `resource`.
+    fn start(resource: &str, port: u16) -> AuthServer {
+        let script = Path::new(support::interop::ROOT).join(".interop/auth/as.mjs");
+        let mut child = Command::new(node())
+            .arg(&script)
+            .env("PORT", port.to_string())
+            .env("RESOURCE", resource)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node starts");
+        let mut line = String::new();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut line).unwrap();
+        // It prints notices later: its stdout must stay open (a closed pipe would end it).
+        std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+        let issuer = serde_json::from_str::<Value>(&line)
+            .unwrap_or_else(|e| panic!("the authorization server said {line:?}: {e}"))["issuer"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let port = issuer.rsplit(':').next().unwrap().parse().unwrap();
+        AuthServer {
+            child,
+            issuer,
+            port,
+        }
+    }
+
+    /// A client-credentials token of `client` for `resource` with `scope`.
+    fn token(&self, client: (&str, &str), resource: &str, scope: &str) -> String {
+        let basic =
+            base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", client.0, client.1));
+        let enc = |s: &str| {
+            s.replace(' ', "+")
+                .replace('?', "%3F")
+                .replace(':', "%3A")
+                .replace('/', "%2F")
+        };
+        let form = format!(
+            "grant_type=client_credentials&scope={}&resource={}",
+            enc(scope),
+            enc(resource)
+        );
+        let r = Endpoint { port: self.port }.send(
+            &Req::post("/token")
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Authorization", &format!("Basic {basic}"))
+                .body(form),
+        );
+        assert_eq!(r.status(), 200, "token request: {r}");
+        r.json()["access_token"].as_str().unwrap().to_owned()
+    }
+}
+
+const CLIENT: (&str, &str) = ("mcp-test", "test-secret");
+
+/// Binds a port for the MCP server (its URL is the resource tokens must name), starts the
+/// authorization server for it, then serves with `auth(issuer, resource)`.
+async fn serve(auth: impl FnOnce(&str, &str) -> Auth) -> (AuthServer, String, Endpoint) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let authz = AuthServer::start(&resource, 0);
+    let config = HttpConfig::new("127.0.0.1:0").with_auth(auth(&authz.issuer, &resource));
+    let server = Server::builder().name("auth-test").build().unwrap();
+    tokio::spawn(serve_http_on(server, listener, config));
+    (authz, resource, Endpoint { port })
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+fn initialize() -> Value {
+    support::http::initialize_request("2025-11-25")
+}
+
+async fn client(url: &str, token: &str, protocol: Protocol) -> Result<Client, ClientError> {
+    Client::builder()
+        .protocol(protocol)
+        .header("Authorization", &format!("Bearer {token}"))
+        .connect(url)
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_challenges_and_malformed_requests() {
+    let (authz, resource, mcp) =
+        serve(|issuer, resource| Auth::jwt(issuer, resource).required_scopes(["mcp"])).await;
+    let issuer = authz.issuer.clone();
+    let res = resource.clone();
+    blocking(move || {
+        // RFC 9728 metadata, at the path-inserted URL and at the root one.
+        for path in [
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-protected-resource",
+        ] {
+            let r = mcp.send(&Req::get(path));
+            assert_eq!(r.status(), 200, "{path}: {r}");
+            let doc = r.json();
+            assert_eq!(doc["resource"], json!(res));
+            assert_eq!(doc["authorization_servers"], json!([issuer]));
+            assert_eq!(
+                doc["scopes_supported"],
+                json!(["mcp", "tickets:read", "tickets:write"])
+            );
+            assert_eq!(doc["bearer_methods_supported"], json!(["header"]));
+        }
+        let metadata_url = format!(
+            "http://127.0.0.1:{}/.well-known/oauth-protected-resource/mcp",
+            mcp.port
+        );
+        // No token: 401 naming the metadata and the required scope, on every route.
+        for req in [
+            Req::post("/mcp").json(&initialize()),
+            Req::get("/mcp"),
+            Req::new("DELETE", "/mcp"),
+            Req::get("/sse"),
+            Req::post("/messages?sessionId=x").json(&initialize()),
+        ] {
+            let r = mcp.send(&req);
+            assert_eq!(r.status(), 401, "{r}");
+            let challenge = r.header("www-authenticate").unwrap();
+            assert!(challenge.starts_with("Bearer "), "{challenge}");
+            assert!(
+                challenge.contains(&format!("resource_metadata=\"{metadata_url}\"")),
+                "{challenge}"
+            );
+            assert!(challenge.contains("scope=\"mcp\""), "{challenge}");
+        }
+        // Malformed: 400 invalid_request.
+        for (name, value) in [
+            ("Authorization", "Basic bWNwOnNlY3JldA=="),
+            ("Authorization", "Bearer"),
+            ("Authorization", "Bearer a b"),
+        ] {
+            let r = mcp.send(&Req::post("/mcp").header(name, value).json(&initialize()));
+            assert_eq!(r.status(), 400, "{value}: {r}");
+            assert!(
+                r.header("www-authenticate")
+                    .unwrap()
+                    .contains("error=\"invalid_request\"")
+            );
+        }
+        let r = mcp.send(&Req::post("/mcp?access_token=abc").json(&initialize()));
+        assert_eq!(r.status(), 400, "a token in the query string: {r}");
+        let r = mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", "Bearer abc")
+                .also("Authorization", "Bearer def")
+                .json(&initialize()),
+        );
+        assert_eq!(r.status(), 400, "two Authorization headers: {r}");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
+    let (authz, resource, mcp) =
+        serve(|issuer, resource| Auth::jwt(issuer, resource).required_scopes(["mcp"])).await;
+    let url = resource.clone();
+    let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
+    for protocol in [
+        Protocol::Session(ProtocolVersion::V2025_11_25),
+        Protocol::Stateless,
+    ] {
+        let c = client(&url, &reader, protocol).await.unwrap();
+        let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+        assert_eq!(
+            who,
+            format!(
+                "mcp-test from {} (client mcp-test) with mcp tickets:read",
+                authz.issuer
+            )
+        );
+        // Lists hide what the token's scopes do not allow.
+        let names: Vec<String> = c
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert!(names.contains(&"read_tickets".to_owned()), "{names:?}");
+        assert!(!names.contains(&"close_ticket".to_owned()), "{names:?}");
+        let r = c.call_tool("read_tickets", json!({})).await.unwrap();
+        assert!(!r.is_error());
+        // A tool needing a scope the token lacks: 403 insufficient_scope.
+        let err = c
+            .call_tool("close_ticket", json!({"id": 7}))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ClientError::Status { status: 403, .. }),
+            "{err}"
+        );
+        c.close().await;
+    }
+    // The challenge names every scope the call needs, so a client can step up at once.
+    let token = reader.clone();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "close_ticket", "arguments": {"id": 7},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    }});
+    let r = blocking(move || {
+        mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", &format!("Bearer {token}"))
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "tools/call")
+                .header("Mcp-Name", "close_ticket")
+                .json(&body),
+        )
+    })
+    .await;
+    assert_eq!(r.status(), 403, "{r}");
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"mcp tickets:write\""),
+        "{challenge}"
+    );
+
+    // A writer's token does it.
+    let writer = authz.token(CLIENT, &resource, "mcp tickets:write");
+    let c = client(&url, &writer, Protocol::Stateless).await.unwrap();
+    let done: String = c
+        .call_tool_as("close_ticket", json!({"id": 7}))
+        .await
+        .unwrap();
+    assert_eq!(done, "closed 7");
+
+    // Without the required scope, nothing: 403.
+    let bare = authz.token(CLIENT, &resource, "tickets:read");
+    let err = client(&url, &bare, Protocol::Stateless)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ClientError::Status { status: 403, .. }),
+        "{err}"
+    );
+
+    // A token for another audience (RFC 8707): 401 invalid_token.
+    let other = authz.token(CLIENT, "http://other.example/mcp", "mcp");
+    let err = client(&url, &other, Protocol::Stateless)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ClientError::Status { status: 401, .. }),
+        "{err}"
+    );
+}
+
+/// Forgeries of a real token: its claims, resigned badly.
+fn forgeries(real: &str) -> Vec<(&'static str, String)> {
+    let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let parts: Vec<&str> = real.split('.').collect();
+    let header: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(parts[0])
+            .unwrap(),
+    )
+    .unwrap();
+    let none = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "JWT"})),
+        parts[1]
+    );
+    let mut hs = header.clone();
+    hs["alg"] = json!("HS256");
+    let hs_input = format!("{}.{}", b64(&hs), parts[1]);
+    let mac = {
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"the issuer's public key").unwrap();
+        m.update(hs_input.as_bytes());
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(m.finalize().into_bytes())
+    };
+    let mut flipped = parts[2].as_bytes().to_vec();
+    flipped[5] = if flipped[5] == b'A' { b'B' } else { b'A' };
+    vec![
+        ("alg none", none),
+        ("HMAC", format!("{hs_input}.{mac}")),
+        (
+            "bad signature",
+            format!(
+                "{}.{}.{}",
+                parts[0],
+                parts[1],
+                String::from_utf8(flipped).unwrap()
+            ),
+        ),
+        ("not a JWT", "garbage".into()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forged_tokens_are_refused() {
+    let (authz, resource, _mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let real = authz.token(CLIENT, &resource, "mcp");
+    for (what, forged) in forgeries(&real) {
+        let err = client(&resource, &forged, Protocol::Stateless)
+            .await
+            .err()
+            .unwrap();
+        assert!(
+            matches!(err, ClientError::Status { status: 401, .. }),
+            "{what}: {err}"
+        );
+    }
+    // The real one passes.
+    client(&resource, &real, Protocol::Stateless).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotated_keys_are_fetched_again() {
+    let (authz, resource, _mcp) = serve(|issuer, resource| {
+        Auth::with_verifier(
+            issuer,
+            resource,
+            JwtVerifier::new(issuer, resource).min_refetch_interval(Duration::ZERO),
+        )
+    })
+    .await;
+    let first = authz.token(CLIENT, &resource, "mcp");
+    let c = client(&resource, &first, Protocol::Stateless)
+        .await
+        .unwrap();
+    c.call_tool("whoami", json!({})).await.unwrap();
+    // The same issuer, restarted with a new signing key (a new kid).
+    let port = authz.port;
+    drop(authz);
+    let authz = AuthServer::start(&resource, port);
+    let second = authz.token(CLIENT, &resource, "mcp");
+    assert_ne!(
+        first.split('.').next(),
+        second.split('.').next(),
+        "the key id changed"
+    );
+    let c = client(&resource, &second, Protocol::Stateless)
+        .await
+        .unwrap();
+    let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+    assert!(who.starts_with("mcp-test from"), "{who}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn opaque_tokens_are_introspected() {
+    let (authz, resource, _mcp) = serve(|issuer, resource| {
+        Auth::introspection(
+            issuer,
+            resource,
+            Introspection::new("mcp-server", "server-secret"),
+        )
+        .required_scopes(["mcp"])
+    })
+    .await;
+    let opaque = authz.token(CLIENT, &format!("{resource}?opaque"), "mcp tickets:read");
+    assert_eq!(opaque.split('.').count(), 1, "an opaque token");
+    let c = client(&resource, &opaque, Protocol::Stateless)
+        .await
+        .unwrap();
+    let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+    assert_eq!(
+        who,
+        format!(
+            "mcp-test from {} (client mcp-test) with mcp tickets:read",
+            authz.issuer
+        )
+    );
+    let err = client(&resource, "not-a-token-it-issued", Protocol::Stateless)
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        matches!(err, ClientError::Status { status: 401, .. }),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sessions_belong_to_their_principal_not_their_token() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let first = authz.token(CLIENT, &resource, "mcp");
+    let c = client(
+        &resource,
+        &first,
+        Protocol::Session(ProtocolVersion::V2025_11_25),
+    )
+    .await
+    .unwrap();
+    let session = c.session_id().unwrap();
+    // The same client with a fresh token (a refresh) keeps its session.
+    let refreshed = authz.token(CLIENT, &resource, "mcp tickets:read");
+    assert_ne!(first, refreshed);
+    let other = authz.token(("mcp-other", "other-secret"), &resource, "mcp");
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}});
+    let (same, stranger) = blocking(move || {
+        let send = |token: &str| {
+            mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &format!("Bearer {token}"))
+                    .header("Mcp-Session-Id", &session)
+                    .header("MCP-Protocol-Version", "2025-11-25")
+                    .json(&call),
+            )
+        };
+        (send(&refreshed), send(&other))
+    })
+    .await;
+    assert_eq!(same.status(), 200, "{same}");
+    // Another principal does not know the session exists (CVE-2026-52869).
+    assert_eq!(stranger.status(), 404, "{stranger}");
+    c.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ticket_desk_serves_with_authorization_from_the_environment() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let authz = AuthServer::start(&resource, 0);
+    let db = std::env::temp_dir().join(format!("mcp-auth-tickets-{}.sqlite3", std::process::id()));
+    let _ = std::fs::remove_file(&db);
+    let program = support::example("tickets");
+    let (issuer, res, db_path) = (authz.issuer.clone(), resource.clone(), db.clone());
+    let _desk = blocking(move || {
+        support::http::HttpServer::start_on_with(
+            &program,
+            &format!("127.0.0.1:{port}"),
+            &[
+                ("MCP_AUTH_ISSUER", &issuer),
+                ("MCP_AUTH_RESOURCE", &res),
+                ("TICKETS_DB", db_path.to_str().unwrap()),
+            ],
+        )
+    })
+    .await;
+    let reader = authz.token(CLIENT, &resource, "tickets:read");
+    let c = client(&resource, &reader, Protocol::Auto).await.unwrap();
+    let mut names: Vec<String> = c
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["query_tickets_by_status", "report"]);
+    let open = c
+        .call_tool("query_tickets_by_status", json!({"status": "open"}))
+        .await
+        .unwrap();
+    assert!(!open.is_error(), "{open:?}");
+    let err = c
+        .call_tool("create_ticket", json!({"title": "t", "description": "d"}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 403, .. }),
+        "{err}"
+    );
+    let writer = authz.token(CLIENT, &resource, "tickets:read tickets:write");
+    let c = client(&resource, &writer, Protocol::Auto).await.unwrap();
+    assert_eq!(c.list_tools().await.unwrap().len(), 4);
+    let none = client(&resource, "", Protocol::Auto).await.err().unwrap();
+    assert!(
+        matches!(
+            none,
+            ClientError::Status {
+                status: 400 | 401,
+                ..
+            }
+        ),
+        "{none}"
+    );
+    let _ = std::fs::remove_file(&db);
+}
