@@ -560,3 +560,179 @@ async fn the_ticket_desk_serves_with_authorization_from_the_environment() {
     );
     let _ = std::fs::remove_file(&db);
 }
+
+impl AuthServer {
+    /// A token with `claims`, well signed by the issuer's real key (negative tests only).
+    fn mint(&self, claims: Value, kid: Option<&str>) -> String {
+        let r = Endpoint { port: self.port }
+            .send(&Req::post("/test/mint").json(&json!({"claims": claims, "kid": kid})));
+        assert_eq!(r.status(), 200, "{r}");
+        r.json()["token"].as_str().unwrap().to_owned()
+    }
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn well_signed_tokens_with_wrong_claims_are_refused() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let good = json!({"iss": authz.issuer, "aud": resource, "sub": "u", "exp": now() + 300});
+    let with = |key: &str, value: Value| {
+        let mut c = good.clone();
+        if value.is_null() {
+            c.as_object_mut().unwrap().remove(key);
+        } else {
+            c[key] = value;
+        }
+        c
+    };
+    let cases = [
+        (
+            "expired",
+            authz.mint(with("exp", json!(now() - 3600)), None),
+        ),
+        (
+            "not yet valid",
+            authz.mint(with("nbf", json!(now() + 3600)), None),
+        ),
+        (
+            "another issuer",
+            authz.mint(with("iss", json!("http://127.0.0.1:1")), None),
+        ),
+        (
+            "another audience",
+            authz.mint(with("aud", json!("http://127.0.0.1:1/mcp")), None),
+        ),
+        ("no exp", authz.mint(with("exp", Value::Null), None)),
+        ("no sub", authz.mint(with("sub", Value::Null), None)),
+        ("unknown kid", authz.mint(good.clone(), Some("no-such-key"))),
+    ];
+    let challenges = blocking(move || {
+        cases
+            .into_iter()
+            .map(|(what, token)| {
+                let r = mcp.send(
+                    &Req::post("/mcp")
+                        .header("Authorization", &format!("Bearer {token}"))
+                        .json(&initialize()),
+                );
+                (
+                    what,
+                    r.status(),
+                    r.header("www-authenticate").map(str::to_owned),
+                )
+            })
+            .collect::<Vec<_>>()
+    })
+    .await;
+    for (what, status, challenge) in challenges {
+        assert_eq!(status, 401, "{what}");
+        assert!(
+            challenge
+                .as_deref()
+                .is_some_and(|c| c.contains("error=\"invalid_token\"")),
+            "{what}: {challenge:?}"
+        );
+    }
+}
+
+/// Asks the caller for a name (a 2026-07-28 input round).
+#[tool]
+async fn ask_name(ctx: Context) -> Result<String, McpError> {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+    let answer = ctx.ask_as("name").elicit::<Name>("Your name?").await?;
+    Ok(answer.accepted().map_or("nobody".into(), |n| n.name))
+}
+
+/// Works for a while (may run as a task).
+#[tool(task = "optional")]
+async fn slow_job() -> String {
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    "job done".into()
+}
+
+/// A 2026-07-28 request with a bearer token; the JSON-RPC message of the answer.
+fn stateless_call(mcp: &Endpoint, token: &str, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut req = Req::post("/mcp")
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", method);
+    if !name.is_empty() {
+        req = req.header("Mcp-Name", &name);
+    }
+    let r = mcp
+        .send(&req.json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})));
+    let text = r.text();
+    match text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .next_back()
+    {
+        Some(data) => serde_json::from_str(data.trim()).unwrap(),
+        None => serde_json::from_str(&text).unwrap_or_else(|_| panic!("{r}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn request_state_and_tasks_belong_to_their_principal() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let alice = authz.token(CLIENT, &resource, "mcp");
+    let alice_again = authz.token(CLIENT, &resource, "mcp tickets:read");
+    let mallory = authz.token(("mcp-other", "other-secret"), &resource, "mcp");
+    blocking(move || {
+        // An input round begun by one principal cannot be finished by another.
+        let first = stateless_call(
+            &mcp,
+            &alice,
+            "tools/call",
+            json!({"name": "ask_name", "arguments": {}}),
+        );
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"].clone();
+        let retry = json!({
+            "name": "ask_name", "arguments": {},
+            "inputResponses": {"name": {"action": "accept", "content": {"name": "Alice"}}},
+            "requestState": state,
+        });
+        let stolen = stateless_call(&mcp, &mallory, "tools/call", retry.clone());
+        assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+        // The same principal with a refreshed token finishes it.
+        let done = stateless_call(&mcp, &alice_again, "tools/call", retry);
+        assert_eq!(done["result"]["content"][0]["text"], "Alice", "{done}");
+
+        // A task is visible to its principal only.
+        let created = stateless_call(
+            &mcp,
+            &alice,
+            "tools/call",
+            json!({"name": "slow_job", "arguments": {}}),
+        );
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        let theirs = stateless_call(&mcp, &mallory, "tasks/get", json!({"taskId": id}));
+        assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+        let mine = stateless_call(&mcp, &alice_again, "tasks/get", json!({"taskId": id}));
+        assert!(mine.get("result").is_some(), "{mine}");
+    })
+    .await;
+}

@@ -17,7 +17,7 @@
 //   http://other.example/mcp  JWT access tokens for another audience
 import { randomUUID } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
-import { exportJWK, generateKeyPair } from 'jose';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 
 const PORT = Number(process.env.PORT ?? 0);
 const RESOURCE = process.env.RESOURCE;
@@ -91,6 +91,23 @@ const provider = new Provider(issuer, {
     },
   },
 });
-server.on('request', provider.callback());
+// For the negative tests only: POST /test/mint {claims, kid?} signs `claims` with this server's
+// real key (the key id given, or its own), to make tokens that are well signed but expired,
+// not yet valid, from another issuer, or naming an unknown key. Every token on the positive
+// path comes from the real token endpoint.
+const callback = provider.callback();
+server.on('request', (req, res) => {
+  if (req.method !== 'POST' || req.url !== '/test/mint') return callback(req, res);
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', async () => {
+    const { claims, kid } = JSON.parse(body);
+    const token = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: kid ?? jwk.kid })
+      .sign(privateKey);
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ token }));
+  });
+});
 console.log(JSON.stringify({ issuer }));
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
