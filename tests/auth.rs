@@ -736,3 +736,96 @@ async fn request_state_and_tasks_belong_to_their_principal() {
     })
     .await;
 }
+
+/// Runs an official client's OAuth script; its one JSON line.
+fn run_client(command: Command) -> Value {
+    let mut command = command;
+    let out = command.output().expect("the client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?} failed:\n{stdout}\n{}",
+        command.get_program(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_official_clients_find_the_issuer_and_get_their_own_tokens() {
+    support::interop::install_clients();
+    let (authz, resource, _mcp) = serve(|i, r| Auth::jwt(i, r).required_scopes(["mcp"])).await;
+    let root = Path::new(support::interop::ROOT);
+    let issuer = authz.issuer.clone();
+    let url = resource.clone();
+    let (ts, py) = blocking(move || {
+        let ts = run_client(support::interop::client_command(
+            Path::new("node"),
+            &[
+                root.join("tests/interop/ts_oauth.mjs").to_str().unwrap(),
+                &url,
+                &issuer,
+                CLIENT.0,
+                CLIENT.1,
+                "mcp tickets:read",
+            ],
+        ));
+        let py: Vec<Value> = ["legacy", "auto"]
+            .iter()
+            .map(|mode| {
+                run_client(support::interop::client_command(
+                    &support::interop::python(),
+                    &[
+                        root.join("tests/interop/py_oauth.py").to_str().unwrap(),
+                        mode,
+                        &url,
+                        &issuer,
+                        CLIENT.0,
+                        CLIENT.1,
+                        "mcp tickets:read",
+                    ],
+                ))
+            })
+            .collect();
+        (ts, py)
+    })
+    .await;
+    let with = |scopes: &str| {
+        format!(
+            "mcp-test from {} (client mcp-test) with {scopes}",
+            authz.issuer
+        )
+    };
+    // The TypeScript SDK (session era) asks for the scopes it was given; the tool they do not
+    // allow is hidden and refused.
+    assert_eq!(ts["whoami"], json!(with("mcp tickets:read")), "{ts}");
+    assert_eq!(
+        ts["tools"],
+        json!(["ask_name", "read_tickets", "slow_job", "whoami"]),
+        "{ts}"
+    );
+    assert!(
+        !ts["denied"].is_null(),
+        "close_ticket must be refused: {ts}"
+    );
+    // The Python SDK, in both eras, asks for the scope of the 401 challenge (`mcp`), so it first
+    // sees only what that allows; read_tickets' 403 makes it step up to a new token with
+    // `tickets:read`, and its session (bound to the principal, not the token) carries on.
+    assert_eq!(py[0]["version"], "2025-11-25", "{}", py[0]);
+    assert_eq!(py[1]["version"], "2026-07-28", "{}", py[1]);
+    for run in &py {
+        assert_eq!(run["whoami"], json!(with("mcp")), "{run}");
+        assert_eq!(
+            run["tools"],
+            json!(["ask_name", "slow_job", "whoami"]),
+            "{run}"
+        );
+        assert_eq!(run["stepped"], "3 open tickets", "{run}");
+        assert_eq!(
+            run["whoami_after"],
+            json!(with("mcp tickets:read")),
+            "{run}"
+        );
+    }
+}
