@@ -5,6 +5,9 @@
 //!
 //! - `--serve-mcp`: the framework serving one tool (`add`) over HTTP on a free loopback port,
 //!   with default settings (sessions on);
+//! - `--serve-mcp-jwt PORT ISSUER`: the same on `PORT`, as an OAuth resource server
+//!   (`Auth::jwt(ISSUER, http://127.0.0.1:PORT/mcp)`): every request's JWT is verified, the
+//!   issuer's keys cached after the first;
 //! - `--serve-raw`: the ceiling — a bare hyper server that answers every POST with the same bytes
 //!   the MCP server sends (the request's id echoed, found by a byte scan), no MCP work;
 //! - no argument (or cargo's `--bench`): the driver.
@@ -15,7 +18,9 @@
 //! each answer. It reports calls/s, the server's CPU time per call (from
 //! `/proc/PID/task/*/schedstat` at both ends of the window, see `common`) and p50/p99 latency
 //! for both servers, and the MCP server's memory per idle session (resident memory before and
-//! after opening 1,000 sessions).
+//! after opening 1,000 sessions). With authorization it runs the real authorization server of
+//! tests/auth (oidc-provider, installed by tests/auth/setup.sh) for one client-credentials token,
+//! and compares `mcp+jwt` with `mcp` (skipped, with a message, when Node or npm is missing).
 
 mod common;
 
@@ -49,6 +54,10 @@ const RAW_TAIL: &[u8] =
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("--serve-mcp") => serve_mcp(),
+        Some("--serve-mcp-jwt") => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            serve_mcp_jwt(args[0].parse().expect("PORT"), &args[1]);
+        }
         Some("--serve-raw") => serve_raw(),
         _ => drive(),
     }
@@ -73,6 +82,26 @@ fn serve_mcp() {
             .build()
             .unwrap();
         let config = mcp_runtime::transport::HttpConfig::default();
+        mcp_runtime::transport::serve_http_on(server, listener, config)
+            .await
+            .expect("serve");
+    });
+}
+
+fn serve_mcp_jwt(port: u16, issuer: &str) {
+    runtime().block_on(async {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("bind");
+        println!("PORT {port}");
+        let server = mcp_runtime::Server::builder()
+            .name("bench")
+            .version("0")
+            .build()
+            .unwrap();
+        let resource = format!("http://127.0.0.1:{port}/mcp");
+        let config = mcp_runtime::transport::HttpConfig::default()
+            .with_auth(mcp_runtime::auth::Auth::jwt(issuer, resource));
         mcp_runtime::transport::serve_http_on(server, listener, config)
             .await
             .expect("serve");
@@ -137,9 +166,14 @@ struct Server {
 
 impl Server {
     fn start(flag: &str) -> Server {
+        Server::start_with(flag, &[])
+    }
+
+    fn start_with(flag: &str, args: &[&str]) -> Server {
         let exe = std::env::current_exe().expect("current_exe");
         let mut child = Command::new(exe)
             .arg(flag)
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -178,6 +212,8 @@ struct Conn {
     stream: BufReader<TcpStream>,
     port: u16,
     session: Option<String>,
+    /// `Authorization: Bearer …` on every request, when the server wants it.
+    token: Option<Arc<str>>,
     buf: Vec<u8>,
 }
 
@@ -189,6 +225,7 @@ impl Conn {
             stream: BufReader::new(stream),
             port,
             session: None,
+            token: None,
             buf: Vec::new(),
         }
     }
@@ -200,6 +237,11 @@ impl Conn {
             self.port,
             body.len()
         );
+        if let Some(t) = &self.token {
+            req.push_str("Authorization: Bearer ");
+            req.push_str(t);
+            req.push_str("\r\n");
+        }
         if let Some(s) = &self.session {
             req.push_str("Mcp-Session-Id: ");
             req.push_str(s);
@@ -255,15 +297,22 @@ impl Stats {
     }
 }
 
-fn load(server: &Server, sessions: usize, warmup: Duration, secs: Duration) -> Stats {
+fn load(
+    server: &Server,
+    token: Option<Arc<str>>,
+    sessions: usize,
+    warmup: Duration,
+    secs: Duration,
+) -> Stats {
     let port = server.port;
     let stop = Arc::new(AtomicBool::new(false));
     let measuring = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..sessions)
         .map(|_| {
-            let (stop, measuring) = (stop.clone(), measuring.clone());
+            let (stop, measuring, token) = (stop.clone(), measuring.clone(), token.clone());
             thread::spawn(move || {
                 let mut conn = Conn::open(port);
+                conn.token = token;
                 conn.initialize();
                 let mut latencies = Vec::new();
                 let mut mismatches = 0;
@@ -349,7 +398,7 @@ fn drive() {
     for sessions in [1, 32] {
         for (name, flag) in [("mcp", "--serve-mcp"), ("raw", "--serve-raw")] {
             let server = Server::start(flag);
-            let s = load(&server, sessions, warmup, measure);
+            let s = load(&server, None, sessions, warmup, measure);
             if let Some(cpu) = s.cpu {
                 cpu.warn_if_incomplete(name);
             }
@@ -376,9 +425,132 @@ fn drive() {
             or_unknown(cpu, 2)
         );
     }
+    jwt_figures(warmup, measure);
     let server = Server::start("--serve-mcp");
     match idle_session_kib(&server, 1000) {
         Some(kib) => println!("mcp memory per idle session (1,000 sessions): {kib:.2} KiB"),
         None => println!("mcp memory per idle session: unavailable (no /proc)"),
+    }
+}
+
+/// The authorization server of tests/auth (oidc-provider), for one real token.
+struct Issuer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Issuer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_issuer(resource: &str) -> Result<Issuer, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = Command::new("bash")
+        .arg(root.join("tests/auth/setup.sh"))
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !setup.status.success() {
+        return Err("tests/auth/setup.sh failed (needs npm)".into());
+    }
+    let node = String::from_utf8_lossy(&setup.stdout).trim().to_owned();
+    let mut child = Command::new(node)
+        .arg(root.join(".interop/auth/as.mjs"))
+        .env("PORT", "0")
+        .env("RESOURCE", resource)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).map_err(|e| e.to_string())?;
+    thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let port = line
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim().trim_end_matches("\"}").parse().ok())
+        .ok_or_else(|| format!("the issuer said {line:?}"))?;
+    Ok(Issuer { child, port })
+}
+
+/// A client-credentials token from the issuer for `resource`.
+fn token(issuer: &Issuer, resource: &str) -> Result<String, String> {
+    let body = format!(
+        "grant_type=client_credentials&scope=mcp&resource={}",
+        resource.replace(':', "%3A").replace('/', "%2F")
+    );
+    let mut stream = TcpStream::connect(("127.0.0.1", issuer.port)).map_err(|e| e.to_string())?;
+    // mcp-test:test-secret, the client tests/auth/as.mjs registers.
+    let req = format!(
+        "POST /token HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: Basic bWNwLXRlc3Q6dGVzdC1zZWNyZXQ=\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        issuer.port,
+        body.len()
+    );
+    stream
+        .write_all(req.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .map_err(|e| e.to_string())?;
+    let start = answer
+        .find("\"access_token\":\"")
+        .ok_or_else(|| format!("no token in {answer:?}"))?
+        + "\"access_token\":\"".len();
+    let end = answer[start..].find('"').ok_or("a cut token")? + start;
+    Ok(answer[start..end].to_owned())
+}
+
+/// tools/call with JWT validation on (`mcp+jwt`) against the same server without (`mcp`).
+fn jwt_figures(warmup: Duration, measure: Duration) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let issuer = match start_issuer(&resource) {
+        Ok(i) => i,
+        Err(e) => return println!("mcp+jwt: skipped ({e})"),
+    };
+    let token: Arc<str> = match self::token(&issuer, &resource) {
+        Ok(t) => t.into(),
+        Err(e) => return println!("mcp+jwt: skipped (no token: {e})"),
+    };
+    let issuer_url = format!("http://127.0.0.1:{}", issuer.port);
+    for sessions in [1, 32] {
+        let mut rows = Vec::new();
+        for (name, auth) in [("mcp", false), ("mcp+jwt", true)] {
+            let server = if auth {
+                Server::start_with("--serve-mcp-jwt", &[&port.to_string(), &issuer_url])
+            } else {
+                Server::start("--serve-mcp")
+            };
+            let s = load(
+                &server,
+                auth.then(|| token.clone()),
+                sessions,
+                warmup,
+                measure,
+            );
+            println!(
+                "{name:<7} {sessions:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9}",
+                s.per_sec,
+                or_unknown(s.cpu_us(), 2),
+                s.p50_us,
+                s.p99_us,
+                s.mismatches
+            );
+            rows.push(s);
+        }
+        let cpu = rows[1].cpu_us().zip(rows[0].cpu_us()).map(|(j, m)| j - m);
+        println!(
+            "jwt cost at {sessions:>2} sessions: {:.2}x calls/s, {} us more CPU per call",
+            rows[1].per_sec / rows[0].per_sec,
+            or_unknown(cpu, 2)
+        );
     }
 }
