@@ -1,18 +1,13 @@
 //! Opaque access tokens, checked with the issuer's RFC 7662 introspection endpoint.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::Principal;
+use super::cache::{TokenCache, now_unix};
 use super::config::{TokenError, TokenVerifier, VerifyFuture};
 use super::fetch;
-
-/// The most answers kept.
-const MAX_CACHED: usize = 10_000;
 
 /// RFC 7662 token introspection with this server's client credentials. Answers are cached
 /// (by a digest of the token) for at most [`cache_for`](Self::cache_for) and never past the
@@ -51,11 +46,11 @@ impl Introspection {
 
     pub(crate) fn bind(self, issuer: String, resource: String) -> Introspector {
         Introspector {
+            cache: TokenCache::new(self.cache_for),
             config: self,
             issuer,
             resource,
             endpoint: tokio::sync::OnceCell::new(),
-            cache: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -65,13 +60,7 @@ pub(crate) struct Introspector {
     issuer: String,
     resource: String,
     endpoint: tokio::sync::OnceCell<String>,
-    cache: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
-}
-
-fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    cache: TokenCache,
 }
 
 impl Introspector {
@@ -98,11 +87,8 @@ impl Introspector {
     }
 
     async fn check(&self, token: &str) -> Result<Principal, TokenError> {
-        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        if let Some((p, until)) = self.cache.lock().unwrap().get(&key)
-            && Instant::now() < *until
-        {
-            return Ok(p.clone());
+        if let Some(known) = self.cache.get(token) {
+            return Ok(known);
         }
         let endpoint = self.endpoint().await?;
         let answer = fetch::post_form(
@@ -150,19 +136,7 @@ impl Introspector {
             return Err(invalid("the token has expired"));
         }
         let principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
-        let mut ttl = self.config.cache_for;
-        if let Some(exp) = exp {
-            ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now_unix())));
-        }
-        let mut cache = self.cache.lock().unwrap();
-        if cache.len() >= MAX_CACHED {
-            let now = Instant::now();
-            cache.retain(|_, (_, until)| *until > now);
-            if cache.len() >= MAX_CACHED {
-                cache.clear();
-            }
-        }
-        cache.insert(key, (principal.clone(), Instant::now() + ttl));
+        self.cache.put(token, &principal, exp);
         Ok(principal)
     }
 }

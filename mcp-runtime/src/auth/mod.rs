@@ -13,6 +13,8 @@ mod principal;
 pub use principal::Principal;
 
 #[cfg(feature = "auth")]
+mod cache;
+#[cfg(feature = "auth")]
 mod config;
 #[cfg(feature = "auth")]
 mod fetch;

@@ -1,0 +1,88 @@
+//! Verified tokens, remembered by a digest of the token until they expire (or a shorter cap),
+//! so that a client sending the same token on every request pays for one verification.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+
+use super::Principal;
+
+/// The most tokens remembered.
+const MAX_ENTRIES: usize = 10_000;
+
+pub(crate) struct TokenCache {
+    entries: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+    cap: Duration,
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn key(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+impl TokenCache {
+    /// Remembers each token for at most `cap`.
+    pub(crate) fn new(cap: Duration) -> TokenCache {
+        TokenCache {
+            entries: Mutex::new(HashMap::new()),
+            cap,
+        }
+    }
+
+    /// The principal of `token`, if it was verified and has not expired since.
+    pub(crate) fn get(&self, token: &str) -> Option<Principal> {
+        let entries = self.entries.lock().unwrap();
+        let (principal, until) = entries.get(&key(token))?;
+        (Instant::now() < *until).then(|| principal.clone())
+    }
+
+    /// Remembers a verified token until `exp` (Unix seconds, if it has one) or the cap.
+    pub(crate) fn put(&self, token: &str, principal: &Principal, exp: Option<u64>) {
+        let mut ttl = self.cap;
+        if let Some(exp) = exp {
+            ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now_unix())));
+        }
+        if ttl.is_zero() {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap();
+        if entries.len() >= MAX_ENTRIES {
+            let now = Instant::now();
+            entries.retain(|_, (_, until)| *until > now);
+            if entries.len() >= MAX_ENTRIES {
+                entries.clear();
+            }
+        }
+        entries.insert(key(token), (principal.clone(), Instant::now() + ttl));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn remembered_until_expiry_or_the_cap() {
+        let p =
+            Principal::from_claims(json!({"iss": "i", "sub": "s"}).as_object().unwrap().clone())
+                .unwrap();
+        let cache = TokenCache::new(Duration::from_secs(60));
+        cache.put("a", &p, Some(now_unix() + 30));
+        assert_eq!(cache.get("a"), Some(p.clone()));
+        assert_eq!(cache.get("b"), None);
+        cache.put("expired", &p, Some(now_unix().saturating_sub(1)));
+        assert_eq!(cache.get("expired"), None);
+        let none = TokenCache::new(Duration::ZERO);
+        none.put("a", &p, None);
+        assert_eq!(none.get("a"), None);
+    }
+}
