@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use http::{HeaderMap, Request, StatusCode};
-use hyper::body::Incoming;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
+use super::service::RequestBody;
 use super::session::Full;
 use super::state::{Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
@@ -44,7 +44,7 @@ pub(crate) fn open(state: &Arc<Shared>, headers: &HeaderMap) -> HttpResponse {
     body::sse(rx)
 }
 
-pub(crate) async fn post(state: &Arc<Shared>, req: Request<Incoming>) -> HttpResponse {
+pub(crate) async fn post<B: RequestBody>(state: &Arc<Shared>, req: Request<B>) -> HttpResponse {
     let id = req
         .uri()
         .query()

@@ -8,7 +8,6 @@ use http::HeaderMap;
 use http::StatusCode;
 use http::header::CONTENT_LENGTH;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use tokio::sync::watch;
 
 use super::body::{self, HttpResponse};
@@ -81,8 +80,8 @@ pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
 
 /// Reads the body, refusing more than the configured limit with 413 and one slower than the
 /// body read timeout with 408.
-pub(crate) async fn read_body(
-    body: Incoming,
+pub(crate) async fn read_body<B: super::service::RequestBody>(
+    body: B,
     headers: &HeaderMap,
     config: &HttpConfig,
 ) -> Result<Bytes, HttpResponse> {
