@@ -34,7 +34,11 @@ fn setup() -> Result<bool, String> {
     match out.status.code() {
         Some(0) => Ok(true),
         Some(3) => Ok(false),
-        _ => Err(format!("{} exited with {}:\n{log}", script.display(), out.status)),
+        _ => Err(format!(
+            "{} exited with {}:\n{log}",
+            script.display(),
+            out.status
+        )),
     }
 }
 
@@ -85,9 +89,8 @@ fn serve_file(mut stream: TcpStream, dir: &Path) {
                 .write_all(head.as_bytes())
                 .and_then(|()| stream.write_all(&body))
         }
-        None => stream.write_all(
-            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        ),
+        None => stream
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
     };
 }
 
@@ -131,7 +134,10 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
         .arg(&dir)
         .arg(page(allowed))
         .arg(page(refused))
-        .env("MCP_BROWSER_NODE_DIR", Path::new(ROOT).join(".interop/browser"))
+        .env(
+            "MCP_BROWSER_NODE_DIR",
+            Path::new(ROOT).join(".interop/browser"),
+        )
         .stdin(Stdio::null())
         .output()
         .expect("node runs");
@@ -174,7 +180,12 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
     );
 
     let bad = &report[1]["result"];
-    assert_eq!(bad["ok"], false, "the page from an origin not listed got through: {}", context());
+    assert_eq!(
+        bad["ok"],
+        false,
+        "the page from an origin not listed got through: {}",
+        context()
+    );
     let console = report[1]["console"].to_string();
     assert!(
         console.contains("CORS") || console.contains("Access-Control"),

@@ -34,7 +34,10 @@ fn assert_no_cors(r: &Response) {
         .iter()
         .filter(|(n, _)| n.to_ascii_lowercase().starts_with("access-control-"))
         .collect();
-    assert!(cors.is_empty(), "CORS headers for an origin not listed: {r}");
+    assert!(
+        cors.is_empty(),
+        "CORS headers for an origin not listed: {r}"
+    );
 }
 
 /// What a script from [`APP`] needs to read a response.
@@ -98,7 +101,10 @@ fn a_preflight_for_a_header_or_method_the_endpoint_never_reads_is_refused() {
     let server = desk(Some(APP));
     let r = server.send(&preflight("/mcp", APP, "content-type, x-evil"));
     assert_eq!(r.status(), 403, "{r}");
-    assert!(r.text().contains("x-evil"), "the refusal names the header: {r}");
+    assert!(
+        r.text().contains("x-evil"),
+        "the refusal names the header: {r}"
+    );
     assert_no_cors(&r);
     let r = server.send(
         &Req::new("OPTIONS", "/mcp")
@@ -151,7 +157,10 @@ fn every_answer_to_a_listed_origin_is_readable() {
 #[test]
 fn other_origins_get_403_and_no_cors() {
     let server = desk(Some(APP));
-    for origin in ["https://evil.example.com", "https://app.example.com.evil.example"] {
+    for origin in [
+        "https://evil.example.com",
+        "https://app.example.com.evil.example",
+    ] {
         let r = server.send(&preflight("/mcp", origin, "content-type"));
         assert_eq!(r.status(), 403, "{r}");
         assert_no_cors(&r);
@@ -188,7 +197,10 @@ fn cors_is_off_unless_origins_are_configured() {
 fn a_malformed_origin_list_is_a_clear_start_up_error() {
     let out = std::process::Command::new(support::example("tickets"))
         .args(["--http", "127.0.0.1:0"])
-        .env("MCP_ALLOWED_ORIGINS", "https://ok.example.com, app.example.com")
+        .env(
+            "MCP_ALLOWED_ORIGINS",
+            "https://ok.example.com, app.example.com",
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");

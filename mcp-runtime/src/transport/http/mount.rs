@@ -193,9 +193,7 @@ impl McpService {
             .get::<SocketAddr>()
             .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), SocketAddr::ip);
         let response = self.respond(peer, true, req);
-        ResponseFuture(Box::pin(async move {
-            Ok(response.await.map(|body| McpBody(body)))
-        }))
+        ResponseFuture(Box::pin(async move { Ok(response.await.map(McpBody)) }))
     }
 }
 
