@@ -12,6 +12,10 @@
 //! - **Safe by default** ([`HttpConfig`]): loopback bind, Host and Origin checks (403),
 //!   body limit (413), header-read timeout, bounded sessions with idle expiry, graceful
 //!   shutdown, `TCP_NODELAY`, one log line per request.
+//! - **Browsers**: CORS for the origins listed with [`HttpConfig::with_allowed_origins`], and
+//!   nothing for any other.
+//! - **Embedding**: [`McpService`] is the endpoint as a hyper (and, with the `tower` feature,
+//!   tower) service for an app that runs its own server; [`serve_http`] serves through it.
 
 mod body;
 mod clients;

@@ -56,8 +56,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// ```
 /// # async fn demo(server: mcp_runtime::Server) {
-/// use mcp_runtime::http::McpService;
-/// use mcp_runtime::HttpConfig;
+/// use mcp_runtime::transport::{HttpConfig, McpService};
 ///
 /// let mcp = McpService::new(server, HttpConfig::default());
 /// // hand `mcp.clone()` to hyper's `serve_connection` or to an axum router, then at exit:
