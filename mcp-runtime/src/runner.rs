@@ -281,21 +281,11 @@ fn parse_origins(raw: &str) -> Result<Vec<String>, String> {
         .map(str::trim)
         .filter(|o| !o.is_empty())
         .map(|origin| {
-            let rest = origin
-                .strip_prefix("http://")
-                .or_else(|| origin.strip_prefix("https://"))
-                .ok_or_else(|| format!("{origin:?} is not an origin: it must start with http:// or https://"))?;
-            let rest = rest.strip_suffix('/').unwrap_or(rest);
-            let ok = !rest.is_empty()
-                && rest
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
-            if !ok {
-                return Err(format!(
-                    "{origin:?} is not an origin: scheme://host[:port], with no path and no wildcard"
-                ));
+            let origin = origin.strip_suffix('/').unwrap_or(origin);
+            match crate::transport::http::origin_problem(origin) {
+                Some(why) => Err(why),
+                None => Ok(origin.to_owned()),
             }
-            Ok(origin.strip_suffix('/').unwrap_or(origin).to_owned())
         })
         .collect()
 }

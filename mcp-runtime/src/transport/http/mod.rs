@@ -46,6 +46,8 @@ pub use config::HttpConfig;
 pub use events::{EventStore, MemoryEventStore, Replay, StoredEvent, WaitFuture};
 pub use mount::{McpBody, McpService, ResponseFuture};
 
+pub(crate) use cors::origin_problem;
+
 use crate::Server;
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM.

@@ -95,6 +95,11 @@ impl std::fmt::Debug for McpService {
 impl McpService {
     /// The endpoint of `server` with `config` (its address is not used: the host listens).
     pub fn new(server: Server, config: HttpConfig) -> McpService {
+        for origin in &config.allowed_origins {
+            if let Some(why) = super::origin_problem(origin) {
+                tracing::warn!("with_allowed_origins: {why}; no browser will match it");
+            }
+        }
         let (shutdown, shutdown_rx) = watch::channel(false);
         let sessions = Sessions::new(
             config.max_sessions,
