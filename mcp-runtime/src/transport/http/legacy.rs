@@ -9,9 +9,8 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
-use super::service::RequestBody;
 use super::session::Full;
-use super::state::{Shared, owner, read_body, utf8};
+use super::state::{RequestBody, Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
 use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};

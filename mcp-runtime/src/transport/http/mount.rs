@@ -96,7 +96,7 @@ impl McpService {
     /// The endpoint of `server` with `config` (its address is not used: the host listens).
     pub fn new(server: Server, config: HttpConfig) -> McpService {
         for origin in &config.allowed_origins {
-            if let Some(why) = super::origin_problem(origin) {
+            if let Some(why) = super::cors::origin_problem(origin) {
                 tracing::warn!("with_allowed_origins: {why}; no browser will match it");
             }
         }

@@ -15,7 +15,7 @@ use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
 use super::state::{
-    SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
+    RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
@@ -25,21 +25,6 @@ use crate::request::Reply;
 use crate::server::connection::{Arrival, Connection, Step};
 use crate::server::dispatch;
 use crate::server::envelope::{self, Envelope};
-
-/// A request body of any kind (hyper's for the accept loop, the host's for a mounted service).
-pub(crate) trait RequestBody:
-    hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
-    + Send
-    + 'static
-{
-}
-
-impl<B> RequestBody for B where
-    B: hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
-        + Send
-        + 'static
-{
-}
 
 /// Serves one request; `local_loopback` says whether it came in through a loopback address.
 pub(crate) async fn handle<B: RequestBody>(

@@ -20,6 +20,21 @@ use crate::server::connection::Connection;
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
 
+/// A request body of any kind (hyper's for the accept loop, the host's for a mounted service).
+pub(crate) trait RequestBody:
+    hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+    + Send
+    + 'static
+{
+}
+
+impl<B> RequestBody for B where
+    B: hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static
+{
+}
+
 /// Everything a request handler needs.
 pub(crate) struct Shared {
     pub(crate) server: Server,
@@ -80,7 +95,7 @@ pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
 
 /// Reads the body, refusing more than the configured limit with 413 and one slower than the
 /// body read timeout with 408.
-pub(crate) async fn read_body<B: super::service::RequestBody>(
+pub(crate) async fn read_body<B: RequestBody>(
     body: B,
     headers: &HeaderMap,
     config: &HttpConfig,
