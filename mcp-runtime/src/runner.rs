@@ -22,9 +22,10 @@ Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --clie
                      over stdio (with --http ADDR: to connect to it at http://ADDR/mcp), and exit
 
 Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=DIR the skills
-directory (the command line wins); MCP_AUTH_ISSUER and MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES
-optional) require OAuth access tokens over HTTP (with the `auth` feature); RUST_LOG sets the
-log filter (logs go to stderr)."
+directory (the command line wins), MCP_ALLOWED_ORIGINS=ORIGIN,... the browser origins an HTTP
+server accepts and answers with CORS (e.g. https://app.example.com); MCP_AUTH_ISSUER and
+MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES optional) require OAuth access tokens over HTTP (with the
+`auth` feature); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -190,6 +191,17 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             std::process::exit(2);
         }
     };
+    #[cfg(feature = "http")]
+    let origins = match std::env::var("MCP_ALLOWED_ORIGINS") {
+        Ok(raw) => match parse_origins(&raw) {
+            Ok(origins) => origins,
+            Err(msg) => {
+                eprintln!("error: MCP_ALLOWED_ORIGINS: {msg}");
+                std::process::exit(2);
+            }
+        },
+        Err(_) => Vec::new(),
+    };
     init_logging();
     let server = match builder.build() {
         Ok(server) => server,
@@ -222,10 +234,35 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             print_json_and_exit(&config);
         }
     }
-    if let Err(e) = server.run(transport) {
+    let result = match transport {
+        #[cfg(feature = "http")]
+        Transport::Http(addr) if !origins.is_empty() => {
+            let config = crate::transport::HttpConfig::new(addr).with_allowed_origins(origins);
+            match with_env_auth(config) {
+                Ok(config) => block_on(crate::transport::serve_http(server, config)),
+                Err(e) => Err(e),
+            }
+        }
+        transport => server.run(transport),
+    };
+    if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
+}
+
+/// `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make an HTTP server a resource
+/// server (HTTP only: a stdio server belongs to its client).
+#[cfg(feature = "http")]
+fn with_env_auth(config: crate::transport::HttpConfig) -> io::Result<crate::transport::HttpConfig> {
+    #[cfg(feature = "auth")]
+    match crate::auth::Auth::from_env() {
+        None => Ok(config),
+        Some(Ok(auth)) => Ok(config.with_auth(auth)),
+        Some(Err(e)) => Err(io::Error::new(io::ErrorKind::InvalidInput, e)),
+    }
+    #[cfg(not(feature = "auth"))]
+    Ok(config)
 }
 
 /// Prints `value` as pretty JSON, alone on stdout, and exits: 0, or 2 when stdout is closed.
@@ -242,17 +279,40 @@ fn print_json_and_exit(value: &serde_json::Value) -> ! {
     }
 }
 
+/// Runs `serving` on a new multi-threaded tokio runtime.
+fn block_on(serving: impl std::future::Future<Output = io::Result<()>>) -> io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(serving);
+    // Sync tools still running on the blocking pool must not keep the process alive.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    result
+}
+
+/// `MCP_ALLOWED_ORIGINS`: comma-separated origins, each `http://` or `https://` and a host with
+/// an optional port, nothing after it (the `Origin` a browser sends is compared exactly, so
+/// anything else would never match).
+#[cfg(feature = "http")]
+fn parse_origins(raw: &str) -> Result<Vec<String>, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(|origin| {
+            let origin = origin.strip_suffix('/').unwrap_or(origin);
+            match crate::transport::http::origin_problem(origin) {
+                Some(why) => Err(why),
+                None => Ok(origin.to_owned()),
+            }
+        })
+        .collect()
+}
+
 impl Server {
     /// Serves on `transport` until the client goes away or a SIGINT/SIGTERM, on a new
     /// multi-threaded tokio runtime. Use [`Server::serve`] inside an existing runtime.
     pub fn run(self, transport: impl Into<Transport>) -> io::Result<()> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        let result = runtime.block_on(self.serve(transport));
-        // Sync tools still running on the blocking pool must not keep the process alive.
-        runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-        result
+        block_on(self.serve(transport))
     }
 
     /// Serves on `transport` inside the current tokio runtime.
@@ -265,16 +325,7 @@ impl Server {
             }
             #[cfg(feature = "http")]
             Transport::Http(addr) => {
-                #[allow(unused_mut)]
-                let mut config = crate::transport::HttpConfig::new(addr);
-                // `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make it a
-                // resource server (HTTP only: a stdio server belongs to its client).
-                #[cfg(feature = "auth")]
-                match crate::auth::Auth::from_env() {
-                    None => {}
-                    Some(Ok(auth)) => config = config.with_auth(auth),
-                    Some(Err(e)) => return Err(io::Error::new(io::ErrorKind::InvalidInput, e)),
-                }
+                let config = with_env_auth(crate::transport::HttpConfig::new(addr))?;
                 crate::transport::serve_http(self, config).await
             }
             #[allow(unreachable_patterns)]
@@ -295,6 +346,25 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn origins_from_the_environment_are_checked() {
+        assert_eq!(
+            parse_origins(" https://app.example.com, http://127.0.0.1:5173/ ,").unwrap(),
+            ["https://app.example.com", "http://127.0.0.1:5173"]
+        );
+        for bad in [
+            "app.example.com",
+            "https://*.example.com",
+            "https://a.example/path",
+            "ftp://x",
+            "https://",
+        ] {
+            let e = parse_origins(bad).unwrap_err();
+            assert!(e.contains("is not an origin"), "{bad}: {e}");
+        }
+    }
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| (*s).to_owned()).collect()

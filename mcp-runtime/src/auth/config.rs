@@ -2,52 +2,13 @@
 //! clients about it (RFC 9728 metadata, `WWW-Authenticate` challenges).
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::Principal;
 use super::introspect::Introspection;
 use super::jwt::JwtVerifier;
-
-/// What [`TokenVerifier::verify`] returns.
-pub type VerifyFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<Principal, TokenError>> + Send + 'a>>;
-
-/// Checks an access token and says whose it is.
-///
-/// [`JwtVerifier`] (signed JWTs, keys from the issuer's JWKS) and [`Introspection`] (RFC 7662)
-/// are the built-in ones; implement this for anything else (a session store, an API-key table).
-/// The audience check is the verifier's job: a token minted for another resource must fail.
-pub trait TokenVerifier: Send + Sync + 'static {
-    /// Verifies `token` (the bearer token, without the `Bearer ` prefix).
-    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a>;
-}
-
-/// Why a token was not accepted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TokenError {
-    /// Expired, revoked, malformed, for another audience, badly signed: 401
-    /// `error="invalid_token"`, and the client gets a new token.
-    Invalid(String),
-    /// The token could not be checked (the issuer or its keys are unreachable): 503, and the
-    /// client may retry. Never a reason to let the request through.
-    Unavailable(String),
-}
-
-impl fmt::Display for TokenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TokenError::Invalid(why) => write!(f, "invalid token: {why}"),
-            TokenError::Unavailable(why) => write!(f, "the token could not be checked: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for TokenError {}
+use super::verify::TokenVerifier;
 
 /// An HTTP server as an OAuth 2.1 resource server: the authorization server that issues its
 /// tokens, its own canonical URI (the audience tokens must name, RFC 8707), the scopes every
@@ -229,6 +190,8 @@ impl Auth {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::auth::{TokenError, VerifyFuture};
 
     struct Never;
     impl TokenVerifier for Never {

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::Principal;
 use super::cache::{TokenCache, now_unix};
-use super::config::{TokenError, TokenVerifier, VerifyFuture};
 use super::fetch;
+use super::verify::{TokenError, TokenVerifier, VerifyFuture};
 
 /// RFC 7662 token introspection with this server's client credentials. Answers are cached
 /// (by a digest of the token) for at most [`cache_for`](Self::cache_for) and never past the

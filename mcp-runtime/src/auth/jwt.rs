@@ -10,8 +10,8 @@ use tokio::sync::Mutex;
 
 use super::Principal;
 use super::cache::TokenCache;
-use super::config::{TokenError, TokenVerifier, VerifyFuture};
 use super::fetch;
+use super::verify::{TokenError, TokenVerifier, VerifyFuture};
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and no HMAC
 /// algorithm is accepted: a public key used as an HMAC secret is the classic forgery.

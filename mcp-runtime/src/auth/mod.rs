@@ -22,10 +22,14 @@ mod fetch;
 mod introspect;
 #[cfg(feature = "auth")]
 mod jwt;
+#[cfg(feature = "auth")]
+mod verify;
 
 #[cfg(feature = "auth")]
-pub use config::{Auth, TokenError, TokenVerifier, VerifyFuture};
+pub use config::Auth;
 #[cfg(feature = "auth")]
 pub use introspect::Introspection;
 #[cfg(feature = "auth")]
 pub use jwt::JwtVerifier;
+#[cfg(feature = "auth")]
+pub use verify::{TokenError, TokenVerifier, VerifyFuture};

@@ -2,14 +2,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::protocol::McpError;
-use crate::request::{Context, FromContext};
-
 /// The caller of a request, from its verified access token: the issuer that vouched for it,
 /// the subject (user or service), the OAuth client, the granted scopes and every claim.
 ///
 /// A tool gets it by taking a `Principal` parameter (injected, not part of the schema; the
-/// request fails if it carries none), or from [`Context::principal`]. Requests are only
+/// request fails if it carries none), or from [`Context::principal`](crate::Context::principal). Requests are only
 /// authenticated over HTTP with an authorization configuration
 /// ([`HttpConfig::with_auth`](crate::transport::http::HttpConfig::with_auth)).
 #[derive(Clone, Debug, PartialEq)]
@@ -91,16 +88,6 @@ impl Principal {
     /// which stay the same when the client refreshes its token.
     pub(crate) fn caller_key(&self) -> Vec<u8> {
         format!("principal\n{}\n{}", self.issuer, self.subject).into_bytes()
-    }
-}
-
-impl FromContext for Principal {
-    fn from_context(ctx: &Context) -> Result<Self, McpError> {
-        ctx.principal().cloned().ok_or_else(|| {
-            McpError::invalid_request(
-                "this request carries no verified access token (the server has no authorization configured, or the request did not come over HTTP)",
-            )
-        })
     }
 }
 

@@ -361,3 +361,13 @@ impl FromContext for Context {
         Ok(ctx.clone())
     }
 }
+
+impl FromContext for crate::auth::Principal {
+    fn from_context(ctx: &Context) -> Result<Self, McpError> {
+        ctx.principal().cloned().ok_or_else(|| {
+            McpError::invalid_request(
+                "this request carries no verified access token (the server has no authorization configured, or the request did not come over HTTP)",
+            )
+        })
+    }
+}

@@ -8,7 +8,9 @@ pub(crate) mod stdio;
 use std::fmt;
 
 #[cfg(feature = "http")]
-pub use http::{EventStore, HttpConfig, MemoryEventStore, serve_http, serve_http_on};
+pub use http::{
+    EventStore, HttpConfig, McpBody, McpService, MemoryEventStore, serve_http, serve_http_on,
+};
 #[cfg(feature = "stdio")]
 pub use stdio::{serve_lines, serve_stdio};
 

@@ -8,8 +8,7 @@
 
 use std::sync::Arc;
 
-use http::{Method, Request};
-use hyper::body::Incoming;
+use http::{HeaderMap, Method, Uri};
 
 use super::body::HttpResponse;
 use super::state::Shared;
@@ -31,13 +30,14 @@ pub(crate) fn metadata(state: &Shared, method: &Method, path: &str) -> Option<Ht
 /// its token is missing, malformed, invalid or lacks the required scopes.
 pub(crate) async fn authenticate(
     state: &Shared,
-    req: &Request<Incoming>,
+    headers: &HeaderMap,
+    uri: &Uri,
 ) -> Result<Option<Arc<Principal>>, HttpResponse> {
     #[cfg(feature = "auth")]
     if let Some(auth) = &state.config.auth {
-        return enabled::authenticate(auth, req).await.map(Some);
+        return enabled::authenticate(auth, headers, uri).await.map(Some);
     }
-    let _ = (state, req);
+    let _ = (state, headers, uri);
     Ok(None)
 }
 
@@ -79,8 +79,7 @@ mod enabled {
     use std::sync::Arc;
 
     use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
-    use http::{HeaderValue, Method, Request, StatusCode};
-    use hyper::body::Incoming;
+    use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
     use serde_json::json;
 
     use super::super::body::{self, HttpResponse};
@@ -155,7 +154,8 @@ mod enabled {
 
     pub(super) async fn authenticate(
         auth: &Auth,
-        req: &Request<Incoming>,
+        headers: &HeaderMap,
+        uri: &Uri,
     ) -> Result<Arc<Principal>, HttpResponse> {
         let bad = |why: &str| {
             refuse(
@@ -166,7 +166,7 @@ mod enabled {
             )
         };
         // RFC 6750 §2.3 allows the query string; OAuth 2.1 and MCP do not (it ends up in logs).
-        if req.uri().query().is_some_and(|q| {
+        if uri.query().is_some_and(|q| {
             q.split('&')
                 .any(|kv| kv.split('=').next() == Some("access_token"))
         }) {
@@ -174,7 +174,7 @@ mod enabled {
                 "access tokens go in the Authorization header, never in the URL",
             ));
         }
-        let mut values = req.headers().get_all(AUTHORIZATION).iter();
+        let mut values = headers.get_all(AUTHORIZATION).iter();
         let value = match (values.next(), values.next()) {
             (None, _) => {
                 return Err(refuse(

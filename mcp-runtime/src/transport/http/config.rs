@@ -108,8 +108,16 @@ impl HttpConfig {
         self
     }
 
-    /// Browser origins to accept besides loopback ones (`https://app.example.com`). A request
-    /// with any other `Origin` gets 403.
+    /// Browser origins to accept besides loopback ones (`https://app.example.com`, compared
+    /// exactly but for case: no path, no trailing `/`, no wildcard). A request with any other
+    /// non-loopback `Origin` gets 403.
+    ///
+    /// The same list turns on CORS for these origins (and only these, loopback ones included
+    /// only when listed): preflights are answered and every response carries
+    /// `Access-Control-Allow-Origin` and `Access-Control-Expose-Headers`, so a page served from
+    /// a listed origin can use the endpoint. With no origins listed (the default) no CORS header
+    /// is ever sent. One list rather than two because an origin the server would answer with
+    /// CORS but refuse with 403, or the reverse, is never what a deployment means.
     pub fn with_allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         origins: I,

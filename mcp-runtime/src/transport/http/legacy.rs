@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use http::{HeaderMap, Request, StatusCode};
-use hyper::body::Incoming;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
 use super::session::Full;
-use super::state::{Shared, owner, read_body, utf8};
+use super::state::{RequestBody, Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
 use crate::auth::Principal;
 use crate::protocol::McpError;
@@ -49,9 +48,9 @@ pub(crate) fn open(
     body::sse(rx)
 }
 
-pub(crate) async fn post(
+pub(crate) async fn post<B: RequestBody>(
     state: &Arc<Shared>,
-    req: Request<Incoming>,
+    req: Request<B>,
     principal: Option<Arc<Principal>>,
 ) -> HttpResponse {
     let id = req

@@ -12,15 +12,21 @@
 //! - **Safe by default** ([`HttpConfig`]): loopback bind, Host and Origin checks (403),
 //!   body limit (413), header-read timeout, bounded sessions with idle expiry, graceful
 //!   shutdown, `TCP_NODELAY`, one log line per request.
+//! - **Browsers**: CORS for the origins listed with [`HttpConfig::with_allowed_origins`], and
+//!   nothing for any other.
+//! - **Embedding**: [`McpService`] is the endpoint as a hyper (and, with the `tower` feature,
+//!   tower) service for an app that runs its own server; [`serve_http`] serves through it.
 
 mod auth;
 mod body;
 mod clients;
 mod config;
+mod cors;
 mod events;
 mod guard;
 mod idle;
 mod legacy;
+mod mount;
 mod service;
 pub(crate) mod session;
 pub(crate) mod state;
@@ -36,15 +42,14 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 
 pub use config::HttpConfig;
 pub use events::{EventStore, MemoryEventStore, Replay, StoredEvent, WaitFuture};
+pub use mount::{McpBody, McpService, ResponseFuture};
+
+pub(crate) use cors::origin_problem;
 
 use crate::Server;
-use crate::server::connection::{Connection, Wire};
-use session::Sessions;
-use state::Shared;
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM.
 pub async fn serve_http(server: Server, config: HttpConfig) -> io::Result<()> {
@@ -118,35 +123,13 @@ pub(crate) async fn serve_until(
         tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
     }
     tracing::info!("serving MCP on http://{local}{}", config.path);
-    let (shutdown_tx, shutdown_rx) = watch::channel(false);
-    let sessions = Sessions::new(
-        config.max_sessions,
-        config.session_idle_timeout,
-        config.events.clone(),
-    );
-    let state = Arc::new(Shared {
-        stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
-        server,
-        sessions: sessions.clone(),
-        clients: clients::Clients::new(config.max_in_flight_per_client),
-        shutdown: shutdown_rx,
-        config,
-    });
-    let reaper = {
-        let every = (state.config.session_idle_timeout / 4)
-            .clamp(Duration::from_secs(1), Duration::from_secs(60));
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(every).await;
-                sessions.reap();
-            }
-        })
-    };
+    let mcp = McpService::new(server, config);
+    let config = mcp.config();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(state.config.header_read_timeout);
+        .header_read_timeout(config.header_read_timeout);
     // HTTP/2 has no header timeout: pings find dead peers, and a connection multiplexes a
     // bounded number of requests.
     builder
@@ -155,7 +138,7 @@ pub(crate) async fn serve_until(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .keep_alive_timeout(Duration::from_secs(20))
         .max_concurrent_streams(256);
-    let max_connections = connection_limit(state.config.max_connections);
+    let max_connections = connection_limit(config.max_connections);
     let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
     tokio::pin!(stop);
@@ -184,20 +167,19 @@ pub(crate) async fn serve_until(
         let local_loopback = stream
             .local_addr()
             .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
-        let state = state.clone();
         let activity = Arc::new(idle::Activity::default());
         let io = idle::IdleIo::new(
             stream,
             activity.clone(),
-            state.config.header_read_timeout,
-            state.config.idle_connection_timeout,
+            config.header_read_timeout,
+            config.idle_connection_timeout,
         );
+        let mcp = mcp.clone();
         let service = service_fn(move |req| {
             let active = activity.begin();
-            let state = state.clone();
+            let response = mcp.respond(peer.ip(), local_loopback, req);
             async move {
-                let response = service::handle(state, peer.ip(), local_loopback, req).await?;
-                Ok::<_, std::convert::Infallible>(response.map(|body| body.held(active)))
+                Ok::<_, std::convert::Infallible>(response.await.map(|body| body.held(active)))
             }
         });
         let conn = builder
@@ -212,11 +194,8 @@ pub(crate) async fn serve_until(
         });
     }
     tracing::info!("shutting down: no new connections, draining");
-    reaper.abort();
-    let _ = shutdown_tx.send(true);
-    state.stateless.cancel_all();
-    state.stateless.server.inner.tasks.shutdown().await;
-    if tokio::time::timeout(state.config.shutdown_grace, graceful.shutdown())
+    mcp.shutdown().await;
+    if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
         .await
         .is_err()
     {

@@ -1,23 +1,22 @@
 //! Request routing and the Streamable HTTP endpoint: POST, GET and DELETE on the MCP path, for
 //! both protocol eras.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
 
 use http::header::{ACCEPT, ALLOW};
 use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
-use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::auth;
 use super::body::{self, HttpResponse};
 use super::clients::ClientKey;
+use super::cors;
 use super::guard::{self, Refusal};
 use super::legacy;
 use super::session::{Full, Session};
 use super::state::{
-    SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
+    RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
@@ -30,24 +29,34 @@ use crate::server::dispatch;
 use crate::server::envelope::{self, Envelope};
 
 /// Serves one request; `local_loopback` says whether it came in through a loopback address.
-pub(crate) async fn handle(
+pub(crate) async fn handle<B: RequestBody>(
     state: Arc<Shared>,
     peer: std::net::IpAddr,
     local_loopback: bool,
-    req: Request<Incoming>,
-) -> Result<HttpResponse, Infallible> {
+    req: Request<B>,
+) -> HttpResponse {
     let start = Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_owned());
-    let response = route(&state, peer, local_loopback, req).await;
+    // Decided before routing, as the request is consumed there: every answer to a listed
+    // origin is readable by its script, errors and SSE streams included.
+    let origin = cors::allowed_origin(req.headers(), &state.config);
+    let preflight = cors::is_preflight(&method, req.headers());
+    let mut response = route(&state, peer, local_loopback, origin.clone(), req).await;
+    if let Some(origin) = origin
+        && !preflight
+    {
+        cors::expose(&mut response, origin);
+    }
     tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
-    Ok(response)
+    response
 }
 
-async fn route(
+async fn route<B: RequestBody>(
     state: &Arc<Shared>,
     peer: std::net::IpAddr,
     local_loopback: bool,
-    req: Request<Incoming>,
+    origin: Option<HeaderValue>,
+    req: Request<B>,
 ) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
@@ -63,9 +72,39 @@ async fn route(
         };
         return body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why));
     }
+    if *state.shutdown.borrow() {
+        let mut r = body::error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            McpError::internal("The server is shutting down"),
+        );
+        r.headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+        return r;
+    }
     let path = req.uri().path();
     let endpoint = &state.config.path;
     let is_mcp = path == endpoint || path.strip_suffix('/') == Some(endpoint.as_str());
+    let is_legacy = state.config.legacy_sse && (path == "/sse" || path == "/messages");
+    // A preflight carries no credentials: it is answered before authorization would run.
+    if (is_mcp || is_legacy)
+        && let Some(origin) = origin
+        && cors::is_preflight(req.method(), req.headers())
+    {
+        return cors::preflight(origin, req.headers());
+    }
+    // Authorization: after the guard and the preflight, before any route reads the body, so
+    // every method and route is covered. The protected resource metadata (RFC 9728) is public.
+    if let Some(response) = auth::metadata(state, req.method(), path) {
+        return response;
+    }
+    let principal = if is_mcp || is_legacy {
+        match auth::authenticate(state, req.headers(), req.uri()).await {
+            Ok(p) => p,
+            Err(response) => return response,
+        }
+    } else {
+        None
+    };
     // A POST to the endpoint checks its headers once its body is decoded, to answer with the
     // request's id.
     if !(is_mcp && req.method() == Method::POST)
@@ -73,20 +112,6 @@ async fn route(
     {
         return body::error(StatusCode::BAD_REQUEST, e);
     }
-    // The protected resource metadata (RFC 9728) is public; every other route needs a valid
-    // token when authorization is configured.
-    if let Some(response) = auth::metadata(state, req.method(), path) {
-        return response;
-    }
-    let serves = is_mcp || (state.config.legacy_sse && matches!(path, "/sse" | "/messages"));
-    let principal = if serves {
-        match auth::authenticate(state, &req).await {
-            Ok(p) => p,
-            Err(response) => return response,
-        }
-    } else {
-        None
-    };
     if is_mcp {
         return match *req.method() {
             Method::POST => post(state, peer, req, principal).await,
@@ -131,10 +156,10 @@ fn not_allowed(allow: &'static str) -> HttpResponse {
     r
 }
 
-async fn post(
+async fn post<B: RequestBody>(
     state: &Arc<Shared>,
     peer: std::net::IpAddr,
-    req: Request<Incoming>,
+    req: Request<B>,
     principal: Option<Arc<Principal>>,
 ) -> HttpResponse {
     let who = principal.as_deref();

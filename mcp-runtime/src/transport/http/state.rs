@@ -8,7 +8,6 @@ use http::HeaderMap;
 use http::StatusCode;
 use http::header::CONTENT_LENGTH;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use tokio::sync::watch;
 
 use super::body::{self, HttpResponse};
@@ -20,6 +19,21 @@ use crate::server::connection::Connection;
 
 pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// A request body of any kind (hyper's for the accept loop, the host's for a mounted service).
+pub(crate) trait RequestBody:
+    hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+    + Send
+    + 'static
+{
+}
+
+impl<B> RequestBody for B where
+    B: hyper::body::Body<Data: Send, Error: Into<Box<dyn std::error::Error + Send + Sync>>>
+        + Send
+        + 'static
+{
+}
 
 /// Everything a request handler needs.
 pub(crate) struct Shared {
@@ -85,8 +99,8 @@ pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
 
 /// Reads the body, refusing more than the configured limit with 413 and one slower than the
 /// body read timeout with 408.
-pub(crate) async fn read_body(
-    body: Incoming,
+pub(crate) async fn read_body<B: RequestBody>(
+    body: B,
     headers: &HeaderMap,
     config: &HttpConfig,
 ) -> Result<Bytes, HttpResponse> {
