@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
-use mcp_runtime::client::{Client, ClientBuilder, CompletionRef, ElicitResult, Protocol, Stderr};
+use mcp_runtime::client::{
+    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, Protocol, Stderr,
+};
 use mcp_runtime::protocol::{Content, ResourceContents};
 use serde_json::{Map, Value, json};
 use support::interop::{ROOT, install_clients, python};
@@ -69,7 +71,7 @@ fn builder(protocol: Protocol) -> ClientBuilder {
         })
 }
 
-async fn spawn(sdk: Sdk, protocol: Protocol) -> Result<Client, mcp_runtime::client::ClientError> {
+async fn spawn(sdk: Sdk, protocol: Protocol) -> Result<Client, ClientError> {
     install_clients();
     let (program, args) = sdk.command(&[]);
     let mut command = tokio::process::Command::new(program);
@@ -330,22 +332,29 @@ async fn sse_case(sdk: Sdk) {
         .connect_sse(&server.url("/sse"))
         .await
         .unwrap_or_else(|e| panic!("{at}: {e}"));
+    // HTTP+SSE is a session-era transport: `initialize`, at the newest version both know.
+    assert_eq!(
+        client.protocol_version(),
+        ProtocolVersion::V2025_11_25,
+        "{at}"
+    );
     exercise(sdk, &client, &at).await;
     client.close().await;
 }
 
 /// Forcing 2026-07-28 against a server that only has sessions fails, soon and with a reason.
 async fn stateless_refused(
-    client: impl std::future::Future<Output = Result<Client, mcp_runtime::client::ClientError>>,
+    client: impl std::future::Future<Output = Result<Client, ClientError>>,
     at: &str,
 ) {
     match tokio::time::timeout(Duration::from_secs(15), client).await {
         Err(_) => panic!("{at}: Protocol::Stateless hung against a session-only server"),
         Ok(Ok(c)) => panic!("{at}: connected in {:?}", c.protocol_version()),
+        // The server's own JSON-RPC error (TS stdio: -32601 for `server/discover`; TS HTTP:
+        // -32000 "Server not initialized"), not a timeout or a transport failure.
         Ok(Err(e)) => {
-            let why = e.to_string();
-            assert!(!why.is_empty(), "{at}");
-            eprintln!("{at}: refused as expected: {why}");
+            assert!(matches!(e, ClientError::Rpc(_)), "{at}: {e:?}");
+            eprintln!("{at}: refused as expected: {e}");
         }
     }
 }
