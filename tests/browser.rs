@@ -3,7 +3,10 @@
 //! (bundled by the pinned esbuild) and lists and calls the desk's tools over Streamable HTTP.
 //! The page comes from a static server on another loopback port, an origin the desk lists
 //! (`MCP_ALLOWED_ORIGINS`); the same page from a port it does not list must fail (the browser
-//! refuses the answers: no CORS headers for that origin).
+//! refuses the answers: no CORS headers for that origin). The desk requires OAuth access tokens
+//! (`MCP_AUTH_*`, issued by oidc-provider, the authorization server of tests/auth): the page
+//! sends its bearer token through the CORS preflight, and a page without one reads the 401 and
+//! its `WWW-Authenticate` challenge.
 //!
 //! `tests/browser/setup.sh` installs chromium and the npm tools. When chromium cannot be
 //! installed here (not root, no apt-get) the test says so and passes, unless
@@ -17,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
+use support::auth::{AuthServer, CLIENT};
 use support::http::HttpServer;
 use support::interop::ROOT;
 
@@ -120,20 +124,33 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
     let refused = static_server(dir.clone());
     let allowed_origin = format!("http://127.0.0.1:{allowed}");
     let db = dir.join("tickets.sqlite3");
-    let mut server = HttpServer::start_with_env(
+    let desk_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mcp = format!("http://127.0.0.1:{desk_port}/mcp");
+    let authz = AuthServer::start(&mcp, 0);
+    let mut server = HttpServer::start_on_with(
         &support::example("tickets"),
+        &format!("127.0.0.1:{desk_port}"),
         &[
             ("TICKETS_DB", db.to_str().unwrap()),
             ("MCP_ALLOWED_ORIGINS", &allowed_origin),
+            ("MCP_AUTH_ISSUER", &authz.issuer),
+            ("MCP_AUTH_RESOURCE", &mcp),
         ],
     );
-    let mcp = server.url("/mcp");
-    let page = |port: u16| format!("http://127.0.0.1:{port}/index.html?mcp={mcp}");
+    let token = authz.token(CLIENT, &mcp, "tickets:read tickets:write");
+    let page =
+        |port: u16, extra: &str| format!("http://127.0.0.1:{port}/index.html?mcp={mcp}{extra}");
+    let with_token = format!("&token={token}");
     let out = Command::new("node")
         .arg(Path::new(ROOT).join("tests/browser/drive.mjs"))
         .arg(&dir)
-        .arg(page(allowed))
-        .arg(page(refused))
+        .arg(page(allowed, &with_token))
+        .arg(page(refused, &with_token))
+        .arg(page(allowed, "&probe=401"))
         .env(
             "MCP_BROWSER_NODE_DIR",
             Path::new(ROOT).join(".interop/browser"),
@@ -190,6 +207,16 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
     assert!(
         console.contains("CORS") || console.contains("Access-Control"),
         "the browser did not report a CORS refusal: {}",
+        context()
+    );
+    // Without a token: 401, and the challenge is readable by the page's script (exposed).
+    let probe = &report[2]["result"];
+    assert_eq!(probe["status"], 401, "{}", context());
+    assert!(
+        probe["challenge"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("Bearer ") && c.contains("resource_metadata=")),
+        "the page could not read WWW-Authenticate: {}",
         context()
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,6 +1,7 @@
 //! Helpers for integration tests that run real server processes.
 #![allow(dead_code)]
 
+pub mod auth;
 pub mod corpus;
 pub mod http;
 pub mod interop;
