@@ -249,8 +249,9 @@ async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
     );
 }
 
-/// Forgeries of a real token: its claims, resigned badly.
-fn forgeries(real: &str) -> Vec<(&'static str, String)> {
+/// Forgeries of a real token: its claims, resigned badly. `public_key`: the issuer's published
+/// key, which the HMAC forgery uses as its secret (the classic RS/ES-to-HS confusion).
+fn forgeries(real: &str, public_key: &[u8]) -> Vec<(&'static str, String)> {
     let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
     let parts: Vec<&str> = real.split('.').collect();
     let header: Value = serde_json::from_slice(
@@ -268,7 +269,7 @@ fn forgeries(real: &str) -> Vec<(&'static str, String)> {
     hs["alg"] = json!("HS256");
     let hs_input = format!("{}.{}", b64(&hs), parts[1]);
     let mac = {
-        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(b"the issuer's public key").unwrap();
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(public_key).unwrap();
         m.update(hs_input.as_bytes());
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(m.finalize().into_bytes())
     };
@@ -294,7 +295,10 @@ fn forgeries(real: &str) -> Vec<(&'static str, String)> {
 async fn forged_tokens_are_refused() {
     let (authz, resource, _mcp) = serve(|i, r| Auth::jwt(i, r)).await;
     let real = authz.token(CLIENT, &resource, "mcp");
-    for (what, forged) in forgeries(&real) {
+    let jwks = Endpoint { port: authz.port }.send(&Req::get("/jwks"));
+    assert_eq!(jwks.status(), 200, "{jwks}");
+    let key = jwks.json()["keys"][0].to_string();
+    for (what, forged) in forgeries(&real, key.as_bytes()) {
         let err = client(&resource, &forged, Protocol::Stateless)
             .await
             .err()

@@ -67,6 +67,7 @@ fn start() -> App {
             let mcp = McpService::new(
                 server,
                 HttpConfig::default()
+                    .with_mount_prefix("/api")
                     .with_allowed_origins([APP])
                     .with_shutdown_grace(Duration::from_secs(2)),
             );
@@ -196,6 +197,39 @@ fn the_mounted_endpoint_serves_both_eras_next_to_the_apps_routes() {
         .endpoint
         .send(&Req::post("/mcp").json(&initialize_request("2025-11-25")));
     assert_eq!(r.status(), 404, "only the mount serves MCP: {r}");
+}
+
+#[test]
+fn http_sse_under_the_prefix_announces_the_prefixed_endpoint() {
+    let app = start();
+    let mut stream = app
+        .endpoint
+        .open_stream(&Req::get("/api/sse").header("Accept", "text/event-stream"));
+    assert_eq!(stream.head.status, 200, "{}", stream.head);
+    let first = stream.next_event(Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        first.event.as_deref(),
+        Some("endpoint"),
+        "{}",
+        stream.seen()
+    );
+    assert!(
+        first.data.starts_with("/api/messages?sessionId="),
+        "{}",
+        first.data
+    );
+    // The client posts where it was told; the answer comes on the stream.
+    let r = app
+        .endpoint
+        .send(&Req::post(&first.data).json(&initialize_request("2024-11-05")));
+    assert_eq!(r.status(), 202, "{r}");
+    let answer = stream.next_event(Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        answer.json()["result"]["protocolVersion"],
+        "2024-11-05",
+        "{}",
+        stream.seen()
+    );
 }
 
 #[test]

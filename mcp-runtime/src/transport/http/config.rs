@@ -30,6 +30,7 @@ pub struct HttpConfig {
     pub(crate) json_only: bool,
     pub(crate) shutdown_grace: Duration,
     pub(crate) events: Arc<dyn EventStore>,
+    pub(crate) mount_prefix: String,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
@@ -69,6 +70,7 @@ impl Default for HttpConfig {
             json_only: false,
             shutdown_grace: Duration::from_secs(5),
             events: Arc::new(MemoryEventStore::new(256)),
+            mount_prefix: String::new(),
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -216,6 +218,21 @@ impl HttpConfig {
     /// Where SSE events are kept for resumption (default: in memory, 256 per stream).
     pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.events = store;
+        self
+    }
+
+    /// The path prefix an app mounts [`McpService`](super::McpService) under (e.g. `/api` for
+    /// axum's `nest_service("/api", …)`), which the service does not see: the HTTP+SSE
+    /// transport's `endpoint` event names `/api/messages`, where the client must post. Leading
+    /// `/` added, trailing `/` removed; default none.
+    pub fn with_mount_prefix(mut self, prefix: impl Into<String>) -> Self {
+        let prefix = prefix.into();
+        let trimmed = prefix.trim_matches('/');
+        self.mount_prefix = if trimmed.is_empty() {
+            String::new()
+        } else {
+            format!("/{trimmed}")
+        };
         self
     }
 

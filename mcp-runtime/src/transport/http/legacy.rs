@@ -33,7 +33,11 @@ pub(crate) fn open(
     };
     *session.conn.standalone.lock().expect("standalone lock") =
         Some(super::stream::standalone_sink(&tx, Some("message")));
-    let endpoint = format!("/messages?sessionId={}", session.id);
+    // Where the client posts, as the client sees it: under the prefix the app mounts us at.
+    let endpoint = format!(
+        "{}/messages?sessionId={}",
+        state.config.mount_prefix, session.id
+    );
     let id = session.id.clone();
     let first = body::event(None, Some("endpoint"), endpoint.as_bytes());
     // The session lives as long as its stream: when the client goes away, it ends.
