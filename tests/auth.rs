@@ -738,3 +738,45 @@ async fn the_official_clients_find_the_issuer_and_get_their_own_tokens() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_cannot_smuggle_a_call_past_its_scopes() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
+    let (batch, allowed) = blocking(move || {
+        let auth = format!("Bearer {reader}");
+        let r = mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", &auth)
+                .json(&support::http::initialize_request("2025-03-26")),
+        );
+        assert_eq!(r.status(), 200, "{r}");
+        let session = r.header("mcp-session-id").unwrap().to_owned();
+        let send = |body: Value| {
+            mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &auth)
+                    .header("Mcp-Session-Id", &session)
+                    .header("MCP-Protocol-Version", "2025-03-26")
+                    .json(&body),
+            )
+        };
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let call = |id: u32, name: &str, arguments: Value| {
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
+        };
+        (
+            send(json!([
+                call(1, "read_tickets", json!({})),
+                call(2, "close_ticket", json!({"id": 1}))
+            ])),
+            send(json!([call(3, "read_tickets", json!({}))])),
+        )
+    })
+    .await;
+    assert_eq!(batch.status(), 403, "{batch}");
+    let challenge = batch.header("www-authenticate").unwrap();
+    assert!(challenge.contains("scope=\"tickets:write\""), "{challenge}");
+    assert_eq!(allowed.status(), 200, "{allowed}");
+    assert!(allowed.text().contains("3 open tickets"), "{allowed}");
+}

@@ -57,18 +57,29 @@ pub(crate) fn check_scopes(
     Ok(())
 }
 
-/// [`check_scopes`] for a message not decoded yet (the HTTP+SSE transport).
+/// [`check_scopes`] for a message not decoded yet: the HTTP+SSE transport's, and a batch (a
+/// JSON array, taken apart later by the connection), every request of which is checked: one
+/// call the token's scopes do not allow refuses the whole batch.
 pub(crate) fn check_scopes_text(
     state: &Shared,
     text: &str,
     who: Option<&Principal>,
 ) -> Result<(), HttpResponse> {
     #[cfg(feature = "auth")]
-    if state.config.auth.is_some()
-        && let Ok(envelope) = crate::server::envelope::decode(text)
-        && let jsonrpc::Incoming::Request(req) = &envelope.message
-    {
-        return check_scopes(state, req, envelope.head.as_ref(), who);
+    if state.config.auth.is_some() {
+        if text.trim_start().starts_with('[') {
+            if let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(text) {
+                for item in items {
+                    check_scopes_text(state, item.get(), who)?;
+                }
+            }
+            return Ok(());
+        }
+        if let Ok(envelope) = crate::server::envelope::decode(text)
+            && let jsonrpc::Incoming::Request(req) = &envelope.message
+        {
+            return check_scopes(state, req, envelope.head.as_ref(), who);
+        }
     }
     let _ = (state, text, who);
     Ok(())

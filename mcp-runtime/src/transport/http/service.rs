@@ -260,10 +260,17 @@ async fn post<B: RequestBody>(
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        if let Body::Decoded(envelope) = &body
-            && let Message::Request(req) = &envelope.message
-            && let Err(refused) = auth::check_scopes(state, req, envelope.head.as_ref(), who)
-        {
+        let scoped = match &body {
+            Body::Decoded(envelope) => match &envelope.message {
+                Message::Request(req) => {
+                    auth::check_scopes(state, req, envelope.head.as_ref(), who)
+                }
+                _ => Ok(()),
+            },
+            // A batch: each of its requests is checked.
+            Body::Raw(text) => auth::check_scopes_text(state, text, who),
+        };
+        if let Err(refused) = scoped {
             return refused;
         }
         return in_session(state, &session, body, headers, principal).await;
