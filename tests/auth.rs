@@ -743,7 +743,7 @@ async fn the_official_clients_find_the_issuer_and_get_their_own_tokens() {
 async fn a_batch_cannot_smuggle_a_call_past_its_scopes() {
     let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
     let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
-    let (batch, allowed) = blocking(move || {
+    let (batch, allowed, listed) = blocking(move || {
         let auth = format!("Bearer {reader}");
         let r = mcp.send(
             &Req::post("/mcp")
@@ -771,6 +771,8 @@ async fn a_batch_cannot_smuggle_a_call_past_its_scopes() {
                 call(2, "close_ticket", json!({"id": 1}))
             ])),
             send(json!([call(3, "read_tickets", json!({}))])),
+            // Inside a batch the caller is still known: its lists still hide what it lacks.
+            send(json!([{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}])),
         )
     })
     .await;
@@ -779,4 +781,12 @@ async fn a_batch_cannot_smuggle_a_call_past_its_scopes() {
     assert!(challenge.contains("scope=\"tickets:write\""), "{challenge}");
     assert_eq!(allowed.status(), 200, "{allowed}");
     assert!(allowed.text().contains("3 open tickets"), "{allowed}");
+    let names: Vec<String> = listed.json()[0]["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.contains(&"read_tickets".to_owned()), "{names:?}");
+    assert!(!names.contains(&"close_ticket".to_owned()), "{names:?}");
 }

@@ -541,11 +541,16 @@ impl Registry {
             .map(|i| &resources[i])
     }
 
-    /// Whether any resource or template is registered.
-    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     /// The scopes a `tools/call`, `prompts/get` or `resources/read` of `name` (a tool or
-    /// prompt name, or a URI) needs; none for anything else.
-    pub(crate) fn scopes_for(&self, method: &str, name: &str) -> &'static [&'static str] {
+    /// prompt name, or a URI) needs; none for anything else. A URI is matched as
+    /// `resources/read` serves it: the static resource, else the first enabled template.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn scopes_for(
+        &self,
+        changes: &crate::Changes,
+        method: &str,
+        name: &str,
+    ) -> &'static [&'static str] {
         match method {
             "tools/call" => self.tool(name).map_or(&[], |t| t.def.scopes),
             "prompts/get" => self.prompt(name).map_or(&[], |p| p.def.scopes),
@@ -555,6 +560,7 @@ impl Registry {
                     .templates
                     .items
                     .iter()
+                    .filter(|t| t.enabled(changes))
                     .find(|t| t.template.matches(name).is_some())
                     .map_or(&[], |t| t.def.scopes),
             },
@@ -582,6 +588,7 @@ impl Registry {
         all
     }
 
+    /// Whether any resource or template is registered.
     pub(crate) fn has_resources(&self) -> bool {
         !self.resources.items.is_empty() || !self.templates.items.is_empty()
     }

@@ -119,6 +119,14 @@ impl JwtVerifier {
         {
             return Ok(set.clone());
         }
+        // No keys yet and a fetch failed a moment ago: say so at once, rather than letting
+        // every request (any token with a readable header) wait on the issuer again.
+        if keys.set.is_none() && fresh_enough {
+            return Err(TokenError::Unavailable(
+                "the issuer's keys could not be fetched a moment ago".into(),
+            ));
+        }
+        keys.fetched = Some(Instant::now());
         let uri = match (&self.jwks_uri, &keys.jwks_uri) {
             (Some(uri), _) | (None, Some(uri)) => uri.clone(),
             (None, None) => {
@@ -129,7 +137,6 @@ impl JwtVerifier {
                 uri
             }
         };
-        keys.fetched = Some(Instant::now());
         let doc = match fetch::get_json(&uri).await {
             Ok(doc) => doc,
             // Keys already held stay usable while the issuer is unreachable.

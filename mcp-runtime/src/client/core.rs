@@ -264,10 +264,19 @@ impl Core {
             core: self,
             id,
             armed: true,
+            // The spec: `initialize` is never cancelled; a probe is not a request worth telling
+            // a session-era server about; a 2026-07-28 request is cancelled by closing its
+            // stream (HTTP) and has no notification to send.
+            notify: !self.is_stateless() && !matches!(method, "initialize" | "server/discover"),
         };
-        self.link
+        if let Err(e) = self
+            .link
             .send(self.message(Some(id), method, &params))
-            .await?;
+            .await
+        {
+            guard.notify = false; // it may never have arrived
+            return Err(e);
+        }
         let answered = match limit {
             Some(limit) => tokio::time::timeout(limit, rx)
                 .await
@@ -518,6 +527,8 @@ struct Pending<'a> {
     core: &'a Core,
     id: i64,
     armed: bool,
+    /// Whether a `notifications/cancelled` goes to the server when it is given up.
+    notify: bool,
 }
 
 impl Drop for Pending<'_> {
@@ -527,12 +538,15 @@ impl Drop for Pending<'_> {
             return;
         }
         self.core.link.abandon(self.id);
+        if !self.notify {
+            return;
+        }
         let Some(core) = self.core.this.upgrade() else {
             return;
         };
         let id = self.id;
-        // A stateless HTTP request is cancelled by closing its stream (done above); elsewhere
-        // the server is told.
+        // An HTTP request is cancelled by closing its stream (done above); in the session era
+        // the server is told as well.
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
                 let params = json!({"requestId": id, "reason": "the client gave up waiting"});

@@ -507,13 +507,18 @@ impl Client {
                 }
             }
         });
-        match ack_rx.await {
-            Ok(Ok(())) => Ok(Listen {
+        // Until the acknowledgement, dropping this future (or waiting too long) ends the
+        // request; afterwards the Listen does.
+        let pending = AbortOnDrop(Some(request.abort_handle()));
+        let limit = self.core.timeout;
+        match tokio::time::timeout(limit, ack_rx).await {
+            Ok(Ok(Ok(()))) => Ok(Listen {
                 rx,
-                request: request.abort_handle(),
+                request: pending.disarm(),
             }),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(ClientError::Closed),
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(_)) => Err(ClientError::Closed),
+            Err(_) => Err(ClientError::Timeout(limit)),
         }
     }
 
@@ -531,6 +536,23 @@ impl Client {
     /// [`ClientError::Closed`].
     pub async fn close(&self) {
         self.core.close().await;
+    }
+}
+
+/// Aborts a task when dropped, unless disarmed.
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl AbortOnDrop {
+    fn disarm(mut self) -> tokio::task::AbortHandle {
+        self.0.take().expect("armed")
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
     }
 }
 

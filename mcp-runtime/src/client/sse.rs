@@ -21,9 +21,12 @@ pub(crate) struct SseParser {
     pub(crate) last_id: Option<String>,
     /// A `\r` ended the last line: a `\n` right after it belongs to the same line ending.
     after_cr: bool,
+    /// The event being read has more data than [`MAX_LINE`].
+    oversized: bool,
 }
 
-/// The longest line kept (a larger one is an error: the stream is broken or hostile).
+/// The longest line, and the most data in one event (more is an error: the stream is broken or
+/// hostile).
 const MAX_LINE: usize = 16 * 1024 * 1024;
 
 impl SseParser {
@@ -43,6 +46,9 @@ impl SseParser {
                     let line = std::mem::take(&mut self.buf);
                     if let Some(ev) = self.line(&String::from_utf8_lossy(&line)) {
                         out.push(ev);
+                    }
+                    if self.oversized {
+                        return Err(format!("an SSE event is larger than {MAX_LINE} bytes"));
                     }
                 }
                 _ => {
@@ -74,13 +80,19 @@ impl SseParser {
             None => (line, ""),
         };
         match field {
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
+            "data" => {
+                match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => self.data = Some(value.to_owned()),
                 }
-                None => self.data = Some(value.to_owned()),
-            },
+                if self.data.as_ref().is_some_and(|d| d.len() > MAX_LINE) {
+                    self.oversized = true;
+                }
+            }
+
             "event" => self.event = Some(value.to_owned()),
             "id" if !value.contains('\0') => {
                 self.id = Some(value.to_owned());
@@ -117,6 +129,20 @@ mod tests {
         assert_eq!(p.feed(b"data:\ndata: y\n\n").unwrap()[0].data, "\ny");
         assert_eq!(p.retry, Some(500));
         assert_eq!(p.last_id.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn an_endless_event_is_an_error_not_a_leak() {
+        let mut p = SseParser::default();
+        let line = format!("data: {}\n", "x".repeat(1024 * 1024));
+        let mut failed = false;
+        for _ in 0..20 {
+            if p.feed(line.as_bytes()).is_err() {
+                failed = true;
+                break;
+            }
+        }
+        assert!(failed, "20 MiB of data in one event must be refused");
     }
 
     #[test]

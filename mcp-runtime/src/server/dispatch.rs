@@ -32,7 +32,7 @@ pub(crate) fn on_message(conn: &Arc<Connection>, text: &str) -> Step {
 /// where its notifications go (the SSE stream of its HTTP response) and its HTTP headers.
 pub(crate) fn on_message_with(conn: &Arc<Connection>, text: &str, arrival: Arrival) -> Step {
     if text.trim_start().starts_with('[') {
-        return on_batch(conn, text);
+        return on_batch(conn, text, &arrival);
     }
     match envelope::decode(text) {
         Ok(envelope) => on_envelope(conn, envelope, arrival),
@@ -79,7 +79,9 @@ pub(crate) fn on_envelope(
 
 /// JSON-RPC batches exist only in protocol 2025-03-26 (servers MUST accept them there); the
 /// answer is one array of the responses, or nothing when the batch held only notifications.
-pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str) -> Step {
+/// Each request of the batch keeps the HTTP headers and the verified principal it came with
+/// (its answer goes into the batch's reply, not a stream of its own).
+pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str, arrival: &Arrival) -> Step {
     let batches_allowed = conn
         .session()
         .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
@@ -133,7 +135,14 @@ pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str) -> Step {
                         );
                         Step::Reply(Reply::error(Some(&r.id), &e))
                     }
-                    _ => on_envelope(conn, envelope, Arrival::default()),
+                    _ => {
+                        let each = Arrival {
+                            headers: arrival.headers.clone(),
+                            principal: arrival.principal.clone(),
+                            ..Arrival::default()
+                        };
+                        on_envelope(conn, envelope, each)
+                    }
                 },
                 Err(e) if e.notification => Step::Nothing,
                 Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),

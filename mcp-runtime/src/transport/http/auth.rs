@@ -273,7 +273,10 @@ mod enabled {
                 .and_then(|v| v.get(key).and_then(|n| n.as_str()).map(str::to_owned))
         });
         let Some(name) = name else { return Ok(()) };
-        let scopes = state.server.inner.registry.scopes_for(&req.method, &name);
+        let inner = &state.server.inner;
+        let scopes = inner
+            .registry
+            .scopes_for(&inner.changes, &req.method, &name);
         let missing = who.missing(scopes);
         if missing.is_empty() {
             return Ok(());
