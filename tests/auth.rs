@@ -38,6 +38,26 @@ async fn read_tickets() -> String {
     "3 open tickets".into()
 }
 
+/// A private note, for writers only.
+#[resource("notes://{id}", scopes = ["tickets:write"], complete(id = note_ids))]
+fn note(id: String) -> String {
+    format!("note {id}")
+}
+
+fn note_ids(_: &CompletionRequest) -> Vec<String> {
+    vec!["1".into()]
+}
+
+/// Drafts a reply, for writers only.
+#[prompt(scopes = ["tickets:write"], complete(topic = topics))]
+fn draft(topic: String) -> String {
+    format!("Draft a reply about {topic}.")
+}
+
+fn topics(_: &CompletionRequest) -> Vec<String> {
+    vec!["billing".into()]
+}
+
 /// Changes a ticket.
 #[tool(scopes = ["tickets:write"])]
 async fn close_ticket(id: u32) -> String {
@@ -789,4 +809,62 @@ async fn a_batch_cannot_smuggle_a_call_past_its_scopes() {
         .collect();
     assert!(names.contains(&"read_tickets".to_owned()), "{names:?}");
     assert!(!names.contains(&"close_ticket".to_owned()), "{names:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn completions_subscriptions_and_listens_need_the_scopes_of_what_they_touch() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
+    let writer = authz.token(CLIENT, &resource, "mcp tickets:read tickets:write");
+    blocking(move || {
+        let session = |token: &str| {
+            let r = mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &format!("Bearer {token}"))
+                    .json(&initialize()),
+            );
+            assert_eq!(r.status(), 200, "{r}");
+            r.header("mcp-session-id").unwrap().to_owned()
+        };
+        let send = |token: &str, session: &str, method: &str, params: Value| {
+            mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &format!("Bearer {token}"))
+                    .header("Mcp-Session-Id", session)
+                    .header("MCP-Protocol-Version", "2025-11-25")
+                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})),
+            )
+        };
+        let prompt_ref = json!({"ref": {"type": "ref/prompt", "name": "draft"}, "argument": {"name": "topic", "value": "b"}});
+        let template_ref = json!({"ref": {"type": "ref/resource", "uri": "notes://{id}"}, "argument": {"name": "id", "value": ""}});
+        let r_session = session(&reader);
+        for (method, params) in [
+            ("completion/complete", prompt_ref.clone()),
+            ("completion/complete", template_ref.clone()),
+            ("resources/subscribe", json!({"uri": "notes://1"})),
+            ("resources/read", json!({"uri": "notes://1"})),
+            ("prompts/get", json!({"name": "draft", "arguments": {"topic": "x"}})),
+        ] {
+            let r = send(&reader, &r_session, method, params);
+            assert_eq!(r.status(), 403, "{method}: {r}");
+            assert!(r.header("www-authenticate").unwrap().contains("tickets:write"), "{method}: {r}");
+        }
+        let w_session = session(&writer);
+        let r = send(&writer, &w_session, "completion/complete", prompt_ref);
+        assert_eq!(r.status(), 200, "{r}");
+        assert!(r.text().contains("billing"), "{r}");
+        // 2026-07-28: a listen watching a resource the token may not read.
+        let r = mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", &format!("Bearer {reader}"))
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", "subscriptions/listen")
+                .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {
+                    "notifications": {"resourceSubscriptions": ["notes://1"]},
+                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+                }})),
+        );
+        assert_eq!(r.status(), 403, "{r}");
+    })
+    .await;
 }

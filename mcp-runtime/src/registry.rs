@@ -542,8 +542,9 @@ impl Registry {
     }
 
     /// The scopes a `tools/call`, `prompts/get` or `resources/read` of `name` (a tool or
-    /// prompt name, or a URI) needs; none for anything else. A URI is matched as
-    /// `resources/read` serves it: the static resource, else the first enabled template.
+    /// prompt name, or a URI) needs, or `template` (a template's own URI template, as a
+    /// completion names it); none for anything else. A URI is matched as `resources/read`
+    /// serves it: the static resource, else the first enabled template.
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     pub(crate) fn scopes_for(
         &self,
@@ -554,6 +555,12 @@ impl Registry {
         match method {
             "tools/call" => self.tool(name).map_or(&[], |t| t.def.scopes),
             "prompts/get" => self.prompt(name).map_or(&[], |p| p.def.scopes),
+            "template" => self
+                .templates
+                .items
+                .iter()
+                .find(|t| t.def.uri == name)
+                .map_or(&[], |t| t.def.scopes),
             "resources/read" => match self.static_resource(name) {
                 Some(r) => r.def.scopes,
                 None => self

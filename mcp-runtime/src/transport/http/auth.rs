@@ -251,6 +251,65 @@ mod enabled {
         Ok(Arc::new(principal))
     }
 
+    /// What a request uses, as `(lookup, name)` pairs for `Registry::scopes_for`: the tool,
+    /// prompt or resource it calls or reads, and also the prompt or template a completion is
+    /// for, the resource a subscription (or a listen's `resourceSubscriptions`) watches.
+    fn targets(req: &jsonrpc::Request<'_>, head: Option<&Head<'_>>) -> Vec<(&'static str, String)> {
+        use serde_json::Value;
+        let params = || {
+            req.params
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .unwrap_or(Value::Null)
+        };
+        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+        // The name from the head when the envelope read one, else from the params.
+        let named = |key: &str| {
+            head.and_then(|h| if key == "uri" { h.uri } else { h.name })
+                .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+                .or_else(|| text(&params(), key))
+        };
+        match &*req.method {
+            "tools/call" => named("name")
+                .map(|n| ("tools/call", n))
+                .into_iter()
+                .collect(),
+            "prompts/get" => named("name")
+                .map(|n| ("prompts/get", n))
+                .into_iter()
+                .collect(),
+            "resources/read" | "resources/subscribe" => named("uri")
+                .map(|u| ("resources/read", u))
+                .into_iter()
+                .collect(),
+            "completion/complete" => {
+                let p = params();
+                let reference = p.get("ref").cloned().unwrap_or(Value::Null);
+                match reference.get("type").and_then(Value::as_str) {
+                    Some("ref/prompt") => text(&reference, "name")
+                        .map(|n| ("prompts/get", n))
+                        .into_iter()
+                        .collect(),
+                    Some("ref/resource") => text(&reference, "uri")
+                        .map(|u| ("template", u))
+                        .into_iter()
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            }
+            "subscriptions/listen" => params()
+                .pointer("/notifications/resourceSubscriptions")
+                .and_then(Value::as_array)
+                .map(|uris| {
+                    uris.iter()
+                        .filter_map(Value::as_str)
+                        .map(|u| ("resources/read", u.to_owned()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
     pub(super) fn check_scopes(
         state: &Shared,
         auth: &Auth,
@@ -258,33 +317,27 @@ mod enabled {
         head: Option<&Head<'_>>,
         who: &Principal,
     ) -> Result<(), HttpResponse> {
-        let key = match &*req.method {
-            "tools/call" | "prompts/get" => "name",
-            "resources/read" => "uri",
-            _ => return Ok(()),
-        };
-        // The name from the head when the envelope read one, else from the params.
-        let from_head = head
-            .and_then(|h| if key == "uri" { h.uri } else { h.name })
-            .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
-        let name = from_head.or_else(|| {
-            req.params
-                .and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok())
-                .and_then(|v| v.get(key).and_then(|n| n.as_str()).map(str::to_owned))
-        });
-        let Some(name) = name else { return Ok(()) };
         let inner = &state.server.inner;
-        let scopes = inner
-            .registry
-            .scopes_for(&inner.changes, &req.method, &name);
-        let missing = who.missing(scopes);
+        let mut scopes: Vec<&'static str> = Vec::new();
+        let mut name = String::new();
+        for (lookup, target) in targets(req, head) {
+            for s in inner.registry.scopes_for(&inner.changes, lookup, &target) {
+                if !scopes.contains(s) {
+                    scopes.push(s);
+                }
+            }
+            if name.is_empty() {
+                name = target;
+            }
+        }
+        let missing = who.missing(&scopes);
         if missing.is_empty() {
             return Ok(());
         }
         // Every scope the operation needs, in one challenge, so the client can step up once.
         let mut all = required(auth);
-        for s in scopes {
-            if !all.contains(s) {
+        for s in scopes.iter().copied() {
+            if !all.contains(&s) {
                 all.push(s);
             }
         }
