@@ -365,6 +365,18 @@ fn load(
     }
 }
 
+/// One line of the results table.
+fn print_row(name: &str, sessions: usize, s: &Stats) {
+    println!(
+        "{name:<7} {sessions:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9}",
+        s.per_sec,
+        or_unknown(s.cpu_us(), 2),
+        s.p50_us,
+        s.p99_us,
+        s.mismatches
+    );
+}
+
 fn idle_session_kib(server: &Server, count: usize) -> Option<f64> {
     let before = server.rss_kib()?;
     let mut conn = Conn::open(server.port);
@@ -402,14 +414,7 @@ fn drive() {
             if let Some(cpu) = s.cpu {
                 cpu.warn_if_incomplete(name);
             }
-            println!(
-                "{name:<7} {sessions:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9}",
-                s.per_sec,
-                or_unknown(s.cpu_us(), 2),
-                s.p50_us,
-                s.p99_us,
-                s.mismatches
-            );
+            print_row(name, sessions, &s);
             rates.push((name, sessions, s.per_sec, s.cpu_us()));
         }
     }
@@ -536,14 +541,7 @@ fn jwt_figures(warmup: Duration, measure: Duration) {
                 warmup,
                 measure,
             );
-            println!(
-                "{name:<7} {sessions:>8} {:>10.0} {:>12} {:>8.1} {:>8.1} {:>9}",
-                s.per_sec,
-                or_unknown(s.cpu_us(), 2),
-                s.p50_us,
-                s.p99_us,
-                s.mismatches
-            );
+            print_row(name, sessions, &s);
             rows.push(s);
         }
         let cpu = rows[1].cpu_us().zip(rows[0].cpu_us()).map(|(j, m)| j - m);

@@ -189,17 +189,7 @@ impl Common {
         if !self.scopes.is_empty() {
             return Err(syn::Error::new_spanned(&meta.path, "duplicate `scopes`"));
         }
-        let value = meta.value()?;
-        let list: Vec<LitStr> = if value.peek(syn::token::Bracket) {
-            let content;
-            syn::bracketed!(content in value);
-            content
-                .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
-                .into_iter()
-                .collect()
-        } else {
-            vec![value.parse::<LitStr>()?]
-        };
+        let list = str_list(meta.value()?)?;
         if list.is_empty() {
             return Err(syn::Error::new_spanned(
                 &meta.path,
@@ -249,17 +239,7 @@ impl Common {
                 }
                 set_once(&mut theme, t, p)
             } else if p.is_ident("sizes") {
-                let value = m.value()?;
-                let list = if value.peek(syn::token::Bracket) {
-                    let content;
-                    syn::bracketed!(content in value);
-                    content
-                        .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
-                        .into_iter()
-                        .collect()
-                } else {
-                    vec![value.parse::<LitStr>()?]
-                };
+                let list = str_list(m.value()?)?;
                 set_once(&mut sizes, list, p)
             } else {
                 Err(m.error("unknown icon field; expected `src`, `mime_type`, `sizes` or `theme`"))
@@ -292,6 +272,20 @@ impl Common {
             }
         }
         Ok(())
+    }
+}
+
+/// `"a"` or `["a", "b"]`: one string or a bracketed list of them.
+fn str_list(value: ParseStream<'_>) -> syn::Result<Vec<LitStr>> {
+    if value.peek(syn::token::Bracket) {
+        let content;
+        syn::bracketed!(content in value);
+        Ok(content
+            .parse_terminated(|s| s.parse::<LitStr>(), Token![,])?
+            .into_iter()
+            .collect())
+    } else {
+        Ok(vec![value.parse::<LitStr>()?])
     }
 }
 
