@@ -1,6 +1,6 @@
-//! The few HTTP requests a resource server makes to its authorization server (metadata, JWKS,
-//! introspection): HTTPS with the system's trust roots (rustls), plain HTTP only to a loopback
-//! host, bounded in time and size.
+//! The few HTTP requests a resource server makes to its authorization server: its metadata
+//! ([`discover`]), the JWKS, introspection. HTTPS with the system's trust roots (rustls), plain
+//! HTTP only to a loopback host, bounded in time and size.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -123,6 +123,44 @@ async fn send(url: &str, req: Request<Full<Bytes>>) -> Result<Value, String> {
         ));
     }
     serde_json::from_slice(&body).map_err(|e| format!("{url}: the answer is not JSON: {e}"))
+}
+
+/// The issuer's authorization server metadata.
+pub(crate) async fn discover(issuer: &str) -> Result<Value, String> {
+    let base = issuer.trim_end_matches('/');
+    let uri: http::Uri = base
+        .parse()
+        .map_err(|e| format!("the issuer {issuer:?} is not a URL: {e}"))?;
+    let origin = format!(
+        "{}://{}",
+        uri.scheme_str().unwrap_or("https"),
+        uri.authority().map(|a| a.as_str()).unwrap_or("")
+    );
+    let path = uri.path().trim_end_matches('/');
+    let candidates = [
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{origin}/.well-known/openid-configuration{path}"),
+        format!("{base}/.well-known/openid-configuration"),
+    ];
+    let mut errors = Vec::new();
+    for url in candidates {
+        match get_json(&url).await {
+            Ok(doc) => {
+                let named = doc.get("issuer").and_then(Value::as_str);
+                if named.map(|n| n.trim_end_matches('/')) != Some(base) {
+                    return Err(format!(
+                        "{url} names the issuer {named:?}, not {issuer:?}: refused"
+                    ));
+                }
+                return Ok(doc);
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(format!(
+        "no authorization server metadata for {issuer}: {}",
+        errors.join("; ")
+    ))
 }
 
 /// `application/x-www-form-urlencoded` encoding of one name or value.

@@ -70,7 +70,7 @@ impl Introspector {
         }
         self.endpoint
             .get_or_try_init(|| async {
-                let doc = super::jwt::discover(&self.issuer).await?;
+                let doc = fetch::discover(&self.issuer).await?;
                 doc.get("introspection_endpoint")
                     .and_then(Value::as_str)
                     .map(str::to_owned)

@@ -240,50 +240,12 @@ fn pick<'a>(set: &'a JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<&'a Jw
 
 /// The issuer's `jwks_uri`: RFC 8414 metadata (path-inserted), then OpenID Connect discovery.
 /// The document must name the same issuer (RFC 8414 §3.3).
-pub(crate) async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
-    let doc = discover(issuer).await?;
+async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
+    let doc = fetch::discover(issuer).await?;
     doc.get("jwks_uri")
         .and_then(Value::as_str)
         .map(str::to_owned)
         .ok_or_else(|| format!("the metadata of {issuer} has no jwks_uri"))
-}
-
-/// The issuer's authorization server metadata.
-pub(crate) async fn discover(issuer: &str) -> Result<Value, String> {
-    let base = issuer.trim_end_matches('/');
-    let uri: http::Uri = base
-        .parse()
-        .map_err(|e| format!("the issuer {issuer:?} is not a URL: {e}"))?;
-    let origin = format!(
-        "{}://{}",
-        uri.scheme_str().unwrap_or("https"),
-        uri.authority().map(|a| a.as_str()).unwrap_or("")
-    );
-    let path = uri.path().trim_end_matches('/');
-    let candidates = [
-        format!("{origin}/.well-known/oauth-authorization-server{path}"),
-        format!("{origin}/.well-known/openid-configuration{path}"),
-        format!("{base}/.well-known/openid-configuration"),
-    ];
-    let mut errors = Vec::new();
-    for url in candidates {
-        match fetch::get_json(&url).await {
-            Ok(doc) => {
-                let named = doc.get("issuer").and_then(Value::as_str);
-                if named.map(|n| n.trim_end_matches('/')) != Some(base) {
-                    return Err(format!(
-                        "{url} names the issuer {named:?}, not {issuer:?}: refused"
-                    ));
-                }
-                return Ok(doc);
-            }
-            Err(e) => errors.push(e),
-        }
-    }
-    Err(format!(
-        "no authorization server metadata for {issuer}: {}",
-        errors.join("; ")
-    ))
 }
 
 impl TokenVerifier for JwtVerifier {

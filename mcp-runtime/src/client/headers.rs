@@ -53,13 +53,6 @@ pub(crate) fn param_headers(params: &[HeaderParam], arguments: &Value) -> Vec<(S
         .collect()
 }
 
-/// The header parameters of a listed tool, or why the tool must be left out: a client MUST
-/// NOT use a tool whose `x-mcp-header` annotations break the spec's rules (empty, not a
-/// token, repeated ignoring case, on a non-primitive property).
-pub(crate) fn tool_header_params(input_schema: &Value) -> Result<Vec<HeaderParam>, String> {
-    crate::registry::header_params(input_schema)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,7 +80,7 @@ mod tests {
             "v": {"type": ["boolean", "null"], "x-mcp-header": "Verbose"},
             "q": {"type": "string"}
         }});
-        let params = tool_header_params(&schema).unwrap();
+        let params = crate::registry::header_params(&schema).unwrap();
         let got = param_headers(
             &params,
             &json!({"region": "eu", "n": 42, "v": null, "q": "x"}),
@@ -102,7 +95,7 @@ mod tests {
             ]
         );
         let bad = json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A B"}}});
-        assert!(tool_header_params(&bad).is_err());
+        assert!(crate::registry::header_params(&bad).is_err());
         assert_eq!(
             name_of("resources/read", &json!({"uri": "file:///a b"})).as_deref(),
             Some("file:///a b")

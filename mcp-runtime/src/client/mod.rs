@@ -227,7 +227,9 @@ impl Client {
                 .unwrap_or("")
                 .to_owned();
             let schema = raw.get("inputSchema").cloned().unwrap_or(Value::Null);
-            match headers::tool_header_params(&schema) {
+            // A client MUST NOT use a tool whose `x-mcp-header` annotations break the rules:
+            // the server's own check of its tools decides.
+            match crate::registry::header_params(&schema) {
                 Ok(params) => self.core.remember_tool_headers(&name, params),
                 Err(why) => {
                     tracing::warn!(tool = %name, "leaving out a tool: {why}");
