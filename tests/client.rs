@@ -11,7 +11,7 @@ use mcp_runtime::client::{
     Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, Protocol, Root,
     SampledMessage, Stderr,
 };
-use mcp_runtime::protocol::{Content, ResourceContents, Role};
+use mcp_runtime::protocol::{ResourceContents, Role};
 use serde_json::{Map, Value, json};
 use support::http::HttpServer;
 
@@ -88,15 +88,7 @@ async fn both_transports(protocol: Protocol) -> (HttpServer, Vec<(&'static str, 
 }
 
 fn text(result: &mcp_runtime::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    result.text()
 }
 
 #[tokio::test(flavor = "multi_thread")]

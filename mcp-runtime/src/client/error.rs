@@ -59,15 +59,7 @@ impl fmt::Display for ClientError {
         match self {
             ClientError::Rpc(e) => write!(f, "the server answered with an error: {e}"),
             ClientError::Tool(result) => {
-                let text: Vec<&str> = result
-                    .content
-                    .iter()
-                    .filter_map(|c| match c {
-                        crate::protocol::Content::Text { text, .. } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                write!(f, "the tool reported an error: {}", text.join("\n"))
+                write!(f, "the tool reported an error: {}", result.text())
             }
             ClientError::Transport(why) => write!(f, "transport error: {why}"),
             ClientError::SessionExpired => f.write_str("the server no longer knows this session"),

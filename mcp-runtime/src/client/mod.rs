@@ -68,8 +68,8 @@ pub use crate::ElicitAction;
 pub use crate::ask::{Root, SampledMessage};
 use crate::outbound::LogLevel;
 use crate::protocol::{
-    CallToolResult, Content, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion,
-    Resource, ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion, Resource,
+    ResourceContents, ResourceTemplate, Tool,
 };
 
 /// A connection to one MCP server. Cheap to share by reference across tasks: every method
@@ -605,15 +605,7 @@ fn structured_as<T: DeserializeOwned>(result: CallToolResult) -> Result<T, Clien
             },
         };
     }
-    let text: Vec<&str> = result
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text, .. } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    let text = text.join("\n");
+    let text = result.text();
     serde_json::from_str::<T>(&text)
         .or_else(|_| serde_json::from_value::<T>(Value::String(text.clone())))
         .map_err(|e| {

@@ -150,6 +150,18 @@ impl CallToolResult {
     pub fn is_error(&self) -> bool {
         self.is_error == Some(true)
     }
+
+    /// Its text blocks, joined with newlines.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
 }
 
 /// A resource as `resources/list` describes it.
