@@ -9,8 +9,8 @@ pub type RedisError = redis::RedisError;
 /// store and reconnects by itself after Redis restarts) and the fleet's key prefix. Cheap to
 /// clone.
 #[derive(Clone)]
+#[allow(dead_code)] // the stores that follow use every field
 pub struct Redis {
-    #[allow(dead_code)] // the stores that follow use them
     pub(crate) client: redis::Client,
     pub(crate) conn: ConnectionManager,
     pub(crate) prefix: String,
@@ -38,6 +38,12 @@ impl Redis {
             conn,
             prefix: format!("mcp:{fleet}:"),
         })
+    }
+
+    /// The multiplexed connection, for commands of the application's own (it is the one the
+    /// stores use).
+    pub fn connection(&self) -> ConnectionManager {
+        self.conn.clone()
     }
 
     /// The key `name` of this fleet (`mcp:{fleet}:{name}`).
