@@ -8,5 +8,7 @@
 #![warn(missing_docs)]
 
 mod conn;
+mod state_guard;
 
 pub use conn::{Redis, RedisError};
+pub use state_guard::RedisStateGuard;

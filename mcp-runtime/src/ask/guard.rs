@@ -57,6 +57,13 @@ pub trait RequestStateGuard: Send + Sync + 'static {
     fn first_use<'a>(&'a self, id: &'a str, expires: SystemTime) -> GuardFuture<'a>;
 }
 
+/// A shared guard: keep a handle (for its metrics, say) or give one to several servers.
+impl<G: RequestStateGuard + ?Sized> RequestStateGuard for std::sync::Arc<G> {
+    fn first_use<'a>(&'a self, id: &'a str, expires: SystemTime) -> GuardFuture<'a> {
+        (**self).first_use(id, expires)
+    }
+}
+
 /// A [`RequestStateGuard`] in this process's memory: right for one instance (a fleet needs a
 /// shared store). Expired nonces are dropped as new ones come in, so it holds about as many as
 /// the states issued within their TTL.

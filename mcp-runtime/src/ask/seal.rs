@@ -276,6 +276,7 @@ impl Sealer {
     }
 
     /// A sealer with one key, as tests and the fuzz targets make them.
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn with_key(key: &[u8], audience: &str, ttl: Duration) -> Sealer {
         Sealer::new(&[key], audience, ttl, None)
     }
