@@ -12,8 +12,10 @@ use crate::Redis;
 /// fleet, and Redis forgets the nonce when the state expires.
 ///
 /// While Redis is unreachable (a restart, a network split) every retry that carries a state
-/// fails with -32603 instead of running unchecked; the shared connection reconnects by itself,
-/// and retries succeed again once it has. Without persistence, a Redis restart forgets the
+/// fails with -32603 instead of running unchecked, after at most the guard's
+/// [`timeout`](Self::timeout) (default 2 s; the shared connection may otherwise hold a command
+/// while it reconnects); the connection reconnects by itself, and retries succeed again once
+/// it has. Without persistence, a Redis restart forgets the
 /// nonces recorded before it: states issued before the restart may then be used once more,
 /// within their TTL (`appendonly yes` closes that gap).
 ///
@@ -32,6 +34,7 @@ use crate::Redis;
 #[derive(Clone, Debug)]
 pub struct RedisStateGuard {
     redis: Redis,
+    timeout: Duration,
 }
 
 impl RedisStateGuard {
@@ -39,7 +42,15 @@ impl RedisStateGuard {
     pub fn new(redis: &Redis) -> RedisStateGuard {
         RedisStateGuard {
             redis: redis.clone(),
+            timeout: Duration::from_secs(2),
         }
+    }
+
+    /// How long one check may wait for Redis before it fails (default 2 s). The runtime gives
+    /// a guard 5 s at most.
+    pub fn timeout(mut self, timeout: Duration) -> RedisStateGuard {
+        self.timeout = timeout;
+        self
     }
 }
 
@@ -59,15 +70,17 @@ impl RequestStateGuard for RedisStateGuard {
             let key = self.redis.key(&format!("rs:{id}"));
             let mut conn = self.redis.connection();
             // `OK` when the key was set (the first use), nil when it existed.
-            let set: Option<String> = redis::cmd("SET")
-                .arg(&key)
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(&key)
                 .arg(1)
                 .arg("NX")
                 .arg("PXAT")
-                .arg(expiry_ms(expires))
-                .query_async(&mut conn)
-                .await?;
-            Ok(set.is_some())
+                .arg(expiry_ms(expires));
+            let set = cmd.query_async::<Option<String>>(&mut conn);
+            match tokio::time::timeout(self.timeout, set).await {
+                Ok(set) => Ok(set?.is_some()),
+                Err(_) => Err(format!("Redis did not answer within {:?}", self.timeout).into()),
+            }
         })
     }
 }
