@@ -659,7 +659,10 @@ fn a_short_request_state_key_is_refused() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(e, mcp_runtime::BuildError::WeakRequestStateKey { len: 9 }),
+        matches!(
+            e,
+            mcp_runtime::BuildError::WeakRequestStateKey { index: 0, len: 9 }
+        ),
         "{e:?}"
     );
     assert!(e.to_string().contains("at least 32"));

@@ -1,12 +1,12 @@
 //! `requestState` tokens (`ask/seal.rs`), structure-aware: seal a state for a request, then
 //! open it as sent, tampered with (one byte changed, cut, extended), rebound (another method,
 //! params or caller), forged with a valid MAC over any payload (only the key holder can, so
-//! this reaches the checks behind the MAC: expiry, binding, payload shape), or any string.
-//! Asserts: a state opens for its own request with what was sealed; any other token text
-//! fails; it opens for another request exactly when the bindings are equal, and bindings
+//! this reaches the checks behind the MAC: audience, expiry, binding, payload shape), or any
+//! string. Asserts: a state opens for its own request with what was sealed; any other token
+//! text fails; it opens for another request exactly when the bindings are equal, and bindings
 //! are equal only for the same method, caller and params (after dropping `_meta`,
 //! `inputResponses`, `requestState`), compared as JSON; a forged state opens only when its
-//! method, digest and expiry allow it.
+//! audience, method, digest and expiry allow it.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -39,6 +39,7 @@ enum Op {
         payload: Vec<u8>,
     },
     ForgeFields {
+        same_audience: bool,
         same_method: bool,
         same_digest: bool,
         expiry: u64,
@@ -167,6 +168,11 @@ fuzz_target!(|input: Input| {
                 if let Ok(opened) = sealer.open(&t, method, params, principal) {
                     let v: Value =
                         serde_json::from_slice(payload).expect("an opened payload is JSON");
+                    assert_eq!(
+                        v["u"],
+                        StateSealer::AUDIENCE,
+                        "a forged state for another audience opened"
+                    );
                     assert_eq!(v["m"], method, "a forged state for another method opened");
                     assert_eq!(
                         v["d"],
@@ -183,6 +189,7 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::ForgeFields {
+                same_audience,
                 same_method,
                 same_digest,
                 expiry,
@@ -202,21 +209,31 @@ fuzz_target!(|input: Input| {
                     .as_deref()
                     .and_then(|a| serde_json::from_str::<Value>(a).ok())
                     .unwrap_or(Value::Object(Map::new()));
-                let payload = serde_json::json!({"m": m, "d": d, "e": expiry, "a": a});
+                let u = if *same_audience {
+                    StateSealer::AUDIENCE.to_owned()
+                } else {
+                    format!("{}x", StateSealer::AUDIENCE)
+                };
+                let payload = serde_json::json!({"m": m, "d": d, "e": expiry, "u": u, "a": a});
                 let t = sealer.forge(payload.to_string().as_bytes());
                 let opened = sealer.open(&t, method, params, principal).is_ok();
                 let t0 = now();
                 let valid_shape = a.is_object();
                 if opened {
                     assert!(
-                        *same_method && *same_digest && valid_shape,
+                        *same_audience && *same_method && *same_digest && valid_shape,
                         "a forged state opened: {payload}"
                     );
                     assert!(
                         *expiry >= t0.saturating_sub(1),
                         "an expired state opened: {payload}"
                     );
-                } else if *same_method && *same_digest && valid_shape && *expiry > t0 + 60 {
+                } else if *same_audience
+                    && *same_method
+                    && *same_digest
+                    && valid_shape
+                    && *expiry > t0 + 60
+                {
                     panic!("a valid forged state was refused: {payload}");
                 }
             }

@@ -267,8 +267,9 @@ impl StatelessConn {
     }
 }
 
-/// Seals and opens `requestState` tokens (`ask/seal.rs`) with a known key, and forges tokens
-/// under that key to reach the checks behind the MAC.
+/// Seals and opens `requestState` tokens (`ask/seal.rs`) with a known key, for the audience
+/// [`StateSealer::AUDIENCE`], and forges tokens under that key to reach the checks behind the
+/// MAC.
 pub struct StateSealer {
     key: Vec<u8>,
     sealer: Sealer,
@@ -278,11 +279,14 @@ pub struct StateSealer {
 pub type StateParts = (Map<String, Value>, Map<String, Value>, Map<String, Value>);
 
 impl StateSealer {
+    /// The audience its states are for.
+    pub const AUDIENCE: &'static str = "fuzz";
+
     /// A sealer with this key; states live `ttl_secs` (at least one second).
     pub fn new(key: &[u8], ttl_secs: u64) -> StateSealer {
         StateSealer {
             key: key.to_vec(),
-            sealer: Sealer::with_key(key, Duration::from_secs(ttl_secs)),
+            sealer: Sealer::with_key(key, Self::AUDIENCE, Duration::from_secs(ttl_secs)),
         }
     }
 
@@ -325,13 +329,13 @@ impl StateSealer {
         let binding = Binding::of(method, params, principal).map_err(|e| e.message.into_owned())?;
         self.sealer
             .open(token, &binding)
-            .map(|s| (s.answers, s.pending, s.memo))
+            .map(|o| (o.sealed.answers, o.sealed.pending, o.sealed.memo))
             .map_err(|e| e.message.into_owned())
     }
 
     /// A token with a valid MAC over any payload bytes (as only the key holder can make).
     pub fn forge(&self, payload: &[u8]) -> String {
-        let mut token = String::from("v1.");
+        let mut token = format!("v2.{}.", crate::ask::seal::key_id(&self.key));
         URL_SAFE_NO_PAD.encode_string(payload, &mut token);
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key length");
         mac.update(token.as_bytes());

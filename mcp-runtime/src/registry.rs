@@ -187,12 +187,18 @@ pub enum BuildError {
         /// Where it is defined.
         location: String,
     },
-    /// The key given to `request_state_key` is shorter than 32 bytes (a short key makes
-    /// `requestState` forgeable).
+    /// A key given to `request_state_key` or `request_state_keys` is shorter than 32 bytes (a
+    /// short key makes `requestState` forgeable).
     WeakRequestStateKey {
+        /// Its position in the ring, from 0.
+        index: usize,
         /// Its length in bytes.
         len: usize,
     },
+    /// `request_state_keys` was given no key.
+    NoRequestStateKeys,
+    /// `request_state_audience` was given an empty audience.
+    EmptyRequestStateAudience,
     /// A tool's `x-mcp-header` annotation breaks the spec's constraints.
     InvalidHeaderParam {
         /// The tool.
@@ -266,10 +272,18 @@ impl fmt::Display for BuildError {
                 f,
                 "the input_schema of tool `{name}` at {location} must be a JSON object with \"type\": \"object\""
             ),
-            BuildError::WeakRequestStateKey { len } => write!(
+            BuildError::WeakRequestStateKey { index, len } => write!(
                 f,
-                "the request_state_key is {len} bytes; use at least 32 random bytes"
+                "requestState key {} of the ring is {len} bytes; each key needs at least 32 \
+                 random bytes (64 hex digits in MCP_REQUEST_STATE_KEYS)",
+                index + 1
             ),
+            BuildError::NoRequestStateKeys => f.write_str(
+                "the requestState key ring is empty; give at least one key of 32 random bytes",
+            ),
+            BuildError::EmptyRequestStateAudience => {
+                f.write_str("the requestState audience is empty; name the fleet (or leave it unset for the server's name)")
+            }
             BuildError::InvalidHeaderParam {
                 name,
                 location,

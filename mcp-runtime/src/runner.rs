@@ -25,7 +25,10 @@ Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=
 directory (the command line wins), MCP_ALLOWED_ORIGINS=ORIGIN,... the browser origins an HTTP
 server accepts and answers with CORS (e.g. https://app.example.com); MCP_AUTH_ISSUER and
 MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES optional) require OAuth access tokens over HTTP (with the
-`auth` feature); RUST_LOG sets the log filter (logs go to stderr)."
+`auth` feature); MCP_REQUEST_STATE_KEYS=HEX,... the keys that seal 2026-07-28 requestState
+(each at least 64 hex digits; the first seals, all open; every instance of a fleet needs the
+same), MCP_REQUEST_STATE_AUDIENCE=NAME the fleet's name in it (default: the server's name);
+RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -151,6 +154,65 @@ pub(crate) fn choose(
     })
 }
 
+/// `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_AUDIENCE`, when set, configure the
+/// `requestState` key ring and audience (over what the code set). A value that is set but
+/// unusable is an error naming the variable: falling back to a random key would break every
+/// multi-round request that crosses instances, with nothing in the logs to say why.
+pub(crate) fn request_state_from_env(
+    mut builder: ServerBuilder,
+    keys: Option<OsString>,
+    audience: Option<OsString>,
+) -> Result<ServerBuilder, String> {
+    if let Some(raw) = keys {
+        let raw = raw
+            .to_str()
+            .ok_or("MCP_REQUEST_STATE_KEYS: not valid UTF-8 (use comma-separated hex keys)")?;
+        let keys = parse_state_keys(raw).map_err(|e| format!("MCP_REQUEST_STATE_KEYS: {e}"))?;
+        builder = builder.request_state_keys(keys);
+    }
+    if let Some(raw) = audience {
+        let audience = raw
+            .to_str()
+            .map(str::trim)
+            .ok_or("MCP_REQUEST_STATE_AUDIENCE: not valid UTF-8")?;
+        if audience.is_empty() {
+            return Err("MCP_REQUEST_STATE_AUDIENCE: set but empty (name the fleet, or unset it for the server's name)".into());
+        }
+        builder = builder.request_state_audience(audience);
+    }
+    Ok(builder)
+}
+
+/// `MCP_REQUEST_STATE_KEYS`: comma-separated keys, each at least 64 hex digits (32 bytes), the
+/// first sealing. Errors say which key is wrong and how, never what it is (keys are secret).
+fn parse_state_keys(raw: &str) -> Result<Vec<Vec<u8>>, String> {
+    let entries: Vec<&str> = raw.split(',').map(str::trim).collect();
+    if entries.iter().all(|e| e.is_empty()) {
+        return Err("set but empty (give comma-separated hex keys, or unset it)".into());
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, hex)| {
+            let n = i + 1;
+            if hex.is_empty() {
+                return Err(format!("key {n} is empty (a stray comma?)"));
+            }
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("key {n} is not hexadecimal"));
+            }
+            if hex.len() < 64 {
+                return Err(format!(
+                    "key {n} has {} hex digits; each key needs at least 64 (32 random bytes, e.g. from `openssl rand -hex 32`)",
+                    hex.len()
+                ));
+            }
+            base16ct::mixed::decode_vec(hex)
+                .map_err(|_| format!("key {n} has an odd number of hex digits"))
+        })
+        .collect()
+}
+
 /// Installs a stderr `tracing` subscriber (filter from `RUST_LOG`, default `info`) unless the
 /// program installed one already.
 pub fn init_logging() {
@@ -201,6 +263,17 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             }
         },
         Err(_) => Vec::new(),
+    };
+    let builder = match request_state_from_env(
+        builder,
+        std::env::var_os("MCP_REQUEST_STATE_KEYS"),
+        std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
+    ) {
+        Ok(builder) => builder,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            std::process::exit(2);
+        }
     };
     init_logging();
     let server = match builder.build() {
@@ -465,6 +538,63 @@ mod tests {
         assert_eq!(both.transport, Transport::http("127.0.0.1:8000"));
         assert!(usage("s").contains("--manifest"));
         assert!(usage("s").contains("--client-config"));
+    }
+
+    #[test]
+    fn request_state_keys_from_the_environment_are_checked() {
+        let k1 = "00".repeat(32);
+        let k2 = "Ab".repeat(40);
+        assert_eq!(
+            parse_state_keys(&format!(" {k1} ,{k2}")).unwrap(),
+            [vec![0u8; 32], vec![0xab; 40]]
+        );
+        let secret = "5e".repeat(31);
+        for (raw, says) in [
+            (String::new(), "set but empty"),
+            (" , ".to_owned(), "set but empty"),
+            (format!("{k1},,{k2}"), "key 2 is empty"),
+            (
+                format!("{k1},{secret}"),
+                "key 2 has 62 hex digits; each key needs at least 64",
+            ),
+            (format!("{}g", "0".repeat(64)), "key 1 is not hexadecimal"),
+            (format!("0x{}", "0".repeat(64)), "key 1 is not hexadecimal"),
+            ("0".repeat(65), "key 1 has an odd number of hex digits"),
+        ] {
+            let e = parse_state_keys(&raw).unwrap_err();
+            assert!(e.contains(says), "{raw:?}: {e}");
+            assert!(!e.contains(&secret), "an error must not echo a key: {e}");
+        }
+    }
+
+    #[test]
+    fn request_state_settings_name_their_variable() {
+        let env = |keys: Option<&str>, audience: Option<&str>| {
+            request_state_from_env(
+                Server::builder(),
+                keys.map(OsString::from),
+                audience.map(OsString::from),
+            )
+            .map(|b| b.build())
+        };
+        let ok = "11".repeat(32);
+        assert!(matches!(env(None, None), Ok(Ok(_))));
+        assert!(matches!(env(Some(&ok), Some("fleet")), Ok(Ok(_))));
+        let e = env(Some("abc"), None).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        let e = env(Some(&ok), Some("  ")).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_AUDIENCE: "), "{e}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt as _;
+            let bad = OsString::from_vec(vec![0xff; 64]);
+            let e = request_state_from_env(Server::builder(), Some(bad), None)
+                .err()
+                .unwrap();
+            assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        }
+        assert!(usage("s").contains("MCP_REQUEST_STATE_KEYS"));
+        assert!(usage("s").contains("MCP_REQUEST_STATE_AUDIENCE"));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! tool (`?`) and the client gets that JSON-RPC error.
 
 pub(crate) mod form;
+mod guard;
 pub(crate) mod round;
 pub(crate) mod seal;
 mod session;
@@ -35,6 +36,7 @@ use crate::request::{Asker, Context};
 use round::{Answer, InputRequest};
 
 pub use form::form_schema;
+pub use guard::{GuardError, GuardFuture, MemoryStateGuard, RequestStateGuard};
 pub use session::{ElicitationHandle, new_elicitation_id};
 pub use types::{ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage};
 use types::{ElicitResult, ListRootsResult};

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
-use super::seal::{Binding, Sealed};
+use super::seal::{Binding, Claim, Sealed};
 use crate::protocol::McpError;
 
 pub(crate) struct Round {
@@ -25,6 +25,9 @@ pub(crate) struct Round {
     answers: HashMap<String, (Value, Option<String>)>,
     /// Whether the request carried either (a retry, which is never cached).
     pub(crate) retry: bool,
+    /// The single use of the state this round opened, to record before the handler runs
+    /// (only with a single-use guard).
+    pub(crate) claim: Option<Claim>,
     /// The request's method and params, digested only when a state is sealed or opened.
     method: String,
     params: Option<Box<str>>,
@@ -79,6 +82,7 @@ impl Round {
         Round {
             answers: HashMap::new(),
             retry: false,
+            claim: None,
             method: method.to_owned(),
             params: params.map(Into::into),
             principal: principal.map(Into::into),

@@ -1,16 +1,27 @@
 //! `requestState` for 2026-07-28 multi-round-trip requests: the answers collected in earlier
 //! rounds, sealed so a client can carry them but not forge or alter them.
 //!
-//! A state is `v1.<payload>.<mac>` (base64url): the payload is JSON naming the method, a
-//! SHA-256 digest of the request's params (without `_meta`, `inputResponses` and
-//! `requestState`) and of its caller (on HTTP, the `Authorization` header), an expiry time, the
-//! answers (each with a digest of the question it answers) and digests of the questions still
-//! open; the MAC is HMAC-SHA-256 over `v1.<payload>` with the server's key. A state is accepted
-//! only for the request and caller it was issued for, before it expires, and with a valid MAC
-//! (checked in constant time); an answer is used only for the question it answered. The key is random per process
-//! unless set with [`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key),
-//! which replicas behind a load balancer must share.
+//! A state is `v2.<key id>.<payload>.<mac>` (base64url). The payload is JSON naming the method,
+//! a SHA-256 digest of the request's params (without `_meta`, `inputResponses` and
+//! `requestState`) and of its caller (on HTTP, the `Authorization` header), the audience (the
+//! fleet's name, by default the server's), an expiry time, a nonce when a single-use guard is
+//! configured, the answers (each with a digest of the question it answers) and digests of the
+//! questions still open. The MAC is HMAC-SHA-256 over `v2.<key id>.<payload>` with the key the
+//! key id names.
+//!
+//! The server holds a key ring ([`ServerBuilder::request_state_keys`]): the first key seals,
+//! every key opens. A key id is the first 8 bytes of a SHA-256 of its key (domain-separated),
+//! so instances sharing a ring agree on ids without configuring them and an id says nothing
+//! about its key; opening picks the key by id instead of trying each. Rotation is `[old]` →
+//! `[new, old]` (every instance, then states sealed by `new` open everywhere) → `[new]` (once
+//! the states sealed by `old` have expired). A state is accepted only for the request, caller
+//! and audience it was issued for, before it expires, and with a valid MAC (checked in constant
+//! time); an answer is used only for the question it answered. Without a configured ring each
+//! process draws a random key, which replicas behind a load balancer cannot share.
+//!
+//! [`ServerBuilder::request_state_keys`]: crate::ServerBuilder::request_state_keys
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -20,21 +31,54 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::guard::RequestStateGuard;
 use crate::protocol::McpError;
 
-/// Seals and opens request states with one key.
+/// Seals request states with the first key of a ring and opens them with any.
 pub(crate) struct Sealer {
-    key: Vec<u8>,
+    /// The ring, in order: the first seals.
+    keys: Vec<RingKey>,
+    /// Who states are for: every instance of a fleet has the same.
+    audience: String,
     pub(crate) ttl: Duration,
+    /// Whether the key was drawn at random for this process (no ring was configured).
+    ephemeral: bool,
+    /// Refuses a state's second use; states carry a nonce only when there is one.
+    guard: Option<Arc<dyn RequestStateGuard>>,
+}
+
+/// One key of the ring: its id and its HMAC state with the key already absorbed (cloned per
+/// use, which saves hashing the key's pads every time).
+struct RingKey {
+    id: String,
+    mac: Hmac<Sha256>,
 }
 
 impl std::fmt::Debug for Sealer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.keys.iter().map(|k| k.id.as_str()).collect();
         f.debug_struct("Sealer")
+            .field("key_ids", &ids)
+            .field("audience", &self.audience)
             .field("ttl", &self.ttl)
-            .finish_non_exhaustive()
+            .field("ephemeral", &self.ephemeral)
+            .field("guarded", &self.guard.is_some())
+            .finish()
     }
 }
+
+/// The id of a ring key: base64url of the first 8 bytes of SHA-256 over a fixed label and the
+/// key. The label keeps the id from being a plain hash of the key that could be looked up
+/// elsewhere; 64 bits tell a ring's few keys apart with no chance of collision in practice.
+pub(crate) fn key_id(key: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"mcp-runtime requestState key id\0");
+    hasher.update(key);
+    URL_SAFE_NO_PAD.encode(&hasher.finalize()[..8])
+}
+
+/// The length of a key id: 8 bytes in base64url.
+const KEY_ID_LEN: usize = 11;
 
 /// What a state is bound to: the method and a digest of the request's own params.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,6 +188,22 @@ pub(crate) struct Sealed {
     pub(crate) memo: Map<String, Value>,
 }
 
+/// An opened state: what it carries and, when it has a nonce, what a single-use guard records.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Opened {
+    pub(crate) sealed: Sealed,
+    pub(crate) claim: Option<Claim>,
+}
+
+/// A state's single use, to record with the guard before the request runs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Claim {
+    /// The state's nonce.
+    pub(crate) id: String,
+    /// When the state stops opening: the guard may forget it then.
+    pub(crate) expires: SystemTime,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Payload {
     /// The method.
@@ -152,11 +212,17 @@ struct Payload {
     d: String,
     /// Expiry, seconds since the Unix epoch.
     e: u64,
+    /// The audience.
+    u: String,
+    /// A random nonce, when a single-use guard is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    n: Option<String>,
     #[serde(flatten)]
     sealed: Sealed,
 }
 
-const PREFIX: &str = "v1.";
+/// The format of every state this version seals: `v2.<key id>.<payload>.<mac>`.
+const PREFIX: &str = "v2.";
 
 fn now() -> u64 {
     SystemTime::now()
@@ -164,37 +230,92 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-impl Sealer {
-    /// A sealer with a key from the operating system's CSPRNG.
-    pub(crate) fn random(ttl: Duration) -> Sealer {
-        let mut key = vec![0u8; 32];
-        getrandom::fill(&mut key).expect("the OS random source works");
-        Sealer { key, ttl }
-    }
+fn invalid(why: &str) -> McpError {
+    McpError::invalid_params(format!("Invalid requestState: {why}"))
+}
 
-    pub(crate) fn with_key(key: &[u8], ttl: Duration) -> Sealer {
+impl Sealer {
+    /// A sealer with the ring `keys` (not empty; the builder checks their length), for
+    /// `audience`.
+    pub(crate) fn new(
+        keys: &[impl AsRef<[u8]>],
+        audience: impl Into<String>,
+        ttl: Duration,
+        guard: Option<Arc<dyn RequestStateGuard>>,
+    ) -> Sealer {
+        assert!(!keys.is_empty(), "a key ring has a key");
+        let keys = keys
+            .iter()
+            .map(|key| RingKey {
+                id: key_id(key.as_ref()),
+                mac: <Hmac<Sha256> as KeyInit>::new_from_slice(key.as_ref())
+                    .expect("HMAC takes keys of any length"),
+            })
+            .collect();
         Sealer {
-            key: key.to_vec(),
+            keys,
+            audience: audience.into(),
             ttl,
+            ephemeral: false,
+            guard,
         }
     }
 
-    fn mac(&self) -> Hmac<Sha256> {
-        <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("HMAC takes keys of any length")
+    /// A sealer with a key from the operating system's CSPRNG.
+    pub(crate) fn random(
+        audience: impl Into<String>,
+        ttl: Duration,
+        guard: Option<Arc<dyn RequestStateGuard>>,
+    ) -> Sealer {
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the OS random source works");
+        Sealer {
+            ephemeral: true,
+            ..Sealer::new(&[key], audience, ttl, guard)
+        }
     }
 
-    /// Seals what a request's next round needs.
+    /// A sealer with one key, as tests and the fuzz targets make them.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn with_key(key: &[u8], audience: &str, ttl: Duration) -> Sealer {
+        Sealer::new(&[key], audience, ttl, None)
+    }
+
+    /// Whether the key was drawn at random for this process: states it seals open nowhere
+    /// else, nor after a restart.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn is_ephemeral(&self) -> bool {
+        self.ephemeral
+    }
+
+    /// The single-use guard, if one is configured.
+    pub(crate) fn guard(&self) -> Option<&Arc<dyn RequestStateGuard>> {
+        self.guard.as_ref()
+    }
+
+    /// Seals what a request's next round needs, with the first key of the ring.
     pub(crate) fn seal(&self, binding: &Binding, sealed: Sealed) -> String {
+        let nonce = self.guard.is_some().then(|| {
+            let mut bytes = [0u8; 16];
+            getrandom::fill(&mut bytes).expect("the OS random source works");
+            URL_SAFE_NO_PAD.encode(bytes)
+        });
         let payload = Payload {
             m: binding.method.clone(),
             d: binding.digest.clone(),
             e: now().saturating_add(self.ttl.as_secs().max(1)),
+            u: self.audience.clone(),
+            n: nonce,
             sealed,
         };
         let json = serde_json::to_vec(&payload).expect("a payload serializes");
-        let mut token = String::from(PREFIX);
+        let key = &self.keys[0];
+        let mut token = String::with_capacity(PREFIX.len() + KEY_ID_LEN + json.len() * 4 / 3 + 48);
+        token.push_str(PREFIX);
+        token.push_str(&key.id);
+        token.push('.');
         URL_SAFE_NO_PAD.encode_string(json, &mut token);
-        let mut mac = self.mac();
+        let mut mac = key.mac.clone();
         mac.update(token.as_bytes());
         let tag = mac.finalize().into_bytes();
         token.push('.');
@@ -203,30 +324,78 @@ impl Sealer {
     }
 
     /// Opens a state the client sent back; any failure is -32602.
-    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Sealed, McpError> {
-        let invalid = |why: &str| McpError::invalid_params(format!("Invalid requestState: {why}"));
-        let (signed, tag) = token
-            .rsplit_once('.')
-            .filter(|(signed, _)| signed.starts_with(PREFIX))
-            .ok_or_else(|| invalid("not a state this server issued"))?;
+    pub(crate) fn open(&self, token: &str, binding: &Binding) -> Result<Opened, McpError> {
+        let Some(rest) = token.strip_prefix(PREFIX) else {
+            return Err(if token.starts_with("v1.") {
+                invalid(
+                    "issued in an older format (v1), by a key this server does not hold; \
+                     send the request again without it",
+                )
+            } else {
+                invalid("not a state this server issued")
+            });
+        };
+        let mut parts = rest.split('.');
+        let (Some(id), Some(body), Some(tag), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(invalid("malformed"));
+        };
+        let Some(key) = self.keys.iter().find(|k| k.id == id) else {
+            return Err(
+                if id.len() == KEY_ID_LEN && URL_SAFE_NO_PAD.decode(id).is_ok() {
+                    invalid(&format!(
+                        "issued by a key this server does not hold (key id {id}); \
+                     send the request again without it"
+                    ))
+                } else {
+                    invalid("malformed")
+                },
+            );
+        };
         let tag = URL_SAFE_NO_PAD
             .decode(tag)
             .map_err(|_| invalid("malformed"))?;
-        let mut mac = self.mac();
+        let signed = &token[..PREFIX.len() + id.len() + 1 + body.len()];
+        let mut mac = key.mac.clone();
         mac.update(signed.as_bytes());
         mac.verify_slice(&tag)
-            .map_err(|_| invalid("integrity check failed (altered, or issued by another key)"))?;
+            .map_err(|_| invalid("integrity check failed (the state was altered)"))?;
         let json = URL_SAFE_NO_PAD
-            .decode(&signed[PREFIX.len()..])
+            .decode(body)
             .map_err(|_| invalid("malformed"))?;
         let payload: Payload = serde_json::from_slice(&json).map_err(|_| invalid("malformed"))?;
+        if payload.u != self.audience {
+            return Err(invalid(&format!(
+                "issued for another audience ({:?}); this server's is {:?}",
+                crate::protocol::error::clip(&payload.u),
+                crate::protocol::error::clip(&self.audience),
+            )));
+        }
         if payload.m != binding.method || payload.d != binding.digest {
             return Err(invalid("it was issued for a different request"));
         }
         if payload.e < now() {
             return Err(invalid("expired; send the request again without it"));
         }
-        Ok(payload.sealed)
+        let claim = match (payload.n, &self.guard) {
+            (_, None) => None,
+            (Some(id), Some(_)) => Some(Claim {
+                id,
+                // It opens through second `e`: the guard keeps it until that second is over.
+                expires: UNIX_EPOCH + Duration::from_secs(payload.e.saturating_add(1)),
+            }),
+            (None, Some(_)) => {
+                return Err(invalid(
+                    "issued without a single-use nonce, which this server requires; \
+                     send the request again without it",
+                ));
+            }
+        };
+        Ok(Opened {
+            sealed: payload.sealed,
+            claim,
+        })
     }
 }
 
@@ -234,6 +403,8 @@ impl Sealer {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const TTL: Duration = Duration::from_secs(60);
 
     fn sealed() -> Sealed {
         Sealed {
@@ -246,9 +417,24 @@ mod tests {
         }
     }
 
+    fn random() -> Sealer {
+        Sealer::random("fleet", TTL, None)
+    }
+
+    /// A token signed by `sealer`'s sealing key over any payload.
+    fn sign(sealer: &Sealer, payload: &Value) -> String {
+        let key = &sealer.keys[0];
+        let mut token = format!("{PREFIX}{}.", key.id);
+        URL_SAFE_NO_PAD.encode_string(serde_json::to_vec(payload).unwrap(), &mut token);
+        let mut mac = key.mac.clone();
+        mac.update(token.as_bytes());
+        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        format!("{token}.{tag}")
+    }
+
     #[test]
     fn a_sealed_state_opens_only_for_its_request_and_key() {
-        let sealer = Sealer::random(Duration::from_secs(60));
+        let sealer = random();
         let binding = Binding::of(
             "tools/call",
             Some(r#"{"name":"t","arguments":{"x":1,"y":2},"_meta":{"a":1}}"#),
@@ -256,6 +442,7 @@ mod tests {
         )
         .unwrap();
         let token = sealer.seal(&binding, sealed());
+        assert!(token.starts_with("v2."), "{token}");
         // The same request in another round (other `_meta`, keys in another order, with
         // inputResponses) matches.
         let again = Binding::of(
@@ -266,7 +453,9 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(sealer.open(&token, &again).unwrap(), sealed());
+        let opened = sealer.open(&token, &again).unwrap();
+        assert_eq!(opened.sealed, sealed());
+        assert_eq!(opened.claim, None);
         let other = Binding::of(
             "tools/call",
             Some(r#"{"name":"t","arguments":{"x":2}}"#),
@@ -279,11 +468,8 @@ mod tests {
             ..binding.clone()
         };
         assert!(sealer.open(&token, &prompt).is_err());
-        assert!(
-            Sealer::random(Duration::from_secs(60))
-                .open(&token, &binding)
-                .is_err()
-        );
+        let e = random().open(&token, &binding).unwrap_err();
+        assert!(e.message.contains("a key this server does not hold"), "{e}");
     }
 
     /// Params serde_json cannot read do not all bind alike (they used to bind as `null`): a
@@ -309,7 +495,7 @@ mod tests {
 
     #[test]
     fn a_state_is_bound_to_its_caller() {
-        let sealer = Sealer::random(Duration::from_secs(60));
+        let sealer = random();
         let params = Some(r#"{"name":"t"}"#);
         let alice = Binding::of("tools/call", params, Some(b"Bearer alice".as_slice())).unwrap();
         let token = sealer.seal(&alice, sealed());
@@ -349,28 +535,33 @@ mod tests {
 
     #[test]
     fn tampering_is_detected() {
-        let sealer = Sealer::with_key(&[7u8; 32], Duration::from_secs(60));
+        let sealer = Sealer::with_key(&[7u8; 32], "fleet", TTL);
         let binding = Binding::of("tools/call", None, None).unwrap();
         let token = sealer.seal(&binding, sealed());
         let (signed, tag) = token.rsplit_once('.').unwrap();
+        let id = key_id(&[7u8; 32]);
         let forged_payload = URL_SAFE_NO_PAD.encode(
             serde_json::to_vec(
-                &json!({"m": "tools/call", "d": binding.digest, "e": u64::MAX, "a": {}}),
+                &json!({"m": "tools/call", "d": binding.digest, "e": u64::MAX, "u": "fleet", "a": {}}),
             )
             .unwrap(),
         );
         for bad in [
-            format!("v1.{forged_payload}.{tag}"),
+            format!("v2.{id}.{forged_payload}.{tag}"),
             format!("{signed}.{}", URL_SAFE_NO_PAD.encode([0u8; 32])),
             format!("{token}x"),
+            format!("{token}.x"),
+            token.replacen("v2.", "v2..", 1),
             "garbage".to_owned(),
+            "v2.".to_owned(),
+            String::new(),
         ] {
             let e = sealer.open(&bad, &binding).unwrap_err();
-            assert_eq!(e.code, crate::protocol::ErrorCode::INVALID_PARAMS);
+            assert_eq!(e.code, crate::protocol::ErrorCode::INVALID_PARAMS, "{bad}");
         }
         // A replica with the same key opens it.
         assert!(
-            Sealer::with_key(&[7u8; 32], Duration::from_secs(1))
+            Sealer::with_key(&[7u8; 32], "fleet", Duration::from_secs(1))
                 .open(&token, &binding)
                 .is_ok()
         );
@@ -378,23 +569,130 @@ mod tests {
 
     #[test]
     fn expired_states_are_refused() {
-        let sealer = Sealer::random(Duration::from_secs(60));
+        let sealer = random();
         let binding = Binding::of("tools/call", None, None).unwrap();
-        let json = serde_json::to_vec(&Payload {
-            m: binding.method.clone(),
-            d: binding.digest.clone(),
-            e: now() - 1,
-            sealed: Sealed::default(),
-        })
-        .unwrap();
-        let mut token = String::from(PREFIX);
-        URL_SAFE_NO_PAD.encode_string(json, &mut token);
-        let mut mac = sealer.mac();
-        mac.update(token.as_bytes());
-        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-        let e = sealer
-            .open(&format!("{token}.{tag}"), &binding)
+        let token = sign(
+            &sealer,
+            &json!({"m": binding.method, "d": binding.digest, "e": now() - 1, "u": "fleet", "a": {}}),
+        );
+        let e = sealer.open(&token, &binding).unwrap_err();
+        assert!(e.message.contains("expired"), "{e}");
+    }
+
+    #[test]
+    fn the_first_key_seals_and_every_key_opens() {
+        let (old, new) = ([1u8; 32], [2u8; 40]);
+        let binding = Binding::of("tools/call", Some(r#"{"name":"t"}"#), None).unwrap();
+        let before = Sealer::new(&[old.as_slice()], "fleet", TTL, None);
+        let during = Sealer::new(&[new.as_slice(), old.as_slice()], "fleet", TTL, None);
+        let after = Sealer::new(&[new.as_slice()], "fleet", TTL, None);
+        let by_old = before.seal(&binding, sealed());
+        let by_new = during.seal(&binding, sealed());
+        // The token names the key that sealed it.
+        assert!(
+            by_old.starts_with(&format!("v2.{}.", key_id(&old))),
+            "{by_old}"
+        );
+        assert!(
+            by_new.starts_with(&format!("v2.{}.", key_id(&new))),
+            "{by_new}"
+        );
+        // [old] -> [new, old]: both open during the rotation, on every instance.
+        for token in [&by_old, &by_new] {
+            assert_eq!(during.open(token, &binding).unwrap().sealed, sealed());
+        }
+        // An instance still on [old] cannot open what [new, old] sealed, and [new] no longer
+        // opens what [old] sealed: a clear error, not an integrity failure.
+        for (sealer, token) in [(&before, &by_new), (&after, &by_old)] {
+            let e = sealer.open(token, &binding).unwrap_err();
+            assert_eq!(e.code, crate::protocol::ErrorCode::INVALID_PARAMS);
+            assert!(e.message.contains("a key this server does not hold"), "{e}");
+        }
+        assert!(after.open(&by_new, &binding).is_ok());
+    }
+
+    #[test]
+    fn key_ids_are_short_stable_and_differ_per_key() {
+        let a = key_id(&[1u8; 32]);
+        assert_eq!(a.len(), KEY_ID_LEN);
+        assert_eq!(a, key_id(&[1u8; 32]));
+        assert_ne!(a, key_id(&[2u8; 32]));
+        // Not a plain SHA-256 prefix of the key.
+        assert_ne!(a, URL_SAFE_NO_PAD.encode(&Sha256::digest([1u8; 32])[..8]));
+    }
+
+    #[test]
+    fn a_state_opens_only_for_its_audience() {
+        let key = [9u8; 32];
+        let binding = Binding::of("tools/call", None, None).unwrap();
+        let weather = Sealer::with_key(&key, "weather", TTL);
+        let token = weather.seal(&binding, sealed());
+        let e = Sealer::with_key(&key, "billing", TTL)
+            .open(&token, &binding)
             .unwrap_err();
-        assert!(e.message.contains("expired"));
+        assert_eq!(e.code, crate::protocol::ErrorCode::INVALID_PARAMS);
+        assert!(e.message.contains("another audience"), "{e}");
+        assert!(
+            e.message.contains("weather") && e.message.contains("billing"),
+            "{e}"
+        );
+        assert!(
+            Sealer::with_key(&key, "weather", TTL)
+                .open(&token, &binding)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn old_format_and_foreign_tokens_get_clear_errors() {
+        let sealer = random();
+        let binding = Binding::of("tools/call", None, None).unwrap();
+        let e = sealer.open("v1.eyJtIjoieCJ9.AAAA", &binding).unwrap_err();
+        assert!(e.message.contains("older format"), "{e}");
+        assert!(e.message.contains("does not hold"), "{e}");
+        let e = sealer.open("v3.a.b.c", &binding).unwrap_err();
+        assert!(e.message.contains("not a state this server issued"), "{e}");
+        // A key id that is not one is malformed, and is not echoed.
+        let e = sealer.open("v2.<script>.e30.AAAA", &binding).unwrap_err();
+        assert_eq!(e.message, "Invalid requestState: malformed");
+    }
+
+    #[derive(Default)]
+    struct Always;
+
+    impl RequestStateGuard for Always {
+        fn first_use<'a>(
+            &'a self,
+            _id: &'a str,
+            _expires: SystemTime,
+        ) -> super::super::guard::GuardFuture<'a> {
+            Box::pin(async { Ok(true) })
+        }
+    }
+
+    #[test]
+    fn with_a_guard_states_carry_a_nonce_to_claim() {
+        let key = [5u8; 32];
+        let binding = Binding::of("tools/call", None, None).unwrap();
+        let guarded = Sealer::new(&[key], "fleet", TTL, Some(Arc::new(Always)));
+        let a = guarded.seal(&binding, Sealed::default());
+        let b = guarded.seal(&binding, Sealed::default());
+        let (ca, cb) = (
+            guarded.open(&a, &binding).unwrap().claim.unwrap(),
+            guarded.open(&b, &binding).unwrap().claim.unwrap(),
+        );
+        assert_ne!(ca.id, cb.id, "nonces are random");
+        assert_eq!(ca.id.len(), 22);
+        let until = ca.expires.duration_since(UNIX_EPOCH).unwrap().as_secs();
+        assert!(until > now() + 59 && until <= now() + 62, "{until}");
+        // A state sealed without a guard has no nonce: a guarded server refuses it.
+        let plain = Sealer::with_key(&key, "fleet", TTL).seal(&binding, Sealed::default());
+        let e = guarded.open(&plain, &binding).unwrap_err();
+        assert!(e.message.contains("single-use nonce"), "{e}");
+        // An unguarded server opens a guarded state and claims nothing.
+        let opened = Sealer::with_key(&key, "fleet", TTL)
+            .open(&a, &binding)
+            .unwrap();
+        assert_eq!(opened.claim, None);
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{CacheScope, Limits, Server, ServerInner};
+use crate::ask::seal::Sealer;
 use crate::protocol::Implementation;
 use crate::registry::{BuildError, Registry, ToolInfo};
 
@@ -29,7 +30,9 @@ pub struct ServerBuilder {
     filter: ToolFilter,
     limits: Limits,
     states: crate::request::StateMap,
-    state_key: Option<Vec<u8>>,
+    state_keys: Option<Vec<Vec<u8>>>,
+    state_audience: Option<String>,
+    state_guard: Option<Arc<dyn crate::ask::RequestStateGuard>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
     changes: Option<crate::Changes>,
@@ -55,7 +58,9 @@ impl ServerBuilder {
             filter: Box::new(|_| true),
             limits: Limits::default(),
             states: Default::default(),
-            state_key: None,
+            state_keys: None,
+            state_audience: None,
+            state_guard: None,
             state_ttl: Duration::from_secs(600),
             state_caller: None,
             changes: None,
@@ -126,10 +131,67 @@ impl ServerBuilder {
     }
 
     /// The key that protects 2026-07-28 `requestState` (HMAC-SHA-256; at least 32 random
-    /// bytes). By default each process draws a random key, so a retry must reach the process
-    /// that issued the state: replicas behind a load balancer must share one key.
-    pub fn request_state_key(mut self, key: impl AsRef<[u8]>) -> Self {
-        self.state_key = Some(key.as_ref().to_vec());
+    /// bytes): [`request_state_keys`](Self::request_state_keys) with one key.
+    pub fn request_state_key(self, key: impl AsRef<[u8]>) -> Self {
+        self.request_state_keys([key])
+    }
+
+    /// The key ring that protects 2026-07-28 `requestState` (HMAC-SHA-256): the first key
+    /// seals, every key opens. Each key must be at least 32 random bytes, and the ring not
+    /// empty ([`build`](Self::build) fails otherwise). Replaces any ring set before;
+    /// [`run!`](crate::run) takes the ring from `MCP_REQUEST_STATE_KEYS` too (comma-separated
+    /// hex), which then wins.
+    ///
+    /// By default each process draws a random key, so a retry must reach the process that
+    /// issued the state: every instance behind a load balancer must hold the same ring (an HTTP
+    /// server on an address other than loopback warns at start-up when it has none). Each
+    /// state names its key by an id derived from the key, so instances agree on ids without
+    /// configuration. To rotate, go from `[old]` to `[new, old]` on every instance, then to
+    /// `[new]` once the states sealed with `old` have expired
+    /// ([`request_state_ttl`](Self::request_state_ttl)); a state sealed with a key no longer
+    /// held is refused with -32602, and the client starts the request again.
+    ///
+    /// ```standalone_crate
+    /// let (new, old) = ([7u8; 32], [9u8; 32]); // read them from your secret store
+    /// let server = mcp_runtime::Server::builder()
+    ///     .name("weather")
+    ///     .request_state_keys([new, old])
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// let err = mcp_runtime::Server::builder()
+    ///     .request_state_keys([&new[..], b"short"])
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("at least 32"), "{err}");
+    /// ```
+    pub fn request_state_keys<K: AsRef<[u8]>>(mut self, keys: impl IntoIterator<Item = K>) -> Self {
+        self.state_keys = Some(keys.into_iter().map(|k| k.as_ref().to_vec()).collect());
+        self
+    }
+
+    /// Who 2026-07-28 `requestState` is for: a state is refused (-32602) by a server with
+    /// another audience, even one holding the same keys. Default: the server's
+    /// [`name`](Self::name), the same on every instance of a fleet (never an instance or host
+    /// name, which would break rounds that land on another instance). Set it when fleets share
+    /// keys but must not accept each other's states, or when instances of one fleet have
+    /// different names. [`run!`](crate::run) reads `MCP_REQUEST_STATE_AUDIENCE` too.
+    pub fn request_state_audience(mut self, audience: impl Into<String>) -> Self {
+        self.state_audience = Some(audience.into());
+        self
+    }
+
+    /// Makes every 2026-07-28 `requestState` single-use: each state carries a random nonce,
+    /// and `guard` records it before the retry that carries it runs. A state presented again
+    /// is refused (-32602); if the guard fails or does not answer within 5 s the request fails
+    /// (-32603) rather than run unchecked. The price is one guard lookup per retry and a retry
+    /// that cannot be repeated (a client whose response was lost starts the request again).
+    ///
+    /// Without a guard (the default) a state may be presented again until it expires, and no
+    /// request touches a store. [`MemoryStateGuard`](crate::ask::MemoryStateGuard) serves one
+    /// instance; a fleet needs a shared one, such as `mcp_redis::RedisStateGuard`.
+    pub fn request_state_guard(mut self, guard: impl crate::ask::RequestStateGuard) -> Self {
+        self.state_guard = Some(Arc::new(guard));
         self
     }
 
@@ -312,10 +374,19 @@ impl ServerBuilder {
 
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
-        if let Some(key) = &self.state_key
-            && key.len() < 32
-        {
-            return Err(BuildError::WeakRequestStateKey { len: key.len() });
+        if let Some(keys) = &self.state_keys {
+            if keys.is_empty() {
+                return Err(BuildError::NoRequestStateKeys);
+            }
+            if let Some((index, key)) = keys.iter().enumerate().find(|(_, k)| k.len() < 32) {
+                return Err(BuildError::WeakRequestStateKey {
+                    index,
+                    len: key.len(),
+                });
+            }
+        }
+        if self.state_audience.as_ref().is_some_and(|a| a.is_empty()) {
+            return Err(BuildError::EmptyRequestStateAudience);
         }
         let registry = Registry::collect(&*self.filter)?;
         // Capabilities follow what is registered; any handler may log.
@@ -366,6 +437,14 @@ impl ServerBuilder {
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
+        // The audience defaults to the server's name: the same on every instance of a fleet.
+        let audience = self
+            .state_audience
+            .unwrap_or_else(|| self.info.name.clone());
+        let sealer = match &self.state_keys {
+            Some(keys) => Sealer::new(keys, audience, self.state_ttl, self.state_guard),
+            None => Sealer::random(audience, self.state_ttl, self.state_guard),
+        };
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         // Last: a build that fails leaves the handle without the bus.
         let changes = self.changes.unwrap_or_default();
@@ -390,10 +469,7 @@ impl ServerBuilder {
                 changes,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
-                sealer: match &self.state_key {
-                    Some(key) => crate::ask::seal::Sealer::with_key(key, self.state_ttl),
-                    None => crate::ask::seal::Sealer::random(self.state_ttl),
-                },
+                sealer,
                 skills,
             }),
         })

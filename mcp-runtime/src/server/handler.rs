@@ -59,6 +59,13 @@ pub(super) fn run<T: Outcome>(
     let id = id.clone();
     let conn = conn.clone();
     Step::Run(Box::pin(async move {
+        // A single-use requestState is recorded before anything runs on it.
+        if let Some(round) = &scope.round
+            && let Err(e) = conn.server.inner.claim_round(round).await
+        {
+            in_flight.ctx.finish();
+            return Some(scope.err(&id, e));
+        }
         // The handler is polled first: most finish on their first poll, and then the
         // cancellation future is never registered (a cheap `is_cancelled` check covers it).
         let ctx = &in_flight.ctx;

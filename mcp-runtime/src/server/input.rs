@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -57,6 +58,7 @@ impl super::ServerInner {
         });
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
         let mut memo = Map::new();
+        let mut claim = None;
         if carries {
             let params: RoundParams = serde_json::from_str(text.unwrap_or("{}"))
                 .map_err(|e| McpError::invalid_params(format!("Invalid params: {e}")))?;
@@ -64,7 +66,9 @@ impl super::ServerInner {
             match params.request_state {
                 None | Some(Value::Null) => {}
                 Some(Value::String(state)) => {
-                    let sealed = self.sealer.open(&state, round.binding()?)?;
+                    let opened = self.sealer.open(&state, round.binding()?)?;
+                    claim = opened.claim;
+                    let sealed = opened.sealed;
                     pending = sealed.pending;
                     memo = sealed.memo;
                     for (key, kept) in sealed.answers {
@@ -97,7 +101,64 @@ impl super::ServerInner {
                 }
             }
         }
-        scope.round = Some(Arc::new(round.with_answers(answers, memo, carries)));
+        let mut round = round.with_answers(answers, memo, carries);
+        round.claim = claim;
+        scope.round = Some(Arc::new(round));
         Ok(())
+    }
+
+    /// Records the single use of the state a round opened, before its handler runs: -32602
+    /// if the state was used already, -32603 if the guard fails or does not answer within
+    /// [`GUARD_TIMEOUT`] (nothing runs on a state the guard could not check). Without a guard
+    /// no round has a claim, and this does nothing.
+    pub(crate) async fn claim_round(&self, round: &Round) -> Result<(), McpError> {
+        let (Some(claim), Some(guard)) = (&round.claim, self.sealer.guard()) else {
+            return Ok(());
+        };
+        let unavailable = || {
+            McpError::internal(
+                "Internal error: the requestState single-use guard is unavailable; try again later",
+            )
+        };
+        match tokio::time::timeout(GUARD_TIMEOUT, guard.first_use(&claim.id, claim.expires)).await {
+            Ok(Ok(true)) => Ok(()),
+            Ok(Ok(false)) => Err(McpError::invalid_params(
+                "Invalid requestState: it was used already (each state is good for one retry); \
+                 send the request again without it",
+            )),
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "the requestState single-use guard failed");
+                Err(unavailable())
+            }
+            Err(_) => {
+                tracing::error!(
+                    timeout = ?GUARD_TIMEOUT,
+                    "the requestState single-use guard did not answer in time"
+                );
+                Err(unavailable())
+            }
+        }
+    }
+}
+
+/// How long a single-use guard may take to answer before the request fails.
+pub(crate) const GUARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[cfg(feature = "http")]
+impl super::Server {
+    /// Warns when this server serves on `local`, an address other than loopback, with a
+    /// `requestState` key drawn at random for this process (none was configured): behind a
+    /// load balancer, the rounds of a multi-round request that land on another instance, or on
+    /// this one after a restart, would fail.
+    pub(crate) fn warn_if_request_state_key_is_ephemeral(&self, local: std::net::SocketAddr) {
+        if self.inner.sealer.is_ephemeral() && !local.ip().is_loopback() {
+            tracing::warn!(
+                %local,
+                "no requestState key is configured, so this process drew its own: behind a load \
+                 balancer, a 2026-07-28 multi-round request whose retry reaches another instance \
+                 (or this one after a restart) fails; give every instance the same keys with \
+                 MCP_REQUEST_STATE_KEYS or ServerBuilder::request_state_keys"
+            );
+        }
     }
 }

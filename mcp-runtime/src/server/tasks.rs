@@ -201,6 +201,13 @@ pub(super) fn call_as_task(
         let inner = &conn.server.inner;
         let tasks = inner.tasks.clone();
         let version = scope.version();
+        // A single-use requestState is recorded before anything runs on it.
+        if let Some(round) = &scope.round
+            && let Err(e) = inner.claim_round(round).await
+        {
+            ctx.cancel();
+            return Some(scope.err(&id, e));
+        }
         if let Err(e) = tasks.admit(&live).await {
             ctx.cancel();
             return Some(scope.err(&id, e));

@@ -123,6 +123,7 @@ pub(crate) async fn serve_until(
         tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
     }
     tracing::info!("serving MCP on http://{local}{}", config.path);
+    server.warn_if_request_state_key_is_ephemeral(local);
     let mcp = McpService::new(server, config);
     let config = mcp.config();
     let mut builder = auto::Builder::new(TokioExecutor::new());
