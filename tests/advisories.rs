@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
+use mcp_runtime::transport::http::EventFuture;
 use mcp_runtime::transport::{EventStore, HttpConfig, MemoryEventStore, serve_http_on};
 use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
@@ -1788,38 +1789,47 @@ fn python_sdk_3395_half_open_initialize_holds_no_slot() {
 /// Through the public `EventStore` API of the default store: 10 000 events on one stream keep
 /// at most the per-stream bound (newest last), 1 000 streams of one session keep at most 32,
 /// and removing the session forgets all of it.
-#[test]
-fn ts_sdk_example_event_store_is_bounded() {
+#[tokio::test]
+async fn ts_sdk_example_event_store_is_bounded() {
     let store = MemoryEventStore::new(256);
-    store.open("s", 0);
+    store.open("s", 0).await.unwrap();
     for seq in 1..=10_000u64 {
-        store.append("s", 0, seq, bytes::Bytes::from(format!("event {seq}")));
+        store
+            .append("s", 0, seq, bytes::Bytes::from(format!("event {seq}")))
+            .await
+            .unwrap();
     }
     let replay = store
         .replay("s", 0, 10_000 - 256)
+        .await
+        .unwrap()
         .expect("the stream is known");
     assert_eq!(replay.events.len(), 256, "events kept of one stream");
     assert_eq!(replay.events.last().map(|e| e.seq), Some(10_000));
     assert!(
-        store.replay("s", 0, 0).is_none(),
+        store.replay("s", 0, 0).await.unwrap().is_none(),
         "a resume from before the evicted events gets nothing, not a replay with a gap"
     );
-    store.open("t", 1);
+    store.open("t", 1).await.unwrap();
     for stream in 1..=1_000u64 {
-        store.append("t", stream, stream, bytes::Bytes::from_static(b"x"));
+        store
+            .append("t", stream, stream, bytes::Bytes::from_static(b"x"))
+            .await
+            .unwrap();
     }
-    let kept = (1..=1_000u64)
-        .filter(|s| store.replay("t", *s, 0).is_some())
-        .count();
+    let mut kept = 0;
+    for s in 1..=1_000u64 {
+        kept += usize::from(store.replay("t", s, 0).await.unwrap().is_some());
+    }
     assert!(kept <= 32, "{kept} streams kept of one session");
     assert!(
-        store.replay("t", 1_000, 0).is_some(),
+        store.replay("t", 1_000, 0).await.unwrap().is_some(),
         "the newest stream is kept"
     );
-    store.remove_session("s");
-    store.remove_session("t");
-    assert!(store.replay("s", 0, 0).is_none());
-    assert!(store.replay("t", 1_000, 0).is_none());
+    store.remove_session("s").await.unwrap();
+    store.remove_session("t").await.unwrap();
+    assert!(store.replay("s", 0, 0).await.unwrap().is_none());
+    assert!(store.replay("t", 1_000, 0).await.unwrap().is_none());
 }
 
 /// The default store, noting which sessions it holds anything of.
@@ -1850,27 +1860,33 @@ impl WatchedStore {
 }
 
 impl EventStore for WatchedStore {
-    fn open(&self, session: &str, stream: u64) {
+    fn open<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().open(session, stream);
+        self.inner().open(session, stream)
     }
 
-    fn append(&self, session: &str, stream: u64, seq: u64, event: bytes::Bytes) {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        event: bytes::Bytes,
+    ) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().append(session, stream, seq, event);
+        self.inner().append(session, stream, seq, event)
     }
 
-    fn finish(&self, session: &str, stream: u64) {
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().finish(session, stream);
+        self.inner().finish(session, stream)
     }
 
-    fn replay(
-        &self,
-        session: &str,
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
         stream: u64,
         after: u64,
-    ) -> Option<mcp_runtime::transport::http::Replay> {
+    ) -> EventFuture<'a, Option<mcp_runtime::transport::http::Replay>> {
         self.inner().replay(session, stream, after)
     }
 
@@ -1883,9 +1899,9 @@ impl EventStore for WatchedStore {
         self.inner().wait(session, stream, after)
     }
 
-    fn remove_session(&self, session: &str) {
+    fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()> {
         self.sessions.lock().unwrap().remove(session);
-        self.inner().remove_session(session);
+        self.inner().remove_session(session)
     }
 }
 

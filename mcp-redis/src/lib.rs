@@ -8,5 +8,9 @@
 #![warn(missing_docs)]
 
 mod conn;
+mod events;
+mod sessions;
 
 pub use conn::{Redis, RedisError};
+pub use events::RedisEventStore;
+pub use sessions::RedisSessionStore;
