@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::http::{
-    EventFuture, EventStore, MemoryEventStore, Replay, WaitFuture,
-};
+use mcp_runtime::transport::http::{EventFuture, EventStore, MemoryEventStore, Replay, WaitFuture};
 use mcp_runtime::transport::{HttpConfig, serve_http_on};
 
 /// Reports progress every 20 ms for 2 s (so its response is an SSE stream that outlives a

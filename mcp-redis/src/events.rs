@@ -19,13 +19,9 @@ use crate::Redis;
 const OPENED: &str = "0-1";
 const FINISHED: &str = "2-0";
 
-/// How long an instance's lease lasts, and how often it is renewed: a stream whose producer
-/// stopped renewing for this long is treated as finished by whoever resumes it.
+/// How long an instance's lease lasts by default (renewed every third of it): a stream whose
+/// producer stopped renewing for this long is treated as finished by whoever resumes it.
 const LEASE: Duration = Duration::from_secs(15);
-const RENEW_EVERY: Duration = Duration::from_secs(5);
-
-/// How long one `XREAD BLOCK` of a waiting resumer lasts before the lease is looked at again.
-const BLOCK: Duration = Duration::from_secs(5);
 
 /// Blocking connections kept for waiting resumers when idle.
 const IDLE_WAITERS: usize = 8;
@@ -40,11 +36,12 @@ const IDLE_WAITERS: usize = 8;
 ///   event for a stream Redis lost, or for a removed session, creates nothing).
 /// - A session's streams are listed in a set, so removing the session deletes them all.
 /// - **A producer that dies does not leave resumers waiting forever**: every instance holds
-///   a lease (`mcp:{fleet}:instance:{tag}`, renewed every 5 s for 15 s) and tags its entries
+///   a lease (`mcp:{fleet}:instance:{tag}`, 15 s renewed every 5 s:
+///   [`with_lease`](Self::with_lease)) and tags its entries
 ///   with it; a replay of an unfinished stream whose producer's lease has lapsed reports the
 ///   stream finished after what was stored, so the resumer's SSE stream ends (within about
 ///   20 s of the producer's death) and the client retries its request.
-/// - Waiting resumers block in `XREAD BLOCK` (5 s at a time) on connections of their own, not
+/// - Waiting resumers block in `XREAD BLOCK` (a third of the lease at a time, at most 5 s) on connections of their own, not
 ///   on the shared multiplexed one (a blocking read would stall every other command there),
 ///   so a new event reaches a resumer on another instance at once; polling would cost a
 ///   command per interval per resumer and add its latency.
@@ -61,6 +58,7 @@ struct Inner {
     tag: String,
     max_len: usize,
     ttl: Duration,
+    lease: Duration,
     /// When each stream's TTL was last set, for streams that outlive a quarter of it.
     expiries: Mutex<HashMap<String, Instant>>,
     waiters: Mutex<Vec<MultiplexedConnection>>,
@@ -97,6 +95,7 @@ impl RedisEventStore {
             tag: random_tag(),
             max_len: 1000,
             ttl: Duration::from_secs(3600),
+            lease: LEASE,
             expiries: Mutex::default(),
             waiters: Mutex::default(),
         });
@@ -114,6 +113,13 @@ impl RedisEventStore {
         self.rebuild(|i| i.ttl = ttl.max(Duration::from_secs(1)))
     }
 
+    /// How long the instance's lease lasts (default 15 s, at least 1 s; renewed every third
+    /// of it): how soon a client resuming a stream of an instance that died gets the end of
+    /// it rather than a wait.
+    pub fn with_lease(self, lease: Duration) -> RedisEventStore {
+        self.rebuild(|i| i.lease = lease.max(Duration::from_secs(1)))
+    }
+
     fn rebuild(self, change: impl FnOnce(&mut Inner)) -> RedisEventStore {
         let old = &self.inner;
         let mut inner = Inner {
@@ -121,6 +127,7 @@ impl RedisEventStore {
             tag: old.tag.clone(),
             max_len: old.max_len,
             ttl: old.ttl,
+            lease: old.lease,
             expiries: Mutex::default(),
             waiters: Mutex::default(),
         };
@@ -136,15 +143,15 @@ async fn renew(inner: Weak<Inner>) {
     loop {
         let Some(store) = inner.upgrade() else { return };
         let mut conn = store.redis.connection();
-        let lease = store.lease_key(&store.tag);
+        let (key, lease) = (store.lease_key(&store.tag), store.lease);
         drop(store);
-        let set: Result<(), _> = conn
-            .set_ex(&lease, 1, LEASE.as_secs())
-            .await;
+        let millis = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX);
+        let options = redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(millis));
+        let set: Result<(), _> = conn.set_options(&key, 1, options).await;
         if let Err(e) = set {
             tracing::debug!(error = %e, "could not renew the event store's lease");
         }
-        tokio::time::sleep(RENEW_EVERY).await;
+        tokio::time::sleep(lease / 3).await;
     }
 }
 
@@ -159,6 +166,12 @@ impl Inner {
 
     fn lease_key(&self, tag: &str) -> String {
         self.redis.key(&format!("instance:{tag}"))
+    }
+
+    /// How long one `XREAD BLOCK` of a waiting resumer lasts before the producer's lease is
+    /// looked at again.
+    fn block(&self) -> Duration {
+        (self.lease / 3).clamp(Duration::from_millis(100), Duration::from_secs(5))
     }
 
     fn ttl_secs(&self) -> i64 {
@@ -330,7 +343,7 @@ impl Inner {
             None => {
                 let config = redis::AsyncConnectionConfig::new()
                     .set_connection_timeout(Some(Duration::from_secs(2)))
-                    .set_response_timeout(Some(BLOCK + Duration::from_secs(2)));
+                    .set_response_timeout(Some(self.block() + Duration::from_secs(2)));
                 match self
                     .redis
                     .client
@@ -350,7 +363,7 @@ impl Inner {
             .arg("COUNT")
             .arg(1)
             .arg("BLOCK")
-            .arg(u64::try_from(BLOCK.as_millis()).unwrap_or(5000))
+            .arg(u64::try_from(self.block().as_millis()).unwrap_or(5000))
             .arg("STREAMS")
             .arg(&key)
             .arg(format!("1-{after}"))

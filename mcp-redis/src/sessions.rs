@@ -66,8 +66,8 @@ impl SessionStore for RedisSessionStore {
     ) -> SessionFuture<'a, ()> {
         Box::pin(async move {
             let mut conn = self.redis.connection();
-            let options = redis::SetOptions::default()
-                .with_expiration(redis::SetExpiry::PX(millis(ttl)));
+            let options =
+                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(millis(ttl)));
             conn.set_options::<_, _, ()>(self.record_key(id), record.to_json(), options)
                 .await
                 .map_err(failed)
@@ -86,7 +86,10 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move {
             let mut conn = self.redis.connection();
             let kept: bool = conn
-                .pexpire(self.record_key(id), millis(ttl).try_into().unwrap_or(i64::MAX))
+                .pexpire(
+                    self.record_key(id),
+                    millis(ttl).try_into().unwrap_or(i64::MAX),
+                )
                 .await
                 .map_err(failed)?;
             if kept {
@@ -110,8 +113,7 @@ impl SessionStore for RedisSessionStore {
                 .set_options(
                     self.gone_key(id),
                     1,
-                    redis::SetOptions::default()
-                        .with_expiration(redis::SetExpiry::PX(millis(ttl))),
+                    redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(millis(ttl))),
                 )
                 .ignore()
                 .query_async::<()>(&mut conn)

@@ -427,7 +427,10 @@ mod tests {
         for stream in 0..40 {
             store.append_now("t", stream, stream + 1, Bytes::from_static(b"x"));
         }
-        assert!(store.replay_now("t", 0, 0).is_none(), "the oldest streams go");
+        assert!(
+            store.replay_now("t", 0, 0).is_none(),
+            "the oldest streams go"
+        );
         assert_eq!(store.replay_now("t", 39, 0).unwrap().events.len(), 1);
     }
 
@@ -503,7 +506,10 @@ mod tests {
             "an unknown stream has nothing to wait for"
         );
         store.open_now("s", 0);
-        assert!(!ready(store.wait_now("s", 0, 0)), "an open, empty stream waits");
+        assert!(
+            !ready(store.wait_now("s", 0, 0)),
+            "an open, empty stream waits"
+        );
         store.append_now("s", 0, 1, Bytes::from_static(b"e1"));
         assert!(
             ready(store.wait_now("s", 0, 0)),

@@ -49,11 +49,11 @@ pub use config::HttpConfig;
 pub use events::{
     EventFuture, EventStore, EventStoreError, MemoryEventStore, Replay, StoredEvent, WaitFuture,
 };
+pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
 pub use session_store::{
     MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
 };
-pub use mount::{McpBody, McpService, ResponseFuture};
 
 pub(crate) use cors::origin_problem;
 

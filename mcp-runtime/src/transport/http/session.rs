@@ -332,7 +332,9 @@ impl Sessions {
         if session.legacy.is_some() {
             return; // an HTTP+SSE session lives and dies with its stream, here
         }
-        let Some(record) = record_of(session) else { return };
+        let Some(record) = record_of(session) else {
+            return;
+        };
         match store.save(&session.id, &record, self.refresh().1).await {
             Ok(()) => session.stored.store(true, Ordering::Relaxed),
             Err(e) => {
@@ -358,7 +360,13 @@ impl Sessions {
         owner: Option<&[u8; 32]>,
         restore: Option<&Server>,
     ) -> Result<Option<Arc<Session>>, Lookup> {
-        let held = self.table.lock().expect("sessions lock").by_id.get(id).cloned();
+        let held = self
+            .table
+            .lock()
+            .expect("sessions lock")
+            .by_id
+            .get(id)
+            .cloned();
         let session = match (held, restore) {
             (Some(session), _) => session,
             (None, Some(server)) if self.store.is_some() => {
@@ -379,7 +387,9 @@ impl Sessions {
     /// Pushes back the store's expiry of a session in use, when due; `false` when the store
     /// says it was removed (a `DELETE` through another instance), which ends this copy.
     async fn keep(&self, session: &Arc<Session>) -> bool {
-        let Some(store) = &self.store else { return true };
+        let Some(store) = &self.store else {
+            return true;
+        };
         if session.legacy.is_some() {
             return true;
         }
@@ -438,7 +448,13 @@ impl Sessions {
             .clone();
         let restored = {
             let _one = gate.lock().await;
-            let held = self.table.lock().expect("sessions lock").by_id.get(id).cloned();
+            let held = self
+                .table
+                .lock()
+                .expect("sessions lock")
+                .by_id
+                .get(id)
+                .cloned();
             match held {
                 Some(session) => Ok(Some(session)),
                 None => self.load(server, store.as_ref(), id).await,
@@ -506,12 +522,14 @@ impl Sessions {
     /// `DELETE`: ends session `id` of `owner` everywhere: here, in the store (which
     /// remembers the removal, so instances still holding it end theirs at their next
     /// refresh) and its events. `false` when there is no such session for this caller.
-    pub(crate) async fn delete(
-        &self,
-        id: &str,
-        owner: Option<&[u8; 32]>,
-    ) -> Result<bool, Lookup> {
-        let held = self.table.lock().expect("sessions lock").by_id.get(id).cloned();
+    pub(crate) async fn delete(&self, id: &str, owner: Option<&[u8; 32]>) -> Result<bool, Lookup> {
+        let held = self
+            .table
+            .lock()
+            .expect("sessions lock")
+            .by_id
+            .get(id)
+            .cloned();
         let known = match (&held, &self.store) {
             (Some(session), _) => session.owner.as_ref() == owner,
             (None, Some(store)) => store
@@ -599,7 +617,13 @@ fn record_of(session: &Session) -> Option<SessionRecord> {
     let mut subscriptions: Vec<String> = session
         .conn
         .subscriptions()
-        .map(|s| s.lock().expect("subscriptions lock").iter().cloned().collect())
+        .map(|s| {
+            s.lock()
+                .expect("subscriptions lock")
+                .iter()
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     subscriptions.sort();
     Some(SessionRecord {
@@ -609,7 +633,9 @@ fn record_of(session: &Session) -> Option<SessionRecord> {
         capabilities: client.capabilities.clone(),
         log_level: session.conn.log_level().as_str().to_owned(),
         subscriptions,
-        owner: session.owner.map(|o| o.iter().map(|b| format!("{b:02x}")).collect()),
+        owner: session
+            .owner
+            .map(|o| o.iter().map(|b| format!("{b:02x}")).collect()),
     })
 }
 
@@ -705,11 +731,19 @@ mod tests {
             Duration::from_secs(60),
             Arc::new(MemoryEventStore::new(8)),
         );
-        let a = sessions.create(&server, None, None).unwrap_or_else(|_| unreachable!());
-        let b = sessions.create(&server, None, None).unwrap_or_else(|_| unreachable!());
+        let a = sessions
+            .create(&server, None, None)
+            .unwrap_or_else(|_| unreachable!());
+        let b = sessions
+            .create(&server, None, None)
+            .unwrap_or_else(|_| unreachable!());
         let (a0, a1, b0) = (a.new_stream(), a.new_stream(), b.new_stream());
         assert_eq!(a1, a0 + 1, "a copy's streams count up");
-        assert_ne!(a0 & !0xffff_ffff, b0 & !0xffff_ffff, "random high bits per copy");
+        assert_ne!(
+            a0 & !0xffff_ffff,
+            b0 & !0xffff_ffff,
+            "random high bits per copy"
+        );
     }
 
     #[test]

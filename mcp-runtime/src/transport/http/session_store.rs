@@ -225,7 +225,12 @@ mod tests {
     fn records_round_trip_and_bad_ones_are_errors() {
         let r = record();
         assert_eq!(SessionRecord::from_json(&r.to_json()).unwrap(), r);
-        for bad in ["", "{}", "[1]", r#"{"v":2,"protocolVersion":"x","capabilities":{},"logLevel":"info"}"#] {
+        for bad in [
+            "",
+            "{}",
+            "[1]",
+            r#"{"v":2,"protocolVersion":"x","capabilities":{},"logLevel":"info"}"#,
+        ] {
             assert!(SessionRecord::from_json(bad).is_err(), "{bad:?}");
         }
     }

@@ -206,7 +206,11 @@ impl StreamEvents {
         t.seq += 1;
         let id = super::session::event_id(t.stream, t.seq);
         let event = body::event(Some(&id), None, message);
-        if let Err(e) = t.store.append(&t.session.id, t.stream, t.seq, event.clone()).await {
+        if let Err(e) = t
+            .store
+            .append(&t.session.id, t.stream, t.seq, event.clone())
+            .await
+        {
             // Sent all the same: the client is there. A replay past it would have a gap, so
             // the store will not serve one.
             tracing::warn!(session = %t.session.id, error = %e, "could not record an SSE event");
