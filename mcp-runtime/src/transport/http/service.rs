@@ -491,7 +491,7 @@ async fn get(
             Ok(None) => {
                 // A standalone GET stream (nothing is recorded on those yet): carry on with
                 // keep-alives.
-                let priming = session.priming(stream, after, state.config.sse_retry);
+                let priming = session.priming(session.new_stream(), 0, state.config.sse_retry);
                 spawn_stream(state, tx, &session, priming);
             }
             Err(e) => {

@@ -275,8 +275,8 @@ pub(crate) fn spawn_stream(
     });
 }
 
-/// Resumes `stream` of `session` for a client that saw its events up to `after`: a priming
-/// event, what the store kept since, then each new event as the store records it, until the
+/// Resumes `stream` of `session` for a client that saw its events up to `after`: a `retry`
+/// hint, what the store kept since, then each new event as the store records it, until the
 /// stream is finished (its result was sent), the client leaves or the session ends.
 pub(crate) fn resume(
     state: &Arc<Shared>,
@@ -286,7 +286,11 @@ pub(crate) fn resume(
     tx: mpsc::Sender<Bytes>,
 ) {
     let store = state.config.events.clone();
-    let priming = session.priming(stream, after, state.config.sse_retry);
+    // Only the retry hint: the client's `Last-Event-ID` is already the right cursor, and an
+    // event id may not be sent twice in a session (nor can a fresh one name this position).
+    let priming = session
+        .primes()
+        .then(|| Bytes::from(format!("retry: {}\n\n", state.config.sse_retry.as_millis())));
     let mut ended = session.ended();
     let hold = session.hold_stream();
     let session = session.clone();
