@@ -298,8 +298,7 @@ impl Inner {
             return Ok(None); // never opened, expired, removed, or lost by Redis
         };
         let mut replay = Replay::default();
-        let mut expected = after + 1;
-        for (id, fields) in entries {
+        for (expected, (id, fields)) in (after + 1..).zip(entries) {
             if id == FINISHED {
                 replay.finished = true;
                 break;
@@ -311,7 +310,6 @@ impl Inner {
             if seq != expected {
                 return Ok(None); // trimmed or never stored: a replay would have a gap
             }
-            expected += 1;
             let bytes = fields.get("d").cloned().unwrap_or_default();
             replay.events.push(StoredEvent {
                 seq,

@@ -258,7 +258,7 @@ async fn post<B: RequestBody>(
                     McpError::invalid_request("Unknown or expired session: initialize again"),
                 );
             }
-            Err(e) => return lookup_failed(e, |status, e| fail(status, e)),
+            Err(e) => return lookup_failed(e, fail),
         };
         if let Some(v) = header(headers, VERSION_HEADER)
             && ProtocolVersion::parse(v).is_none()
