@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
+use mcp_runtime::transport::http::EventFuture;
 use mcp_runtime::transport::{EventStore, HttpConfig, MemoryEventStore, serve_http_on};
 use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
@@ -553,6 +554,20 @@ fn assert_unguessable(what: &str, ids: &[String]) {
     }
 }
 
+/// Session ids are `<route>-<random>`: the route token is the instance's, the same in every
+/// id it mints by design (a load balancer routes on it), so the randomness is in what follows
+/// it. Every id must have that form, with one route.
+fn random_parts(ids: &[String]) -> Vec<String> {
+    let routes: HashSet<&str> = ids
+        .iter()
+        .map(|id| id.split_once('-').expect("<route>-<random>").0)
+        .collect();
+    assert_eq!(routes.len(), 1, "one route per instance: {routes:?}");
+    ids.iter()
+        .map(|id| id.split_once('-').unwrap().1.to_owned())
+        .collect()
+}
+
 /// CVE-2025-6515 (oatpp-mcp, "prompt hijacking"): the session id was the address of the
 /// session object; addresses are recycled and predictable, so an attacker could attach to a
 /// victim's SSE stream.
@@ -570,7 +585,7 @@ fn cve_2025_6515_session_ids_are_unguessable() {
                 .to_owned()
         })
         .collect();
-    assert_unguessable("Mcp-Session-Id", &ids);
+    assert_unguessable("Mcp-Session-Id", &random_parts(&ids));
     let legacy: Vec<String> = (0..50)
         .map(|_| {
             let (_stream, endpoint) = open_legacy(&server);
@@ -578,7 +593,7 @@ fn cve_2025_6515_session_ids_are_unguessable() {
             id.split('&').next().unwrap_or("").to_owned()
         })
         .collect();
-    assert_unguessable("HTTP+SSE sessionId", &legacy);
+    assert_unguessable("HTTP+SSE sessionId", &random_parts(&legacy));
     let all: HashSet<&String> = ids.iter().chain(&legacy).collect();
     assert_eq!(all.len(), ids.len() + legacy.len(), "an id was reused");
 }
@@ -858,9 +873,9 @@ fn resume(ep: &Endpoint, session: &str, last_event_id: &str) -> String {
 /// so a `Last-Event-ID` from one session replayed another session's (or another stream's)
 /// events. The spec: a server MUST NOT replay messages that belong to a different stream.
 ///
-/// Session A runs three calls (tags `alice-*`), session B one (`bob`). We assert: A's event
-/// ids presented in B, one B never issued and one that collides with B's own, replay nothing
-/// of A's; the same ids in A replay A's events (so they did name something); and within A,
+/// Session A runs three calls (tags `alice-*`), session B one (`bob`). We assert: no event
+/// id is issued in both sessions (stream ids carry random bits per session); A's event ids
+/// presented in B replay nothing of A's; the same ids in A replay A's events (so they did name something); and within A,
 /// resuming one of two interleaved streams replays only that stream.
 #[test]
 fn fastmcp_4402_cross_session_event_replay() {
@@ -881,12 +896,14 @@ fn fastmcp_4402_cross_session_event_replay() {
         b0.iter().all(|(id, _)| *id != a2[0].0),
         "the test needs an id of A's unknown to B: {a2:?} {b0:?}"
     );
-    let collides = &a0[0].0;
+    // Stream ids carry random bits per session, so no id of A's is one B issued too (the
+    // collision the advisories exploited cannot arise).
     assert!(
-        b0.iter().any(|(id, _)| id == collides),
-        "the test needs an id of A's that B also issued: {a0:?} {b0:?}"
+        a0.iter()
+            .all(|(id, _)| b0.iter().all(|(other, _)| id != other)),
+        "an event id issued in both sessions: {a0:?} {b0:?}"
     );
-    for id in [&a2[0].0, &a2[1].0, collides] {
+    for id in [&a2[0].0, &a2[1].0, &a0[0].0] {
         let replay = resume(&ep, &b, id);
         assert!(
             !replay.contains("alice"),
@@ -1788,38 +1805,47 @@ fn python_sdk_3395_half_open_initialize_holds_no_slot() {
 /// Through the public `EventStore` API of the default store: 10 000 events on one stream keep
 /// at most the per-stream bound (newest last), 1 000 streams of one session keep at most 32,
 /// and removing the session forgets all of it.
-#[test]
-fn ts_sdk_example_event_store_is_bounded() {
+#[tokio::test]
+async fn ts_sdk_example_event_store_is_bounded() {
     let store = MemoryEventStore::new(256);
-    store.open("s", 0);
+    store.open("s", 0).await.unwrap();
     for seq in 1..=10_000u64 {
-        store.append("s", 0, seq, bytes::Bytes::from(format!("event {seq}")));
+        store
+            .append("s", 0, seq, bytes::Bytes::from(format!("event {seq}")))
+            .await
+            .unwrap();
     }
     let replay = store
         .replay("s", 0, 10_000 - 256)
+        .await
+        .unwrap()
         .expect("the stream is known");
     assert_eq!(replay.events.len(), 256, "events kept of one stream");
     assert_eq!(replay.events.last().map(|e| e.seq), Some(10_000));
     assert!(
-        store.replay("s", 0, 0).is_none(),
+        store.replay("s", 0, 0).await.unwrap().is_none(),
         "a resume from before the evicted events gets nothing, not a replay with a gap"
     );
-    store.open("t", 1);
+    store.open("t", 1).await.unwrap();
     for stream in 1..=1_000u64 {
-        store.append("t", stream, stream, bytes::Bytes::from_static(b"x"));
+        store
+            .append("t", stream, stream, bytes::Bytes::from_static(b"x"))
+            .await
+            .unwrap();
     }
-    let kept = (1..=1_000u64)
-        .filter(|s| store.replay("t", *s, 0).is_some())
-        .count();
+    let mut kept = 0;
+    for s in 1..=1_000u64 {
+        kept += usize::from(store.replay("t", s, 0).await.unwrap().is_some());
+    }
     assert!(kept <= 32, "{kept} streams kept of one session");
     assert!(
-        store.replay("t", 1_000, 0).is_some(),
+        store.replay("t", 1_000, 0).await.unwrap().is_some(),
         "the newest stream is kept"
     );
-    store.remove_session("s");
-    store.remove_session("t");
-    assert!(store.replay("s", 0, 0).is_none());
-    assert!(store.replay("t", 1_000, 0).is_none());
+    store.remove_session("s").await.unwrap();
+    store.remove_session("t").await.unwrap();
+    assert!(store.replay("s", 0, 0).await.unwrap().is_none());
+    assert!(store.replay("t", 1_000, 0).await.unwrap().is_none());
 }
 
 /// The default store, noting which sessions it holds anything of.
@@ -1850,27 +1876,33 @@ impl WatchedStore {
 }
 
 impl EventStore for WatchedStore {
-    fn open(&self, session: &str, stream: u64) {
+    fn open<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().open(session, stream);
+        self.inner().open(session, stream)
     }
 
-    fn append(&self, session: &str, stream: u64, seq: u64, event: bytes::Bytes) {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        event: bytes::Bytes,
+    ) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().append(session, stream, seq, event);
+        self.inner().append(session, stream, seq, event)
     }
 
-    fn finish(&self, session: &str, stream: u64) {
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note(session);
-        self.inner().finish(session, stream);
+        self.inner().finish(session, stream)
     }
 
-    fn replay(
-        &self,
-        session: &str,
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
         stream: u64,
         after: u64,
-    ) -> Option<mcp_runtime::transport::http::Replay> {
+    ) -> EventFuture<'a, Option<mcp_runtime::transport::http::Replay>> {
         self.inner().replay(session, stream, after)
     }
 
@@ -1883,9 +1915,9 @@ impl EventStore for WatchedStore {
         self.inner().wait(session, stream, after)
     }
 
-    fn remove_session(&self, session: &str) {
+    fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()> {
         self.sessions.lock().unwrap().remove(session);
-        self.inner().remove_session(session);
+        self.inner().remove_session(session)
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::http::{EventStore, MemoryEventStore, Replay, WaitFuture};
+use mcp_runtime::transport::http::{EventFuture, EventStore, MemoryEventStore, Replay, WaitFuture};
 use mcp_runtime::transport::{HttpConfig, serve_http_on};
 
 /// Reports progress every 20 ms for 2 s (so its response is an SSE stream that outlives a
@@ -62,27 +62,38 @@ impl Recording {
 }
 
 impl EventStore for Recording {
-    fn open(&self, session: &str, stream: u64) {
+    fn open<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note("open", session);
-        self.store().open(session, stream);
+        self.store().open(session, stream)
     }
-    fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        event: Bytes,
+    ) -> EventFuture<'a, ()> {
         self.note("append", session);
-        self.store().append(session, stream, seq, event);
+        self.store().append(session, stream, seq, event)
     }
-    fn finish(&self, session: &str, stream: u64) {
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
         self.note("finish", session);
-        self.store().finish(session, stream);
+        self.store().finish(session, stream)
     }
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Replay> {
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> EventFuture<'a, Option<Replay>> {
         self.store().replay(session, stream, after)
     }
     fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {
         self.store().wait(session, stream, after)
     }
-    fn remove_session(&self, session: &str) {
+    fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()> {
         self.note("remove_session", session);
-        self.store().remove_session(session);
+        self.store().remove_session(session)
     }
 }
 

@@ -9,8 +9,12 @@
 
 mod change_bus;
 mod conn;
+mod events;
+mod sessions;
 mod state_guard;
 
 pub use change_bus::RedisChangeBus;
 pub use conn::{Redis, RedisError};
+pub use events::RedisEventStore;
+pub use sessions::RedisSessionStore;
 pub use state_guard::RedisStateGuard;

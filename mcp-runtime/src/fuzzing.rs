@@ -359,6 +359,7 @@ pub struct Resume {
 /// and the reading of `Last-Event-ID`.
 pub struct SseSession {
     session: Arc<Session>,
+    next_seq: std::sync::atomic::AtomicU64,
 }
 
 impl SseSession {
@@ -370,7 +371,10 @@ impl SseSession {
         let session = sessions
             .create(server, None, None)
             .unwrap_or_else(|_| unreachable!("one slot, none used"));
-        SseSession { session }
+        SseSession {
+            session,
+            next_seq: Default::default(),
+        }
     }
 
     /// Its id.
@@ -383,15 +387,19 @@ impl SseSession {
         self.session.new_stream()
     }
 
-    /// The next event id on `stream` and its sequence number.
+    /// The next event id on `stream` and its sequence number (increasing across streams, as
+    /// a stream's own are).
     pub fn event_id(&self, stream: u64) -> (String, u64) {
-        self.session.event_id(stream)
+        let seq = 1 + self
+            .next_seq
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        (crate::transport::http::session::event_id(stream, seq), seq)
     }
 
     /// What the GET handler makes of a `Last-Event-ID` value (`Session::resume_point`, which
     /// `service.rs::get` calls).
     pub fn resume(&self, last_event_id: &str) -> Option<Resume> {
-        let (stream, after) = self.session.resume_point(last_event_id)?;
+        let (stream, after) = self.session.resume_point(last_event_id, false)?;
         Some(Resume { stream, after })
     }
 }

@@ -28,7 +28,8 @@ MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES optional) require OAuth access tokens over HT
 `auth` feature); MCP_REQUEST_STATE_KEYS=HEX,... the keys that seal 2026-07-28 requestState
 (each at least 64 hex digits; the first seals, all open; every instance of a fleet needs the
 same), MCP_REQUEST_STATE_AUDIENCE=NAME the fleet's name in it (default: the server's name);
-RUST_LOG sets the log filter (logs go to stderr)."
+MCP_ROUTE_TOKEN=TOKEN (1 to 16 letters and digits) starts every session id an HTTP server
+mints, for a load balancer to route on; RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -311,7 +312,7 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         #[cfg(feature = "http")]
         Transport::Http(addr) if !origins.is_empty() => {
             let config = crate::transport::HttpConfig::new(addr).with_allowed_origins(origins);
-            match with_env_auth(config) {
+            match with_env_http(config) {
                 Ok(config) => block_on(crate::transport::serve_http(server, config)),
                 Err(e) => Err(e),
             }
@@ -322,6 +323,31 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
+}
+
+/// What the environment configures of an HTTP server: `MCP_ROUTE_TOKEN`, then the
+/// authorization variables.
+#[cfg(feature = "http")]
+fn with_env_http(config: crate::transport::HttpConfig) -> io::Result<crate::transport::HttpConfig> {
+    let config = match route_token(std::env::var("MCP_ROUTE_TOKEN").ok().as_deref())? {
+        Some(token) => config.with_route_token(token),
+        None => config,
+    };
+    with_env_auth(config)
+}
+
+/// `MCP_ROUTE_TOKEN`, if set: a bad value is an error naming the variable.
+#[cfg(feature = "http")]
+fn route_token(raw: Option<&str>) -> io::Result<Option<crate::transport::http::RouteToken>> {
+    raw.map(|raw| {
+        crate::transport::http::RouteToken::new(raw).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("MCP_ROUTE_TOKEN={raw:?}: {e}"),
+            )
+        })
+    })
+    .transpose()
 }
 
 /// `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make an HTTP server a resource
@@ -398,7 +424,7 @@ impl Server {
             }
             #[cfg(feature = "http")]
             Transport::Http(addr) => {
-                let config = with_env_auth(crate::transport::HttpConfig::new(addr))?;
+                let config = with_env_http(crate::transport::HttpConfig::new(addr))?;
                 crate::transport::serve_http(self, config).await
             }
             #[allow(unreachable_patterns)]
@@ -419,6 +445,17 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn route_tokens_from_the_environment_are_checked() {
+        assert_eq!(route_token(None).unwrap(), None);
+        assert_eq!(route_token(Some("i1")).unwrap().unwrap().as_str(), "i1");
+        for bad in ["", "i-1", "a very long route token"] {
+            let e = route_token(Some(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("MCP_ROUTE_TOKEN="), "{e}");
+        }
+    }
 
     #[cfg(feature = "http")]
     #[test]

@@ -111,6 +111,32 @@ impl Connection {
         Self::with_mode(server, wire, false, Some(sink))
     }
 
+    /// A session-era connection restored from a session store: in the state its `initialize`
+    /// (and the client's later `logging/setLevel` and `resources/subscribe`) left it, passing
+    /// announced changes on. Nothing in flight moves with it: requests running, and the
+    /// server's own requests to the client, stay with the instance that started them.
+    pub(crate) fn restore(
+        server: Server,
+        wire: Wire,
+        client: ClientInfo,
+        level: LogLevel,
+        subscriptions: Vec<String>,
+    ) -> Arc<Self> {
+        let conn = Self::with_mode(server, wire, false, None);
+        conn.open_session(client);
+        conn.set_log_level(level);
+        if !subscriptions.is_empty() {
+            let limit = conn.server.inner.limits.max_subscriptions;
+            conn.extras()
+                .subscriptions
+                .lock()
+                .expect("subscriptions lock")
+                .extend(subscriptions.into_iter().take(limit));
+        }
+        conn.start_forwarding();
+        conn
+    }
+
     /// A connection that serves only 2026-07-28 requests: `initialize` is unknown on it.
     pub(crate) fn stateless_only(server: Server, wire: Wire) -> Arc<Self> {
         Self::with_mode(server, wire, true, None)

@@ -4,6 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::events::{EventStore, MemoryEventStore};
+use super::route::RouteToken;
+use super::session_store::SessionStore;
 
 /// Settings of the Streamable HTTP transport.
 ///
@@ -31,6 +33,8 @@ pub struct HttpConfig {
     pub(crate) shutdown_grace: Duration,
     pub(crate) events: Arc<dyn EventStore>,
     pub(crate) mount_prefix: String,
+    pub(crate) route: Option<RouteToken>,
+    pub(crate) sessions: Option<Arc<dyn SessionStore>>,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
@@ -71,6 +75,8 @@ impl Default for HttpConfig {
             shutdown_grace: Duration::from_secs(5),
             events: Arc::new(MemoryEventStore::new(256)),
             mount_prefix: String::new(),
+            route: None,
+            sessions: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -218,6 +224,26 @@ impl HttpConfig {
     /// Where SSE events are kept for resumption (default: in memory, 256 per stream).
     pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.events = store;
+        self
+    }
+
+    /// The instance's route token: every session id it mints starts with it
+    /// (`<token>-<32 hex digits>`), so a load balancer routes a session to its instance
+    /// with a `map` on the `Mcp-Session-Id` prefix. Default: random per process (the runner
+    /// reads `MCP_ROUTE_TOKEN`).
+    pub fn with_route_token(mut self, token: RouteToken) -> Self {
+        self.route = Some(token);
+        self
+    }
+
+    /// Keeps session-era sessions in `store` too (default: in this instance only), so an
+    /// instance that meets a session it does not hold restores it instead of answering 404.
+    /// Its expiry is the session idle timeout, pushed back at most once a minute per session
+    /// in use. A request whose session cannot be looked up because the store fails gets 503
+    /// (never 404, which would make the client drop its session). See [`SessionStore`] for
+    /// what moves between instances and what does not.
+    pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.sessions = Some(store);
         self
     }
 

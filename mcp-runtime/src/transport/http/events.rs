@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use tokio::sync::Notify;
 
-/// One recorded SSE event: its place among the session's events and its bytes as sent.
+/// One recorded SSE event: its place in its stream and its bytes as sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredEvent {
-    /// The event's sequence number, unique and increasing within its session.
+    /// The event's sequence number in its stream: 1, 2, 3, … (the priming event, 0, is
+    /// not recorded).
     pub seq: u64,
     /// The SSE event as sent (id, data lines, blank line).
     pub bytes: Bytes,
@@ -21,11 +22,27 @@ pub struct StoredEvent {
 /// What a store holds of one stream after a given event.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Replay {
-    /// The events after the given one, oldest first.
+    /// The events after the given one, oldest first, with no gap.
     pub events: Vec<StoredEvent>,
-    /// Whether the stream is finished: no event follows the last of `events`.
+    /// Whether the stream is finished: no event follows the last of `events` (its result
+    /// was recorded, or the instance producing it is gone).
     pub finished: bool,
 }
+
+/// Why an event store failed (a lost connection, a refused write).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventStoreError(pub String);
+
+impl std::fmt::Display for EventStoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "event store unavailable: {}", self.0)
+    }
+}
+
+impl std::error::Error for EventStoreError {}
+
+/// The future an [`EventStore`] method returns.
+pub type EventFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, EventStoreError>> + Send + 'a>>;
 
 /// The future of [`EventStore::wait`].
 pub type WaitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
@@ -33,20 +50,40 @@ pub type WaitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 /// Keeps the events of SSE streams for replay. The in-memory [`MemoryEventStore`] is the
 /// default; a shared store (Redis, …) lets another instance resume a stream.
 ///
+/// Each event is [appended](Self::append) before it is sent to the client, and the stream
+/// waits for the store to take it: a client that saw an event can resume after it
+/// anywhere. An append that fails is logged and the event is still sent (the stream is
+/// then not resumable past it: a replay never has a gap).
+///
 /// A resuming client is fed by [`replay`](Self::replay), then [`wait`](Self::wait) until
 /// something new is there, then `replay` again, until the stream is finished or forgotten.
+/// A stream whose producing instance went away before finishing must not be waited on
+/// forever: a shared store reports it finished (after what it kept) once it can tell the
+/// producer is gone.
 pub trait EventStore: Send + Sync + 'static {
     /// Starts a stream (a POST answered with SSE), before any event: a client resuming it
     /// then waits for its events instead of being treated as a standalone GET stream.
-    fn open(&self, session: &str, stream: u64);
-    /// Records an event (`seq` is its place in the session, `event` the SSE bytes), and wakes
+    fn open<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()>;
+    /// Records an event (`seq` is its place in the stream, `event` the SSE bytes), and wakes
     /// whoever [waits](Self::wait) on the stream.
-    fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes);
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        event: Bytes,
+    ) -> EventFuture<'a, ()>;
     /// Marks a stream finished (a replay ends after its last event), and wakes its waiters.
-    fn finish(&self, session: &str, stream: u64);
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()>;
     /// The stored events of `stream` after `seq`, and whether the stream is finished; `None`
-    /// for a stream the store does not know (never opened, aged out, or its session removed).
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Replay>;
+    /// for a stream the store does not know (never opened, aged out, or its session removed)
+    /// or cannot replay without a gap.
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> EventFuture<'a, Option<Replay>>;
     /// Completes once `stream` has something a replay after `after` would show: a newer event,
     /// its end, or its removal from the store. It completes at once if that is already so, and
     /// may complete spuriously (the caller replays again and, finding nothing, waits again).
@@ -55,7 +92,11 @@ pub trait EventStore: Send + Sync + 'static {
     /// every way a session ends, and records nothing more for it afterwards (a stream still
     /// running then is no longer recorded); a store shared between instances should still
     /// not let a late `append` re-create a removed session.
-    fn remove_session(&self, session: &str);
+    fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()>;
+}
+
+fn ready<'a, T: Send + 'a>(value: T) -> EventFuture<'a, T> {
+    Box::pin(std::future::ready(Ok(value)))
 }
 
 #[derive(Default)]
@@ -199,14 +240,14 @@ impl MemoryEventStore {
     }
 }
 
-impl EventStore for MemoryEventStore {
-    fn open(&self, session: &str, stream: u64) {
+impl MemoryEventStore {
+    fn open_now(&self, session: &str, stream: u64) {
         let mut logs = self.logs.lock().expect("event store lock");
         logs.sessions.entry(session.to_owned()).or_default();
         Self::log(&mut logs, session, stream);
     }
 
-    fn append(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
+    fn append_now(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
         let mut logs = self.logs.lock().expect("event store lock");
         let size = event.len();
         let Some(log) = Self::log(&mut logs, session, stream) else {
@@ -233,7 +274,7 @@ impl EventStore for MemoryEventStore {
         }
     }
 
-    fn finish(&self, session: &str, stream: u64) {
+    fn finish_now(&self, session: &str, stream: u64) {
         let mut logs = self.logs.lock().expect("event store lock");
         if let Some(log) = Self::log(&mut logs, session, stream) {
             log.finished = true;
@@ -241,7 +282,7 @@ impl EventStore for MemoryEventStore {
         }
     }
 
-    fn replay(&self, session: &str, stream: u64, after: u64) -> Option<Replay> {
+    fn replay_now(&self, session: &str, stream: u64, after: u64) -> Option<Replay> {
         let logs = self.logs.lock().expect("event store lock");
         let log = logs.sessions.get(session)?.streams.get(&stream)?;
         if log.evicted_through.is_some_and(|gone| after < gone) {
@@ -261,7 +302,7 @@ impl EventStore for MemoryEventStore {
         })
     }
 
-    fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {
+    fn wait_now<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {
         let mut logs = self.logs.lock().expect("event store lock");
         let Some(log) = logs
             .sessions
@@ -286,7 +327,7 @@ impl EventStore for MemoryEventStore {
         Box::pin(notified)
     }
 
-    fn remove_session(&self, session: &str) {
+    fn remove_session_now(&self, session: &str) {
         let removed = {
             let mut logs = self.logs.lock().expect("event store lock");
             let removed = logs.sessions.remove(session);
@@ -301,6 +342,48 @@ impl EventStore for MemoryEventStore {
     }
 }
 
+// The work is done when the method is called: the future only hands the outcome over.
+impl EventStore for MemoryEventStore {
+    fn open<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
+        self.open_now(session, stream);
+        ready(())
+    }
+
+    fn append<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        seq: u64,
+        event: Bytes,
+    ) -> EventFuture<'a, ()> {
+        self.append_now(session, stream, seq, event);
+        ready(())
+    }
+
+    fn finish<'a>(&'a self, session: &'a str, stream: u64) -> EventFuture<'a, ()> {
+        self.finish_now(session, stream);
+        ready(())
+    }
+
+    fn replay<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+    ) -> EventFuture<'a, Option<Replay>> {
+        ready(self.replay_now(session, stream, after))
+    }
+
+    fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {
+        self.wait_now(session, stream, after)
+    }
+
+    fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()> {
+        self.remove_session_now(session);
+        ready(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,12 +391,12 @@ mod tests {
     #[test]
     fn replays_what_came_after_and_stays_bounded() {
         let store = MemoryEventStore::new(2);
-        store.open("s", 0);
+        store.open_now("s", 0);
         for seq in 1..=3 {
-            store.append("s", 0, seq, Bytes::from(format!("e{seq}")));
+            store.append_now("s", 0, seq, Bytes::from(format!("e{seq}")));
         }
-        store.append("s", 1, 4, Bytes::from_static(b"other stream"));
-        let replay = |s: &str, stream, after| store.replay(s, stream, after).unwrap();
+        store.append_now("s", 1, 4, Bytes::from_static(b"other stream"));
+        let replay = |s: &str, stream, after| store.replay_now(s, stream, after).unwrap();
         let event = |seq, bytes: &'static [u8]| StoredEvent {
             seq,
             bytes: Bytes::from_static(bytes),
@@ -325,27 +408,30 @@ mod tests {
         assert_eq!(replay("s", 0, 2).events, vec![event(3, b"e3")]);
         assert!(!replay("s", 0, 1).finished);
         assert_eq!(
-            store.replay("s", 0, 0),
+            store.replay_now("s", 0, 0),
             None,
             "event 1 was evicted: a replay from before it would have a gap"
         );
-        store.finish("s", 0);
+        store.finish_now("s", 0);
         assert!(replay("s", 0, 3).finished);
-        store.open("s", 9);
+        store.open_now("s", 9);
         assert_eq!(
-            store.replay("s", 9, 0),
+            store.replay_now("s", 9, 0),
             Some(Replay::default()),
             "an opened stream is known"
         );
-        assert_eq!(store.replay("s", 8, 0), None);
-        store.remove_session("s");
-        assert!(store.replay("s", 1, 0).is_none());
-        store.open("t", 0);
+        assert_eq!(store.replay_now("s", 8, 0), None);
+        store.remove_session_now("s");
+        assert!(store.replay_now("s", 1, 0).is_none());
+        store.open_now("t", 0);
         for stream in 0..40 {
-            store.append("t", stream, stream + 1, Bytes::from_static(b"x"));
+            store.append_now("t", stream, stream + 1, Bytes::from_static(b"x"));
         }
-        assert!(store.replay("t", 0, 0).is_none(), "the oldest streams go");
-        assert_eq!(store.replay("t", 39, 0).unwrap().events.len(), 1);
+        assert!(
+            store.replay_now("t", 0, 0).is_none(),
+            "the oldest streams go"
+        );
+        assert_eq!(store.replay_now("t", 39, 0).unwrap().events.len(), 1);
     }
 
     /// A stream still running after its session was removed (DELETE) used to re-create the
@@ -353,12 +439,12 @@ mod tests {
     #[test]
     fn nothing_is_kept_for_a_removed_session() {
         let store = MemoryEventStore::new(8);
-        store.open("s", 0);
-        store.append("s", 0, 1, Bytes::from_static(b"e1"));
-        store.remove_session("s");
-        store.append("s", 0, 2, Bytes::from_static(b"e2"));
-        store.finish("s", 0);
-        assert_eq!(store.replay("s", 0, 0), None);
+        store.open_now("s", 0);
+        store.append_now("s", 0, 1, Bytes::from_static(b"e1"));
+        store.remove_session_now("s");
+        store.append_now("s", 0, 2, Bytes::from_static(b"e2"));
+        store.finish_now("s", 0);
+        assert_eq!(store.replay_now("s", 0, 0), None);
         let logs = store.logs.lock().unwrap();
         assert!(logs.sessions.is_empty());
         assert_eq!(logs.bytes, 0);
@@ -375,10 +461,10 @@ mod tests {
         let mut seq = 0;
         for session in ["a", "b", "c"] {
             for stream in 0..4 {
-                store.open(session, stream);
+                store.open_now(session, stream);
                 for _ in 0..10 {
                     seq += 1;
-                    store.append(session, stream, seq, kib());
+                    store.append_now(session, stream, seq, kib());
                 }
             }
         }
@@ -397,10 +483,10 @@ mod tests {
         assert_eq!(logs.bytes, total);
         drop(logs);
         // The newest events survive: the last of the last stream of the last session.
-        let last = store.replay("c", 3, seq - 1).unwrap();
+        let last = store.replay_now("c", 3, seq - 1).unwrap();
         assert_eq!(last.events.len(), 1);
         // A client resuming the first stream of `a` from its start gets nothing, not a gap.
-        assert_eq!(store.replay("a", 0, 0), None);
+        assert_eq!(store.replay_now("a", 0, 0), None);
     }
 
     /// Polls a wait once: whether it is already complete.
@@ -416,29 +502,32 @@ mod tests {
     async fn waits_end_on_new_events_on_the_end_and_on_removal() {
         let store = Arc::new(MemoryEventStore::new(8));
         assert!(
-            ready(store.wait("s", 0, 0)),
+            ready(store.wait_now("s", 0, 0)),
             "an unknown stream has nothing to wait for"
         );
-        store.open("s", 0);
-        assert!(!ready(store.wait("s", 0, 0)), "an open, empty stream waits");
-        store.append("s", 0, 1, Bytes::from_static(b"e1"));
+        store.open_now("s", 0);
         assert!(
-            ready(store.wait("s", 0, 0)),
+            !ready(store.wait_now("s", 0, 0)),
+            "an open, empty stream waits"
+        );
+        store.append_now("s", 0, 1, Bytes::from_static(b"e1"));
+        assert!(
+            ready(store.wait_now("s", 0, 0)),
             "an event after `after` is there"
         );
         assert!(
-            !ready(store.wait("s", 0, 1)),
+            !ready(store.wait_now("s", 0, 1)),
             "nothing after the last event yet"
         );
 
         // A waiter parked before the event is woken by it.
         let waiter = tokio::spawn({
             let store = store.clone();
-            async move { store.wait("s", 0, 1).await }
+            async move { store.wait_now("s", 0, 1).await }
         });
         tokio::task::yield_now().await;
         assert!(!waiter.is_finished());
-        store.append("s", 0, 2, Bytes::from_static(b"e2"));
+        store.append_now("s", 0, 2, Bytes::from_static(b"e2"));
         tokio::time::timeout(std::time::Duration::from_secs(5), waiter)
             .await
             .expect("woken by append")
@@ -446,22 +535,22 @@ mod tests {
 
         let finished = tokio::spawn({
             let store = store.clone();
-            async move { store.wait("s", 0, 2).await }
+            async move { store.wait_now("s", 0, 2).await }
         });
         tokio::task::yield_now().await;
-        store.finish("s", 0);
+        store.finish_now("s", 0);
         tokio::time::timeout(std::time::Duration::from_secs(5), finished)
             .await
             .expect("woken by finish")
             .unwrap();
 
-        store.open("s", 1);
+        store.open_now("s", 1);
         let removed = tokio::spawn({
             let store = store.clone();
-            async move { store.wait("s", 1, 0).await }
+            async move { store.wait_now("s", 1, 0).await }
         });
         tokio::task::yield_now().await;
-        store.remove_session("s");
+        store.remove_session_now("s");
         tokio::time::timeout(std::time::Duration::from_secs(5), removed)
             .await
             .expect("woken by removal")

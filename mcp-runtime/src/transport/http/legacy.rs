@@ -63,10 +63,12 @@ pub(crate) async fn post<B: RequestBody>(
         .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("sessionId=")))
         .map(str::to_owned);
     let owner = owner(state, req.headers(), principal.as_deref());
-    let Some(session) = id
-        .as_deref()
-        .and_then(|id| state.sessions.get(id, owner.as_ref()))
-    else {
+    // An HTTP+SSE session lives with its stream: it is never restored from a store.
+    let found = match id.as_deref() {
+        Some(id) => state.sessions.get(id, owner.as_ref(), None).await,
+        None => Ok(None),
+    };
+    let Ok(Some(session)) = found else {
         return body::error(
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown sessionId: open GET /sse first"),

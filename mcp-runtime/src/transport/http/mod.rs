@@ -27,8 +27,10 @@ mod guard;
 mod idle;
 mod legacy;
 mod mount;
+mod route;
 mod service;
 pub(crate) mod session;
+mod session_store;
 pub(crate) mod state;
 pub(crate) mod stateless;
 mod stream;
@@ -44,8 +46,14 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 pub use config::HttpConfig;
-pub use events::{EventStore, MemoryEventStore, Replay, StoredEvent, WaitFuture};
+pub use events::{
+    EventFuture, EventStore, EventStoreError, MemoryEventStore, Replay, StoredEvent, WaitFuture,
+};
 pub use mount::{McpBody, McpService, ResponseFuture};
+pub use route::{InvalidRouteToken, RouteToken};
+pub use session_store::{
+    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
+};
 
 pub(crate) use cors::origin_problem;
 

@@ -101,11 +101,7 @@ impl McpService {
             }
         }
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let sessions = Sessions::new(
-            config.max_sessions,
-            config.session_idle_timeout,
-            config.events.clone(),
-        );
+        let sessions = Sessions::for_config(&config);
         let state = Arc::new(Shared {
             stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
             server,

@@ -14,7 +14,7 @@ use super::clients::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
 use super::legacy;
-use super::session::{Full, Session};
+use super::session::{Full, Lookup, Session};
 use super::state::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
@@ -115,8 +115,8 @@ async fn route<B: RequestBody>(
     if is_mcp {
         return match *req.method() {
             Method::POST => post(state, peer, req, principal).await,
-            Method::GET => get(state, req.headers(), principal.as_ref()),
-            Method::DELETE => delete(state, req.headers(), principal.as_ref()),
+            Method::GET => get(state, req.headers(), principal.as_ref()).await,
+            Method::DELETE => delete(state, req.headers(), principal.as_ref()).await,
             _ => not_allowed("GET, POST, DELETE"),
         };
     }
@@ -246,11 +246,19 @@ async fn post<B: RequestBody>(
         }
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
-        let Some(session) = state.sessions.get(id, owner(state, headers, who).as_ref()) else {
-            return fail(
-                StatusCode::NOT_FOUND,
-                McpError::invalid_request("Unknown or expired session: initialize again"),
-            );
+        let found = state
+            .sessions
+            .get(id, owner(state, headers, who).as_ref(), Some(&state.server))
+            .await;
+        let session = match found {
+            Ok(Some(session)) => session,
+            Ok(None) => {
+                return fail(
+                    StatusCode::NOT_FOUND,
+                    McpError::invalid_request("Unknown or expired session: initialize again"),
+                );
+            }
+            Err(e) => return lookup_failed(e, fail),
         };
         if let Some(v) = header(headers, VERSION_HEADER)
             && ProtocolVersion::parse(v).is_none()
@@ -284,6 +292,29 @@ async fn post<B: RequestBody>(
     }
 }
 
+/// A session that could not be looked up: 503 with `Retry-After`, never 404 (which tells
+/// the client its session is gone, and it would initialize again and lose it).
+pub(crate) fn lookup_failed(
+    e: Lookup,
+    fail: impl FnOnce(StatusCode, McpError) -> HttpResponse,
+) -> HttpResponse {
+    match e {
+        Lookup::Full(max) => body::too_many_sessions(max),
+        Lookup::Unavailable(e) => {
+            tracing::warn!(error = %e, "session lookup failed");
+            let mut r = fail(
+                StatusCode::SERVICE_UNAVAILABLE,
+                McpError::internal(
+                    "The session store is unavailable, so this session cannot be looked up; try again shortly",
+                ),
+            );
+            r.headers_mut()
+                .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
+    }
+}
+
 fn no_session() -> McpError {
     McpError::invalid_request(
         "Missing Mcp-Session-Id header: send `initialize` first (protocol 2025-11-25 and earlier), \
@@ -300,7 +331,25 @@ enum Body<'a> {
     Raw(&'a str),
 }
 
+/// The session-era methods that change what a session's stored record holds.
+const RECORDED: [&str; 3] = [
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
 impl Body<'_> {
+    /// Whether running it may change the session's record (a batch is looked at as text).
+    fn changes_record(&self) -> bool {
+        match self {
+            Body::Decoded(envelope) => matches!(
+                &envelope.message,
+                Message::Request(req) if RECORDED.contains(&&*req.method)
+            ),
+            Body::Raw(text) => RECORDED.iter().any(|m| text.contains(m)),
+        }
+    }
+
     fn run(self, conn: &Arc<Connection>, arrival: Arrival) -> Step {
         match self {
             Body::Decoded(envelope) => dispatch::on_envelope(conn, envelope, arrival),
@@ -326,6 +375,7 @@ async fn initialize(
     let mut response = in_session(state, &session, message, headers, principal).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
+        state.sessions.save(&session).await;
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
         response.headers_mut().insert(SESSION_HEADER, id);
         tracing::debug!(session = %session.id, "session opened");
@@ -347,7 +397,8 @@ async fn in_session(
 ) -> HttpResponse {
     let headers = Arc::new(headers.clone());
     let conn = &session.conn;
-    respond(
+    let changes_record = message.changes_record();
+    let response = respond(
         state,
         Some(session),
         headers,
@@ -355,7 +406,12 @@ async fn in_session(
         session_status,
         |arrival| message.run(conn, arrival),
     )
-    .await
+    .await;
+    // Answered once the store has it: a client that fails over next finds it there.
+    if changes_record && state.sessions.shared() {
+        state.sessions.save(session).await;
+    }
+    response
 }
 
 /// Session-era errors travel in the JSON-RPC body of a 200.
@@ -384,7 +440,7 @@ async fn stateless(
     .await
 }
 
-fn get(
+async fn get(
     state: &Arc<Shared>,
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
@@ -398,14 +454,23 @@ fn get(
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    let Some(session) = state
+    let found = state
         .sessions
-        .get(id, owner(state, headers, principal.map(|p| &**p)).as_ref())
-    else {
-        return body::error(
-            StatusCode::NOT_FOUND,
-            McpError::invalid_request("Unknown or expired session: initialize again"),
-        );
+        .get(
+            id,
+            owner(state, headers, principal.map(|p| &**p)).as_ref(),
+            Some(&state.server),
+        )
+        .await;
+    let session = match found {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            return body::error(
+                StatusCode::NOT_FOUND,
+                McpError::invalid_request("Unknown or expired session: initialize again"),
+            );
+        }
+        Err(e) => return lookup_failed(e, body::error),
     };
     if !header(headers, ACCEPT.as_str())
         .is_some_and(|a| a.contains("text/event-stream") || a.contains("*/*"))
@@ -419,19 +484,28 @@ fn get(
     // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
     // that event is sent again, and a POST's stream is followed until its result, then ends.
     if let Some(last) = header(headers, "last-event-id")
-        && let Some((stream, after)) = session.resume_point(last)
+        && let Some((stream, after)) = session.resume_point(last, state.sessions.shared())
     {
-        if state
-            .config
-            .events
-            .replay(&session.id, stream, after)
-            .is_some()
-        {
-            resume(state, &session, stream, after, tx);
-        } else {
-            // A standalone GET stream (nothing is recorded on those yet): carry on with keep-alives.
-            let priming = session.priming(stream, state.config.sse_retry);
-            spawn_stream(state, tx, &session, priming);
+        match state.config.events.replay(&session.id, stream, after).await {
+            Ok(Some(_)) => resume(state, &session, stream, after, tx),
+            Ok(None) => {
+                // A standalone GET stream (nothing is recorded on those yet): carry on with
+                // keep-alives.
+                let priming = session.priming(session.new_stream(), 0, state.config.sse_retry);
+                spawn_stream(state, tx, &session, priming);
+            }
+            Err(e) => {
+                tracing::warn!(session = %session.id, error = %e, "could not look up an SSE stream to resume");
+                let mut r = body::error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    McpError::internal(
+                        "The event store is unavailable, so this stream cannot be resumed; try again shortly",
+                    ),
+                );
+                r.headers_mut()
+                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return r;
+            }
         }
         return body::sse(rx);
     }
@@ -439,12 +513,12 @@ fn get(
     // Notifications unrelated to a request go on the newest GET stream.
     *session.conn.standalone.lock().expect("standalone lock") =
         Some(super::stream::standalone_sink(&tx, None));
-    let priming = session.priming(stream, state.config.sse_retry);
+    let priming = session.priming(stream, 0, state.config.sse_retry);
     spawn_stream(state, tx, &session, priming);
     body::sse(rx)
 }
 
-fn delete(
+async fn delete(
     state: &Arc<Shared>,
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
@@ -455,17 +529,16 @@ fn delete(
             McpError::invalid_request("Missing Mcp-Session-Id header"),
         );
     };
-    let owned = state
-        .sessions
-        .get(id, owner(state, headers, principal.map(|p| &**p)).as_ref());
-    match owned.and_then(|_| state.sessions.remove(id)) {
-        Some(_) => {
+    let owner = owner(state, headers, principal.map(|p| &**p));
+    match state.sessions.delete(id, owner.as_ref()).await {
+        Ok(true) => {
             tracing::debug!(session = %id, "session ended by the client");
             body::empty(StatusCode::OK)
         }
-        None => body::error(
+        Ok(false) => body::error(
             StatusCode::NOT_FOUND,
             McpError::invalid_request("Unknown or expired session"),
         ),
+        Err(e) => lookup_failed(e, body::error),
     }
 }

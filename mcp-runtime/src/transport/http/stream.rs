@@ -88,11 +88,12 @@ pub(crate) async fn respond(
         // `None` once the stream is ended for the client to resume.
         let mut tx = Some(tx);
         let mut client = true;
+        events.open().await;
         if let Some(priming) = events.priming() {
             deliver(&tx, priming, &mut client).await;
         }
         if let Some(first) = first {
-            deliver(&tx, events.event(&first), &mut client).await;
+            deliver(&tx, events.event(&first).await, &mut client).await;
         }
         if close_now {
             (tx, client) = (None, false);
@@ -105,7 +106,7 @@ pub(crate) async fn respond(
                 }
                 tokio::select! {
                     biased;
-                    Some(note) = notes.recv() => deliver(&tx, events.event(&note), &mut client).await,
+                    Some(note) = notes.recv() => deliver(&tx, events.event(&note).await, &mut client).await,
                     out = &mut result => break out,
                     _ = or_never(tx.as_ref().map(|t| t.closed())), if client => client = false,
                     _ = or_never(closer.as_ref().map(|c| c.notified())), if client => {
@@ -117,13 +118,13 @@ pub(crate) async fn respond(
                 }
             },
         };
-        for note in std::iter::from_fn(|| notes.try_recv().ok()) {
-            deliver(&tx, events.event(&note), &mut client).await;
+        while let Ok(note) = notes.try_recv() {
+            deliver(&tx, events.event(&note).await, &mut client).await;
         }
         if let Some(out) = out {
-            deliver(&tx, events.event(&out.bytes), &mut client).await;
+            deliver(&tx, events.event(&out.bytes).await, &mut client).await;
         }
-        events.finish();
+        events.finish().await;
     });
     body::sse(rx)
 }
@@ -149,16 +150,27 @@ async fn deliver(tx: &Option<mpsc::Sender<Bytes>>, event: Bytes, client: &mut bo
 }
 
 /// Numbers and records the events of one SSE response (in a session), or just frames them.
+/// Each event is in the store before the client can see it, so a client that saw it can
+/// resume after it on any instance sharing the store.
 struct StreamEvents {
-    target: Option<(Arc<Session>, u64, Arc<dyn EventStore>)>,
+    target: Option<Target>,
     retry: std::time::Duration,
 }
 
+struct Target {
+    session: Arc<Session>,
+    stream: u64,
+    /// The seq of the last event numbered (0: the priming event).
+    seq: u64,
+    store: Arc<dyn EventStore>,
+}
+
 fn stream_events(state: &Arc<Shared>, session: Option<&Arc<Session>>) -> StreamEvents {
-    let target = session.filter(|s| !s.is_ended()).map(|s| {
-        let stream = s.new_stream();
-        state.config.events.open(&s.id, stream);
-        (s.clone(), stream, state.config.events.clone())
+    let target = session.filter(|s| !s.is_ended()).map(|s| Target {
+        session: s.clone(),
+        stream: s.new_stream(),
+        seq: 0,
+        store: state.config.events.clone(),
     });
     StreamEvents {
         target,
@@ -167,34 +179,51 @@ fn stream_events(state: &Arc<Shared>, session: Option<&Arc<Session>>) -> StreamE
 }
 
 impl StreamEvents {
+    /// Starts the stream in the store; one the store cannot start is not recorded.
+    async fn open(&mut self) {
+        let Some(t) = &self.target else { return };
+        if let Err(e) = t.store.open(&t.session.id, t.stream).await {
+            tracing::warn!(session = %t.session.id, error = %e, "could not record an SSE stream: it cannot be resumed");
+            self.target = None;
+        }
+    }
+
     /// The priming event (an id and a retry hint, no data), for resumable streams of clients
     /// at 2025-11-25 or later (older SDKs fail on an event with empty data).
     fn priming(&mut self) -> Option<Bytes> {
-        let (session, stream, _) = self.target.as_ref()?;
-        session.priming(*stream, self.retry)
+        let t = self.target.as_ref()?;
+        t.session.priming(t.stream, 0, self.retry)
     }
 
-    fn event(&mut self, message: &[u8]) -> Bytes {
+    async fn event(&mut self, message: &[u8]) -> Bytes {
         // Once the session has ended, its events are no longer kept (nor numbered).
-        if self.target.as_ref().is_some_and(|(s, _, _)| s.is_ended()) {
+        if self.target.as_ref().is_some_and(|t| t.session.is_ended()) {
             self.target = None;
         }
-        match &self.target {
-            Some((session, stream, store)) => {
-                let (id, seq) = session.event_id(*stream);
-                let event = body::event(Some(&id), None, message);
-                store.append(&session.id, *stream, seq, event.clone());
-                event
-            }
-            None => body::event(None, None, message),
+        let Some(t) = &mut self.target else {
+            return body::event(None, None, message);
+        };
+        t.seq += 1;
+        let id = super::session::event_id(t.stream, t.seq);
+        let event = body::event(Some(&id), None, message);
+        if let Err(e) = t
+            .store
+            .append(&t.session.id, t.stream, t.seq, event.clone())
+            .await
+        {
+            // Sent all the same: the client is there. A replay past it would have a gap, so
+            // the store will not serve one.
+            tracing::warn!(session = %t.session.id, error = %e, "could not record an SSE event");
         }
+        event
     }
 
-    fn finish(&self) {
-        if let Some((session, stream, store)) = &self.target
-            && !session.is_ended()
+    async fn finish(&self) {
+        if let Some(t) = &self.target
+            && !t.session.is_ended()
+            && let Err(e) = t.store.finish(&t.session.id, t.stream).await
         {
-            store.finish(&session.id, *stream);
+            tracing::warn!(session = %t.session.id, error = %e, "could not record the end of an SSE stream");
         }
     }
 }
@@ -246,8 +275,8 @@ pub(crate) fn spawn_stream(
     });
 }
 
-/// Resumes `stream` of `session` for a client that saw its events up to `after`: a priming
-/// event, what the store kept since, then each new event as the store records it, until the
+/// Resumes `stream` of `session` for a client that saw its events up to `after`: a `retry`
+/// hint, what the store kept since, then each new event as the store records it, until the
 /// stream is finished (its result was sent), the client leaves or the session ends.
 pub(crate) fn resume(
     state: &Arc<Shared>,
@@ -257,7 +286,11 @@ pub(crate) fn resume(
     tx: mpsc::Sender<Bytes>,
 ) {
     let store = state.config.events.clone();
-    let priming = session.priming(stream, state.config.sse_retry);
+    // Only the retry hint: the client's `Last-Event-ID` is already the right cursor, and an
+    // event id may not be sent twice in a session (nor can a fresh one name this position).
+    let priming = session
+        .primes()
+        .then(|| Bytes::from(format!("retry: {}\n\n", state.config.sse_retry.as_millis())));
     let mut ended = session.ended();
     let hold = session.hold_stream();
     let session = session.clone();
@@ -269,8 +302,14 @@ pub(crate) fn resume(
             return;
         }
         loop {
-            let Some(replay) = store.replay(&session.id, stream, after) else {
-                return; // forgotten (the session ended or the stream aged out)
+            let replay = match store.replay(&session.id, stream, after).await {
+                Ok(Some(replay)) => replay,
+                // Forgotten (the session ended or the stream aged out).
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::warn!(session = %session.id, error = %e, "could not replay an SSE stream: ending it");
+                    return;
+                }
             };
             for event in replay.events {
                 after = event.seq;
