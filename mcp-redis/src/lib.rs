@@ -9,6 +9,8 @@
 
 mod change_bus;
 mod conn;
+mod tasks;
 
 pub use change_bus::RedisChangeBus;
 pub use conn::{Redis, RedisError};
+pub use tasks::RedisTaskStore;

@@ -143,9 +143,10 @@ fn ended(mut record: TaskRecord, status: TaskStatus, message: &'static str) -> T
 
 /// How a write of a task's record went.
 enum Wrote {
-    /// Written (or not to be written: not in the store yet, or the store failed and the next
-    /// write will try again).
+    /// Written (or not to be written: not in the store yet).
     Done,
+    /// The store failed; the next write tries again.
+    Unavailable,
     /// Another instance ended the task meanwhile; the record is now the stored one.
     EndedElsewhere,
     /// The record is gone from the store (its TTL ran out, or the store lost it).
@@ -441,7 +442,9 @@ impl Tasks {
             let tasks: Weak<Tasks> = Arc::downgrade(self);
             let every = self.config.lease / 3;
             tokio::spawn(async move {
-                let mut tick = tokio::time::interval(every);
+                // The first renewal is due a third of a lease after the first task started.
+                let first = tokio::time::Instant::now() + every;
+                let mut tick = tokio::time::interval_at(first, every);
                 tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tick.tick().await;
@@ -452,11 +455,14 @@ impl Tasks {
         });
     }
 
-    /// Renews the lease of every task running here.
+    /// Renews the lease of every task running here (until the store fails: the others wait
+    /// for the next round rather than each for the store's own timeout).
     async fn renew(&self) {
         let live: Vec<Arc<Live>> = self.live.lock().expect("tasks lock").values().cloned().collect();
         for task in live {
-            task.renew(self.config.lease).await;
+            if !task.renew(self.config.lease).await {
+                return;
+            }
         }
     }
 
@@ -524,7 +530,7 @@ impl Live {
                 Ok(Update::Missing) => return Wrote::Gone,
                 Err(e) => {
                     tracing::warn!(task = %self.id, error = %e, "could not write a task's record");
-                    return Wrote::Done;
+                    return Wrote::Unavailable;
                 }
             }
         }
@@ -547,7 +553,7 @@ impl Live {
                     on_change(&record, Origin::Elsewhere);
                 }
             }
-            Wrote::Gone | Wrote::Done => {
+            Wrote::Gone | Wrote::Done | Wrote::Unavailable => {
                 tracing::warn!(task = %self.id, "the task's record is gone from the store; its work is cancelled");
                 record.status = TaskStatus::Cancelled;
                 record.status_message = Some("The task's record is gone from the task store".into());
@@ -577,7 +583,7 @@ impl Live {
             record.lease = None;
         }
         match self.write(&mut record).await {
-            Wrote::Done => {}
+            Wrote::Done | Wrote::Unavailable => {}
             how => {
                 self.ended_elsewhere(record, how);
                 return false;
@@ -595,18 +601,22 @@ impl Live {
     }
 
     /// Renews this instance's lease on the task (for `lease` from now); notices so that another
-    /// instance ended it.
-    pub(crate) async fn renew(&self, lease: Duration) {
+    /// instance ended it. `false` when the store failed.
+    pub(crate) async fn renew(&self, lease: Duration) -> bool {
         let mut record = self.record.lock().await;
         if record.status.is_terminal() || !self.stored.load(Ordering::Acquire) {
-            return;
+            return true;
         }
         if let Some(claim) = &mut record.lease {
             claim.expires_at = SystemTime::now() + lease;
         }
         match self.write(&mut record).await {
-            Wrote::Done => {}
-            how => self.ended_elsewhere(record, how),
+            Wrote::Done => true,
+            Wrote::Unavailable => false,
+            how => {
+                self.ended_elsewhere(record, how);
+                true
+            }
         }
     }
 
@@ -699,7 +709,7 @@ impl Live {
         }
         record.last_updated_at = SystemTime::now().max(record.last_updated_at);
         match self.write(&mut record).await {
-            Wrote::Done => {}
+            Wrote::Done | Wrote::Unavailable => {}
             how => {
                 self.ended_elsewhere(record, how);
                 return;
@@ -805,6 +815,114 @@ mod tests {
         assert_eq!(record.outcome, None);
         // Someone else's id is unknown.
         assert!(tasks.get(&live.id, "you").await.is_err());
+    }
+
+    /// Two instances sharing one store.
+    fn fleet(lease: Duration) -> (Arc<Tasks>, Arc<Tasks>) {
+        let store: Arc<MemoryTaskStore> = Arc::new(MemoryTaskStore::new());
+        let config = TaskConfig {
+            lease,
+            ..TaskConfig::default()
+        };
+        (
+            Tasks::new(Arc::new(store.clone()), config.clone(), None),
+            Tasks::new(Arc::new(store), config, None),
+        )
+    }
+
+    fn cancelled_flag(live: &super::Live) -> Arc<std::sync::atomic::AtomicBool> {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let set = flag.clone();
+        live.bind(Box::new(move || {
+            set.store(true, std::sync::atomic::Ordering::SeqCst)
+        }));
+        flag
+    }
+
+    #[tokio::test]
+    async fn a_cancel_elsewhere_is_stored_at_once_and_stops_the_work_at_the_next_write() {
+        let (a, b) = fleet(Duration::from_secs(30));
+        let live = a.prepare("me".into(), "t", None, None, None);
+        let stopped = cancelled_flag(&live);
+        a.admit(&live).await.unwrap();
+        let before = b.cancel(&live.id, "me").await.unwrap();
+        assert_eq!(before.status, TaskStatus::Working);
+        let stored = a.get(&live.id, "me").await.unwrap();
+        assert_eq!(stored.status, TaskStatus::Cancelled);
+        assert_eq!(stored.lease, None);
+        // The renewal finds the record ended: the work is cancelled, the end is kept.
+        live.renew(Duration::from_secs(30)).await;
+        assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
+        live.finish(
+            TaskStatus::Completed,
+            Some(TaskOutcome::Result(json!({}))),
+            None,
+        )
+        .await;
+        let stored = b.get(&live.id, "me").await.unwrap();
+        assert_eq!(stored.status, TaskStatus::Cancelled);
+        assert_eq!(live.snapshot().await.status, TaskStatus::Cancelled);
+        // A second cancel finds it over; someone else's id is unknown on every instance.
+        let again = b.cancel(&live.id, "me").await.unwrap();
+        assert_eq!(again.status, TaskStatus::Cancelled);
+        assert!(b.cancel(&live.id, "you").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_lease_ends_the_task_failed_for_readers_and_the_reaper() {
+        let (a, b) = fleet(Duration::from_millis(300));
+        let store = b.store.clone();
+        let read = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&read).await.unwrap();
+        let swept = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&swept).await.unwrap();
+        // Renewed, it holds.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            b.get(&read.id, "me").await.unwrap().status,
+            TaskStatus::Working
+        );
+        // `a` stops renewing (it died): after the lease, readers see it failed.
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        let failed = b.get(&read.id, "me").await.unwrap();
+        assert_eq!(failed.status, TaskStatus::Failed);
+        assert_eq!(failed.status_message.as_deref(), Some(super::STOPPED));
+        assert!(matches!(failed.outcome, Some(TaskOutcome::Error(_))));
+        assert_eq!(
+            store.get(&swept.id).await.unwrap().unwrap().status,
+            TaskStatus::Working,
+            "nobody read it yet"
+        );
+        b.reap(SystemTime::now()).await;
+        let swept_record = store.get(&swept.id).await.unwrap().unwrap();
+        assert_eq!(swept_record.status, TaskStatus::Failed);
+    }
+
+    #[tokio::test]
+    async fn waiting_elsewhere_polls_until_the_task_ends() {
+        let (a, b) = fleet(Duration::from_secs(30));
+        let live = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&live).await.unwrap();
+        let waiter = tokio::spawn({
+            let (b, id) = (b.clone(), live.id.clone());
+            async move { b.wait(&id, "me").await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished());
+        live.finish(
+            TaskStatus::Completed,
+            Some(TaskOutcome::Result(json!({"ok": true}))),
+            None,
+        )
+        .await;
+        let record = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("the wait ends")
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.status, TaskStatus::Completed);
+        assert_eq!(record.outcome, Some(TaskOutcome::Result(json!({"ok": true}))));
     }
 
     #[tokio::test]

@@ -120,6 +120,47 @@ pub trait TaskStore: Send + Sync + 'static {
     fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>>;
 }
 
+/// A shared store: several servers of one process (or one server and the application) can
+/// use the same records.
+impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
+    fn create(&self, record: TaskRecord, limits: StoreLimits) -> StoreFuture<'_, ()> {
+        (**self).create(record, limits)
+    }
+
+    fn get(&self, id: &str) -> StoreFuture<'_, Option<TaskRecord>> {
+        (**self).get(id)
+    }
+
+    fn put(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
+        (**self).put(record)
+    }
+
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+        (**self).update(record)
+    }
+
+    fn lapsed(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        (**self).lapsed(now)
+    }
+
+    fn remove(&self, id: &str) -> StoreFuture<'_, ()> {
+        (**self).remove(id)
+    }
+
+    fn list(
+        &self,
+        owner: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreFuture<'_, (Vec<TaskRecord>, bool)> {
+        (**self).list(owner, after, limit)
+    }
+
+    fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        (**self).remove_expired(now)
+    }
+}
+
 /// The default [`TaskStore`]: records in a map in this process.
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
