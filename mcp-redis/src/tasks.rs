@@ -153,7 +153,11 @@ impl RedisTaskStore {
     ) -> Result<(), TaskStoreError> {
         let json = encode(&record)?;
         let opt = |t: Option<SystemTime>| t.map_or_else(String::new, |t| millis(t).to_string());
-        let done = if record.status.is_terminal() { "1" } else { "0" };
+        let done = if record.status.is_terminal() {
+            "1"
+        } else {
+            "0"
+        };
         let mut conn = self.conn.clone();
         let (code, count): (i64, i64) = Script::new(CREATE)
             .key(self.record_key(&record.id))
@@ -176,7 +180,9 @@ impl RedisTaskStore {
             .map_err(unavailable)?;
         match code {
             0 => Ok(()),
-            1 => Err(TaskStoreError::Full(format!("the server holds {count} tasks"))),
+            1 => Err(TaskStoreError::Full(format!(
+                "the server holds {count} tasks"
+            ))),
             _ => Err(TaskStoreError::Full(format!(
                 "{count} unfinished tasks of this client (the limit is {})",
                 limits.max_per_owner
@@ -200,7 +206,11 @@ impl RedisTaskStore {
             (Some(lease), false) => millis(lease.expires_at).to_string(),
             _ => String::new(),
         };
-        let done = if record.status.is_terminal() { "1" } else { "0" };
+        let done = if record.status.is_terminal() {
+            "1"
+        } else {
+            "0"
+        };
         let mut conn = self.conn.clone();
         let (code, json): (i64, Option<String>) = Script::new(UPDATE)
             .key(self.record_key(&record.id))
@@ -248,9 +258,7 @@ impl RedisTaskStore {
                 .zrem(self.key(&format!("owner:{owner}")), id);
         }
         let mut conn = self.conn.clone();
-        pipe.query_async::<()>(&mut conn)
-            .await
-            .map_err(unavailable)
+        pipe.query_async::<()>(&mut conn).await.map_err(unavailable)
     }
 
     async fn list_records(

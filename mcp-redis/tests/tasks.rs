@@ -151,9 +151,11 @@ async fn a_cancel_through_another_instance_stops_the_work_within_a_third_of_the_
     }
     // The work on the other instance stops at its next lease renewal (every 500 ms here).
     assert_eq!(cancellations("cancel"), 0, "stopped before A renewed");
-    wait_for("the work stopped", lease / 3 + Duration::from_millis(300), || {
-        cancellations("cancel") == 1
-    })
+    wait_for(
+        "the work stopped",
+        lease / 3 + Duration::from_millis(300),
+        || cancellations("cancel") == 1,
+    )
     .await;
     eprintln!("the cancel reached the work after {:?}", t0.elapsed());
     // The tool's own ending (its Err) did not overwrite the status.
@@ -269,7 +271,11 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
     let mut calls = tokio::task::JoinSet::new();
     for n in 0..40 {
         let store = stores[n % 2].clone();
-        calls.spawn(async move { store.create(record(&format!("me-{n}"), "me", hour), limits).await });
+        calls.spawn(async move {
+            store
+                .create(record(&format!("me-{n}"), "me", hour), limits)
+                .await
+        });
     }
     let results: Vec<_> = calls.join_all().await;
     let ok = results.iter().filter(|r| r.is_ok()).count();
@@ -285,7 +291,9 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
         let store = stores[n % 2].clone();
         calls.spawn(async move {
             let owner = format!("o{n}");
-            store.create(record(&format!("x-{n}"), &owner, hour), limits).await
+            store
+                .create(record(&format!("x-{n}"), &owner, hour), limits)
+                .await
         });
     }
     let ok = calls.join_all().await.iter().filter(|r| r.is_ok()).count();
@@ -300,9 +308,17 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
         max_per_owner: 5,
         max_total: 100,
     };
-    stores[0].create(record("me-new", "me", hour), bigger).await.unwrap();
-    let refused = stores[0].create(record("me-newer", "me", hour), bigger).await;
-    assert!(matches!(refused, Err(TaskStoreError::Full(_))), "{refused:?}");
+    stores[0]
+        .create(record("me-new", "me", hour), bigger)
+        .await
+        .unwrap();
+    let refused = stores[0]
+        .create(record("me-newer", "me", hour), bigger)
+        .await;
+    assert!(
+        matches!(refused, Err(TaskStoreError::Full(_))),
+        "{refused:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,7 +335,10 @@ async fn records_are_compare_and_set_listed_in_order_and_expire() {
     for id in ["z", "y", "x", "w"] {
         store.create(record(id, "me", hour), limits).await.unwrap();
     }
-    store.create(record("v", "you", hour), limits).await.unwrap();
+    store
+        .create(record("v", "you", hour), limits)
+        .await
+        .unwrap();
     store
         .create(record("short", "me", Duration::from_millis(300)), limits)
         .await
@@ -346,9 +365,15 @@ async fn records_are_compare_and_set_listed_in_order_and_expire() {
     // Pages of one owner, in creation order.
     let ids = |page: &[TaskRecord]| page.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
     let (page, more) = store.list("me", None, 2).await.unwrap();
-    assert_eq!((ids(&page), more), (vec!["z".to_owned(), "y".to_owned()], true));
+    assert_eq!(
+        (ids(&page), more),
+        (vec!["z".to_owned(), "y".to_owned()], true)
+    );
     let (page, more) = store.list("me", Some("y"), 2).await.unwrap();
-    assert_eq!((ids(&page), more), (vec!["x".to_owned(), "w".to_owned()], true));
+    assert_eq!(
+        (ids(&page), more),
+        (vec!["x".to_owned(), "w".to_owned()], true)
+    );
     assert_eq!(page[0].status, TaskStatus::Working);
 
     // The short one is gone after its TTL: not read, not listed, and reaped once.
@@ -356,8 +381,17 @@ async fn records_are_compare_and_set_listed_in_order_and_expire() {
     assert_eq!(store.get("short").await.unwrap(), None);
     let (page, more) = store.list("me", Some("w"), 10).await.unwrap();
     assert_eq!((ids(&page), more), (Vec::<String>::new(), false));
-    assert_eq!(store.remove_expired(SystemTime::now()).await.unwrap(), ["short"]);
-    assert!(store.remove_expired(SystemTime::now()).await.unwrap().is_empty());
+    assert_eq!(
+        store.remove_expired(SystemTime::now()).await.unwrap(),
+        ["short"]
+    );
+    assert!(
+        store
+            .remove_expired(SystemTime::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // Removal takes it out of the listing.
     store.remove("y").await.unwrap();
@@ -392,7 +426,11 @@ async fn redis_down_is_a_clear_error_and_a_restart_recovers() {
         .await
         .unwrap_err();
     eprintln!("with Redis down, tasks/get failed after {:?}", t0.elapsed());
-    assert!(t0.elapsed() < Duration::from_secs(20), "took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t0.elapsed()
+    );
     assert_eq!(down.code.0, -32603, "{down:?}");
     assert!(
         down.message.contains("task store unavailable"),
@@ -406,7 +444,10 @@ async fn redis_down_is_a_clear_error_and_a_restart_recovers() {
         )
         .await
         .unwrap_err();
-    assert!(refused.message.contains("task store unavailable"), "{refused:?}");
+    assert!(
+        refused.message.contains("task store unavailable"),
+        "{refused:?}"
+    );
 
     // Back, empty (no persistence): the task is unknown, its work is cancelled at the next
     // renewal, and new tasks work again.

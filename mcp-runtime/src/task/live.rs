@@ -262,7 +262,12 @@ impl Tasks {
                 return Ok(record);
             }
             let failed = ended(record.clone(), TaskStatus::Failed, STOPPED);
-            match self.store.update(failed.clone()).await.map_err(read_error)? {
+            match self
+                .store
+                .update(failed.clone())
+                .await
+                .map_err(read_error)?
+            {
                 Update::Written => {
                     let failed = TaskRecord {
                         revision: failed.revision + 1,
@@ -341,9 +346,7 @@ impl Tasks {
                 Ok(Update::Stale(stored)) => record = *stored,
                 Ok(Update::Missing) => return Err(not_found(id)),
                 Err(e) => {
-                    return Err(McpError::internal(format!(
-                        "Cannot cancel the task: {e}"
-                    )));
+                    return Err(McpError::internal(format!("Cannot cancel the task: {e}")));
                 }
             }
         }
@@ -458,7 +461,13 @@ impl Tasks {
     /// Renews the lease of every task running here (until the store fails: the others wait
     /// for the next round rather than each for the store's own timeout).
     async fn renew(&self) {
-        let live: Vec<Arc<Live>> = self.live.lock().expect("tasks lock").values().cloned().collect();
+        let live: Vec<Arc<Live>> = self
+            .live
+            .lock()
+            .expect("tasks lock")
+            .values()
+            .cloned()
+            .collect();
         for task in live {
             if !task.renew(self.config.lease).await {
                 return;
@@ -539,11 +548,7 @@ impl Live {
 
     /// Takes the end another instance gave the task (or the loss of its record) as its own:
     /// the questions are dropped and the work is cancelled.
-    fn ended_elsewhere(
-        &self,
-        mut record: tokio::sync::MutexGuard<'_, TaskRecord>,
-        how: Wrote,
-    ) {
+    fn ended_elsewhere(&self, mut record: tokio::sync::MutexGuard<'_, TaskRecord>, how: Wrote) {
         match how {
             Wrote::EndedElsewhere => {
                 tracing::debug!(task = %self.id, status = ?record.status, "task ended by another instance");
@@ -556,7 +561,8 @@ impl Live {
             Wrote::Gone | Wrote::Done | Wrote::Unavailable => {
                 tracing::warn!(task = %self.id, "the task's record is gone from the store; its work is cancelled");
                 record.status = TaskStatus::Cancelled;
-                record.status_message = Some("The task's record is gone from the task store".into());
+                record.status_message =
+                    Some("The task's record is gone from the task store".into());
                 record.outcome = None;
                 record.input_requests.clear();
                 record.lease = None;
@@ -764,7 +770,11 @@ mod tests {
     use crate::task::{MemoryTaskStore, TaskOutcome, TaskStatus};
 
     fn tasks() -> Arc<Tasks> {
-        Tasks::new(Arc::new(MemoryTaskStore::new()), TaskConfig::default(), None)
+        Tasks::new(
+            Arc::new(MemoryTaskStore::new()),
+            TaskConfig::default(),
+            None,
+        )
     }
 
     #[tokio::test]
@@ -922,7 +932,10 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(record.status, TaskStatus::Completed);
-        assert_eq!(record.outcome, Some(TaskOutcome::Result(json!({"ok": true}))));
+        assert_eq!(
+            record.outcome,
+            Some(TaskOutcome::Result(json!({"ok": true})))
+        );
     }
 
     #[tokio::test]
