@@ -27,6 +27,16 @@ async fn work(ms: u64, ctx: Context) -> Result<String, String> {
 
 static CANCELLED: AtomicUsize = AtomicUsize::new(0);
 
+/// Holds until cancelled (only the two-instance test runs it: its count is its own).
+#[tool(task = "optional")]
+async fn held(ctx: Context) -> Result<String, String> {
+    ctx.cancelled().await;
+    HELD_CANCELLED.fetch_add(1, Ordering::SeqCst);
+    Err("cancelled".into())
+}
+
+static HELD_CANCELLED: AtomicUsize = AtomicUsize::new(0);
+
 /// Reports progress and logs, then answers.
 #[tool(task = "optional")]
 async fn chatty(ctx: Context) -> String {
@@ -827,4 +837,64 @@ async fn session_2025_11_25_task_notifications_name_their_task() {
             "{note}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_sharing_a_store_read_and_cancel_each_others_tasks() {
+    let store = Arc::new(mcp_runtime::task::MemoryTaskStore::new());
+    let instance = |lease| {
+        Server::builder()
+            .task_store(store.clone())
+            .task_lease(lease)
+            .task_poll_interval(Duration::from_millis(10))
+            .build()
+            .unwrap()
+    };
+    let lease = Duration::from_millis(600);
+    let a = stateless_with_tasks(instance(lease)).await;
+    let b = stateless_with_tasks(instance(lease)).await;
+
+    // Created on A, finished there, polled through B.
+    let created = a
+        .request(
+            "tools/call",
+            json!({ "name": "work", "arguments": { "ms": 100 } }),
+        )
+        .await
+        .unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    let done = poll(&b, id, None).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "worked 100 ms");
+
+    // Cancelled through B: cancelled at once everywhere, and A's work stops at its next lease
+    // renewal (a third of the lease).
+    let created = a
+        .request("tools/call", json!({ "name": "held", "arguments": {} }))
+        .await
+        .unwrap();
+    let id = created["taskId"].as_str().unwrap();
+    b.request("tasks/cancel", json!({ "taskId": id }))
+        .await
+        .unwrap();
+    for client in [&a, &b] {
+        let task = client
+            .request("tasks/get", json!({ "taskId": id }))
+            .await
+            .unwrap();
+        assert_eq!(task["status"], "cancelled", "{task}");
+    }
+    let deadline = Instant::now() + lease / 3 + Duration::from_millis(500);
+    while HELD_CANCELLED.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "A's work never stopped");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let task = a
+        .request("tasks/get", json!({ "taskId": id }))
+        .await
+        .unwrap();
+    assert_eq!(
+        task["status"], "cancelled",
+        "the work's own end did not win"
+    );
 }

@@ -12,9 +12,11 @@ mod conn;
 mod events;
 mod sessions;
 mod state_guard;
+mod tasks;
 
 pub use change_bus::RedisChangeBus;
 pub use conn::{Redis, RedisError};
 pub use events::RedisEventStore;
 pub use sessions::RedisSessionStore;
 pub use state_guard::RedisStateGuard;
+pub use tasks::RedisTaskStore;

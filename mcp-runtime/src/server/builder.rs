@@ -322,6 +322,16 @@ impl ServerBuilder {
         self
     }
 
+    /// How long the instance running a task may go without renewing its lease on it (default
+    /// 30 s; at least 300 ms). It renews every third of this while the work runs. With a task
+    /// store shared by several instances, a task whose instance stopped (killed, crashed) ends
+    /// `failed` ("The instance running this task stopped") once its lease lapses, and a
+    /// `tasks/cancel` made through another instance stops the work within a third of it.
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.tasks.lease = lease.max(Duration::from_millis(300));
+        self
+    }
+
     /// At most `per_client` unfinished tasks per session or caller (default 64), and `total`
     /// task records kept in all (default 10,000); a call beyond them is refused (-32603).
     pub fn max_tasks(mut self, per_client: usize, total: usize) -> Self {
@@ -462,7 +472,11 @@ impl ServerBuilder {
                 capabilities,
                 stateless_capabilities,
                 tasks_capabilities,
-                tasks: crate::task::Tasks::new(store, self.tasks),
+                tasks: crate::task::Tasks::new(
+                    store,
+                    self.tasks,
+                    Some(crate::server::tasks::announcer(changes.clone())),
+                ),
                 middleware: self.middleware.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),

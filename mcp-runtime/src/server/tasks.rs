@@ -22,7 +22,7 @@ use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{CallToolResult, Era, ErrorCode, McpError, ProtocolVersion, RequestId};
 use crate::registry::RegisteredTool;
 use crate::request::{Asker, Context, Peer};
-use crate::task::{Live, TaskOutcome, TaskRecord, TaskStatus, TaskSupport, rfc3339};
+use crate::task::{Live, Origin, TaskOutcome, TaskRecord, TaskStatus, TaskSupport, rfc3339};
 use crate::tool::{ToolCall, ToolFuture};
 
 /// The 2026-07-28 extension's identifier.
@@ -113,6 +113,18 @@ fn missing_extension(why: &str) -> McpError {
     .with_data(json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } }))
 }
 
+/// Announces, on listen streams, the changes this instance makes to 2026-07-28 tasks running
+/// on another instance (it cancelled one, or ended one whose instance stopped). Session-era
+/// tasks have no listen streams: their session hears it when it asks.
+pub(crate) fn announcer(changes: crate::Changes) -> crate::task::Announce {
+    Box::new(move |record: &TaskRecord| {
+        if record.owner.starts_with("caller:") {
+            let task = task_object(record, Era::Stateless, true);
+            changes.task_changed(&record.id, &record.owner, &task);
+        }
+    })
+}
+
 /// Who may see the tasks a request creates or names: its session, or (2026-07-28) its caller,
 /// as a digest.
 pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
@@ -150,13 +162,16 @@ pub(super) fn call_as_task(
     let owner = owner(conn, &scope);
     let on_change: Option<crate::task::OnChange> = if stateless {
         let (changes, owner) = (inner.changes.clone(), owner.clone());
-        Some(Box::new(move |record: &TaskRecord| {
-            let task = task_object(record, Era::Stateless, true);
-            changes.task_changed(&record.id, &owner, &task);
+        Some(Box::new(move |record: &TaskRecord, origin: Origin| {
+            // The instance that ended the task elsewhere announced it (see `announcer`).
+            if origin == Origin::Here {
+                let task = task_object(record, Era::Stateless, true);
+                changes.task_changed(&record.id, &owner, &task);
+            }
         }))
     } else {
         let conn: Weak<Connection> = Arc::downgrade(conn);
-        Some(Box::new(move |record: &TaskRecord| {
+        Some(Box::new(move |record: &TaskRecord, _: Origin| {
             if let Some(conn) = conn.upgrade()
                 && let Some(sink) = Peer::standalone(&*conn)
             {
@@ -454,7 +469,10 @@ fn gate(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Result<(), Step>
         _ if !conn.server.inner.registry.has_task_tools() => {
             refuse(McpError::method_not_found(&req.method))
         }
-        _ => Ok(()),
+        _ => {
+            conn.server.inner.tasks.touch();
+            Ok(())
+        }
     }
 }
 

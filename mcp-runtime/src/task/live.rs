@@ -1,5 +1,6 @@
-//! The tasks running in this process: their records (written through to the [`TaskStore`]),
-//! the questions they wait on, their cancellation, and the reaper that ends them at their TTL.
+//! The tasks running in this process: their records (written through to the [`TaskStore`]
+//! as compare-and-sets), the questions they wait on, their cancellation, their leases, and the
+//! reaper that ends them at their TTL or (for tasks of stopped instances) at a lapsed lease.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,13 +10,27 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
 
-use super::store::StoreLimits;
-use super::{TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
+use super::store::{StoreLimits, Update};
+use super::{Lease, TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::ask::round::Round;
 use crate::protocol::McpError;
 
+/// Where a task's status change was made: by this instance, or by another one sharing the
+/// store (it cancelled the task, or ended it at a lapsed lease) and announced it itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    Here,
+    Elsewhere,
+}
+
 /// Told of every status change of a task the client knows of.
-pub(crate) type OnChange = Box<dyn Fn(&TaskRecord) + Send + Sync>;
+pub(crate) type OnChange = Box<dyn Fn(&TaskRecord, Origin) + Send + Sync>;
+
+/// Announces the status changes this instance makes to tasks that do not run here.
+pub(crate) type Announce = Box<dyn Fn(&TaskRecord) + Send + Sync>;
+
+/// The status message of a task whose instance stopped without ending it.
+pub(crate) const STOPPED: &str = "The instance running this task stopped";
 
 /// Cancels a task's work.
 pub(crate) type Canceller = Box<dyn Fn() + Send + Sync>;
@@ -30,6 +45,9 @@ pub(crate) struct TaskConfig {
     /// The poll interval suggested to clients.
     pub(crate) poll_interval: Duration,
     pub(crate) limits: StoreLimits,
+    /// How long the instance running a task may go without renewing its claim on it (it
+    /// renews every third of this).
+    pub(crate) lease: Duration,
 }
 
 impl Default for TaskConfig {
@@ -42,6 +60,7 @@ impl Default for TaskConfig {
                 max_per_owner: 64,
                 max_total: 10_000,
             },
+            lease: Duration::from_secs(30),
         }
     }
 }
@@ -52,6 +71,10 @@ pub(crate) struct Tasks {
     /// The tasks whose work runs in this process, by id.
     live: Mutex<HashMap<String, Arc<Live>>>,
     pub(crate) config: TaskConfig,
+    /// Names this instance in the leases it takes (random per server).
+    instance: String,
+    /// Announces the changes made here to tasks running elsewhere.
+    announce: Option<Announce>,
     reaper: OnceLock<()>,
 }
 
@@ -60,6 +83,8 @@ pub(crate) struct Live {
     pub(crate) id: String,
     /// Its owner (also in the record, which is behind an async lock).
     owner: String,
+    /// When its TTL runs out (also in the record).
+    expires_at: Option<SystemTime>,
     store: Arc<dyn TaskStore>,
     /// The record; every change is written to the store under this lock, so one task's writes
     /// reach the store in order.
@@ -97,12 +122,49 @@ fn store_error(e: TaskStoreError) -> McpError {
     McpError::internal(format!("Cannot create the task: {e}"))
 }
 
+fn read_error(e: TaskStoreError) -> McpError {
+    McpError::internal(format!("Cannot read the task: {e}"))
+}
+
+/// The record of a task ended here on behalf of an instance that no longer runs it (or whose
+/// work is elsewhere): `cancelled` by request, or `failed` at a lapsed lease.
+fn ended(mut record: TaskRecord, status: TaskStatus, message: &'static str) -> TaskRecord {
+    record.status = status;
+    record.status_message = Some(message.into());
+    record.outcome = (status == TaskStatus::Failed).then(|| {
+        let e = McpError::internal(message);
+        TaskOutcome::Error(serde_json::to_value(&e).expect("an error serializes"))
+    });
+    record.input_requests.clear();
+    record.lease = None;
+    record.last_updated_at = SystemTime::now().max(record.last_updated_at);
+    record
+}
+
+/// How a write of a task's record went.
+enum Wrote {
+    /// Written (or not to be written: not in the store yet).
+    Done,
+    /// The store failed; the next write tries again.
+    Unavailable,
+    /// Another instance ended the task meanwhile; the record is now the stored one.
+    EndedElsewhere,
+    /// The record is gone from the store (its TTL ran out, or the store lost it).
+    Gone,
+}
+
 impl Tasks {
-    pub(crate) fn new(store: Arc<dyn TaskStore>, config: TaskConfig) -> Arc<Tasks> {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        config: TaskConfig,
+        announce: Option<Announce>,
+    ) -> Arc<Tasks> {
         Arc::new(Tasks {
             store,
             live: Mutex::default(),
             config,
+            instance: crate::id::random_id(),
+            announce,
             reaper: OnceLock::new(),
         })
     }
@@ -135,10 +197,16 @@ impl Tasks {
             poll_interval: self.config.poll_interval,
             input_requests: Map::new(),
             outcome: None,
+            revision: 0,
+            lease: Some(Lease {
+                instance: self.instance.clone(),
+                expires_at: now + self.config.lease,
+            }),
         };
         Arc::new(Live {
             id,
             owner,
+            expires_at: record.expires_at(),
             store: self.store.clone(),
             record: tokio::sync::Mutex::new(record),
             stored: AtomicBool::new(false),
@@ -175,12 +243,54 @@ impl Tasks {
         let _ = self.store.remove(&live.id).await;
     }
 
-    /// The record of task `id`, if `owner` may see it.
+    /// The record of task `id`, if `owner` may see it (a task whose instance stopped is
+    /// ended `failed` first).
     pub(crate) async fn get(&self, id: &str, owner: &str) -> Result<TaskRecord, McpError> {
         match self.store.get(id).await {
-            Ok(Some(record)) if record.owner == owner => Ok(record),
+            Ok(Some(record)) if record.owner == owner => self.settle_lapsed(record).await,
             Ok(_) => Err(not_found(id)),
-            Err(e) => Err(McpError::internal(format!("Cannot read the task: {e}"))),
+            Err(e) => Err(read_error(e)),
+        }
+    }
+
+    /// `record`, or, if its lease lapsed and its work does not run here, the record ended
+    /// `failed` (or whatever another instance wrote meanwhile).
+    async fn settle_lapsed(&self, mut record: TaskRecord) -> Result<TaskRecord, McpError> {
+        // Three tries: each lost race means another instance wrote the record meanwhile.
+        for _ in 0..3 {
+            if !record.lease_lapsed(SystemTime::now()) || self.local(&record.id).is_some() {
+                return Ok(record);
+            }
+            let failed = ended(record.clone(), TaskStatus::Failed, STOPPED);
+            match self
+                .store
+                .update(failed.clone())
+                .await
+                .map_err(read_error)?
+            {
+                Update::Written => {
+                    let failed = TaskRecord {
+                        revision: failed.revision + 1,
+                        ..failed
+                    };
+                    tracing::warn!(
+                        task = %failed.id,
+                        instance = record.lease.as_ref().map_or("", |l| l.instance.as_str()),
+                        "the lease on a task lapsed: it ends failed"
+                    );
+                    self.announce(&failed);
+                    return Ok(failed);
+                }
+                Update::Stale(stored) => record = *stored,
+                Update::Missing => return Err(not_found(&record.id)),
+            }
+        }
+        Ok(record)
+    }
+
+    fn announce(&self, record: &TaskRecord) {
+        if let Some(announce) = &self.announce {
+            announce(record);
         }
     }
 
@@ -208,39 +318,62 @@ impl Tasks {
         Ok(())
     }
 
-    /// Cancels task `id`: its status before (a terminal one is left as it was).
+    /// Cancels task `id`: its status before (a terminal one is left as it was). A task running
+    /// on another instance is cancelled in the store; that instance stops its work when it
+    /// next writes the record (at the latest at its next lease renewal).
     pub(crate) async fn cancel(&self, id: &str, owner: &str) -> Result<TaskRecord, McpError> {
-        let record = self.get(id, owner).await?;
-        if record.status.is_terminal() {
-            return Ok(record);
-        }
-        match self.local(id) {
-            Some(live) => {
-                live.finish(
-                    TaskStatus::Cancelled,
-                    None,
-                    Some("The task was cancelled by request".into()),
-                )
-                .await;
-                Ok(record)
-            }
-            None => Err(McpError::internal(
-                "The task runs on another server instance and cannot be cancelled here",
-            )),
-        }
-    }
-
-    /// Waits until task `id` is terminal; its final record.
-    pub(crate) async fn wait(&self, id: &str, owner: &str) -> Result<TaskRecord, McpError> {
-        let record = self.get(id, owner).await?;
+        const BY_REQUEST: &str = "The task was cancelled by request";
+        let mut record = self.get(id, owner).await?;
         if record.status.is_terminal() {
             return Ok(record);
         }
         if let Some(live) = self.local(id) {
-            let mut done = live.done.subscribe();
-            let _ = done.wait_for(|d| *d).await;
+            live.finish(TaskStatus::Cancelled, None, Some(BY_REQUEST.into()))
+                .await;
+            return Ok(record);
         }
-        self.get(id, owner).await
+        for _ in 0..3 {
+            let cancelled = ended(record.clone(), TaskStatus::Cancelled, BY_REQUEST);
+            match self.store.update(cancelled.clone()).await {
+                Ok(Update::Written) => {
+                    self.announce(&TaskRecord {
+                        revision: cancelled.revision + 1,
+                        ..cancelled
+                    });
+                    return Ok(record);
+                }
+                Ok(Update::Stale(stored)) if stored.status.is_terminal() => return Ok(*stored),
+                Ok(Update::Stale(stored)) => record = *stored,
+                Ok(Update::Missing) => return Err(not_found(id)),
+                Err(e) => {
+                    return Err(McpError::internal(format!("Cannot cancel the task: {e}")));
+                }
+            }
+        }
+        Err(McpError::internal(
+            "Cannot cancel the task: its record keeps changing; try again",
+        ))
+    }
+
+    /// Waits until task `id` is terminal; its final record. A task running elsewhere is
+    /// polled in the store at its poll interval; the wait ends with the task, with its lease
+    /// (it ends `failed`) or with its TTL (it is unknown then).
+    pub(crate) async fn wait(&self, id: &str, owner: &str) -> Result<TaskRecord, McpError> {
+        loop {
+            let record = self.get(id, owner).await?;
+            if record.status.is_terminal() {
+                return Ok(record);
+            }
+            if let Some(live) = self.local(id) {
+                let mut done = live.done.subscribe();
+                let _ = done.wait_for(|d| *d).await;
+                return self.get(id, owner).await;
+            }
+            let every = record
+                .poll_interval
+                .clamp(Duration::from_millis(10), Duration::from_secs(5));
+            tokio::time::sleep(every).await;
+        }
     }
 
     /// Up to `limit` tasks of `owner` after the one with id `after`; whether more follow.
@@ -289,7 +422,15 @@ impl Tasks {
         self.live.lock().expect("tasks lock").remove(id);
     }
 
-    /// Removes expired records every second, cancelling work still running for them.
+    /// Makes sure the reaper runs (an instance that only reads tasks sweeps too: the tasks of
+    /// stopped instances end even if nobody asks for them).
+    pub(crate) fn touch(self: &Arc<Self>) {
+        self.start_reaper();
+    }
+
+    /// Starts the reaper (every second: removes expired records, cancelling work still running
+    /// for them, and ends the tasks of stopped instances) and the lease renewal of the tasks
+    /// running here (every third of the lease).
     fn start_reaper(self: &Arc<Self>) {
         self.reaper.get_or_init(|| {
             let tasks: Weak<Tasks> = Arc::downgrade(self);
@@ -301,18 +442,65 @@ impl Tasks {
                     tasks.reap(SystemTime::now()).await;
                 }
             });
+            let tasks: Weak<Tasks> = Arc::downgrade(self);
+            let every = self.config.lease / 3;
+            tokio::spawn(async move {
+                // The first renewal is due a third of a lease after the first task started.
+                let first = tokio::time::Instant::now() + every;
+                let mut tick = tokio::time::interval_at(first, every);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tick.tick().await;
+                    let Some(tasks) = tasks.upgrade() else { return };
+                    tasks.renew().await;
+                }
+            });
         });
     }
 
+    /// Renews the lease of every task running here (until the store fails: the others wait
+    /// for the next round rather than each for the store's own timeout).
+    async fn renew(&self) {
+        let live: Vec<Arc<Live>> = self
+            .live
+            .lock()
+            .expect("tasks lock")
+            .values()
+            .cloned()
+            .collect();
+        for task in live {
+            if !task.renew(self.config.lease).await {
+                return;
+            }
+        }
+    }
+
     pub(crate) async fn reap(&self, now: SystemTime) {
-        let Ok(expired) = self.store.remove_expired(now).await else {
-            return;
-        };
+        let mut expired = self.store.remove_expired(now).await.unwrap_or_default();
+        // Tasks running here whose TTL ran out, whoever removed their record.
+        expired.extend(
+            self.live
+                .lock()
+                .expect("tasks lock")
+                .values()
+                .filter(|l| l.expires_at.is_some_and(|at| now >= at))
+                .map(|l| l.id.clone()),
+        );
         for id in expired {
             let live = self.live.lock().expect("tasks lock").remove(&id);
             if let Some(cancel) = live.as_ref().and_then(|l| l.cancel.get()) {
                 tracing::debug!(task = %id, "task expired; its work is cancelled");
                 cancel();
+            }
+        }
+        let Ok(lapsed) = self.store.lapsed(now).await else {
+            return;
+        };
+        for id in lapsed {
+            if self.local(&id).is_none()
+                && let Ok(Some(record)) = self.store.get(&id).await
+            {
+                let _ = self.settle_lapsed(record).await;
             }
         }
     }
@@ -329,8 +517,67 @@ impl Live {
         self.record.lock().await.clone()
     }
 
+    /// Writes the record through, over the revision last written: the store refuses it when
+    /// another instance wrote meanwhile (it cancelled the task, or ended it at a lapsed lease).
+    async fn write(&self, record: &mut TaskRecord) -> Wrote {
+        if !self.stored.load(Ordering::Acquire) {
+            return Wrote::Done;
+        }
+        // Only terminal states are written by others; a stale unfinished one (not written by
+        // this server) is overwritten at its revision, at most twice.
+        for _ in 0..3 {
+            match self.store.update(record.clone()).await {
+                Ok(Update::Written) => {
+                    record.revision += 1;
+                    return Wrote::Done;
+                }
+                Ok(Update::Stale(stored)) if stored.status.is_terminal() => {
+                    *record = *stored;
+                    return Wrote::EndedElsewhere;
+                }
+                Ok(Update::Stale(stored)) => record.revision = stored.revision,
+                Ok(Update::Missing) => return Wrote::Gone,
+                Err(e) => {
+                    tracing::warn!(task = %self.id, error = %e, "could not write a task's record");
+                    return Wrote::Unavailable;
+                }
+            }
+        }
+        Wrote::Done
+    }
+
+    /// Takes the end another instance gave the task (or the loss of its record) as its own:
+    /// the questions are dropped and the work is cancelled.
+    fn ended_elsewhere(&self, mut record: tokio::sync::MutexGuard<'_, TaskRecord>, how: Wrote) {
+        match how {
+            Wrote::EndedElsewhere => {
+                tracing::debug!(task = %self.id, status = ?record.status, "task ended by another instance");
+                if let Some(on_change) = &self.on_change
+                    && self.started.load(Ordering::Acquire)
+                {
+                    on_change(&record, Origin::Elsewhere);
+                }
+            }
+            Wrote::Gone | Wrote::Done | Wrote::Unavailable => {
+                tracing::warn!(task = %self.id, "the task's record is gone from the store; its work is cancelled");
+                record.status = TaskStatus::Cancelled;
+                record.status_message =
+                    Some("The task's record is gone from the task store".into());
+                record.outcome = None;
+                record.input_requests.clear();
+                record.lease = None;
+            }
+        }
+        self.done.send_replace(true);
+        drop(record);
+        self.waiting.lock().expect("task lock").clear();
+        if let Some(cancel) = self.cancel.get() {
+            cancel();
+        }
+    }
+
     /// Applies `change` to the record unless it is terminal, and writes it through; whether it
-    /// changed.
+    /// changed (not if another instance ended the task meanwhile).
     async fn change(&self, change: impl FnOnce(&mut TaskRecord)) -> bool {
         let mut record = self.record.lock().await;
         if record.status.is_terminal() {
@@ -338,20 +585,45 @@ impl Live {
         }
         change(&mut record);
         record.last_updated_at = SystemTime::now().max(record.last_updated_at);
-        if self.stored.load(Ordering::Acquire)
-            && let Err(e) = self.store.put(record.clone()).await
-        {
-            tracing::warn!(task = %self.id, error = %e, "could not write a task's record");
+        if record.status.is_terminal() {
+            record.lease = None;
+        }
+        match self.write(&mut record).await {
+            Wrote::Done | Wrote::Unavailable => {}
+            how => {
+                self.ended_elsewhere(record, how);
+                return false;
+            }
         }
         if let Some(on_change) = &self.on_change
             && self.started.load(Ordering::Acquire)
         {
-            on_change(&record);
+            on_change(&record, Origin::Here);
         }
         if record.status.is_terminal() {
             self.done.send_replace(true);
         }
         true
+    }
+
+    /// Renews this instance's lease on the task (for `lease` from now); notices so that another
+    /// instance ended it. `false` when the store failed.
+    pub(crate) async fn renew(&self, lease: Duration) -> bool {
+        let mut record = self.record.lock().await;
+        if record.status.is_terminal() || !self.stored.load(Ordering::Acquire) {
+            return true;
+        }
+        if let Some(claim) = &mut record.lease {
+            claim.expires_at = SystemTime::now() + lease;
+        }
+        match self.write(&mut record).await {
+            Wrote::Done => true,
+            Wrote::Unavailable => false,
+            how => {
+                self.ended_elsewhere(record, how);
+                true
+            }
+        }
     }
 
     /// Ends the task with `status` (first end wins: a cancelled task stays cancelled).
@@ -442,13 +714,15 @@ impl Live {
             record.status = TaskStatus::Working;
         }
         record.last_updated_at = SystemTime::now().max(record.last_updated_at);
-        if self.stored.load(Ordering::Acquire)
-            && let Err(e) = self.store.put(record.clone()).await
-        {
-            tracing::warn!(task = %self.id, error = %e, "could not write a task's record");
+        match self.write(&mut record).await {
+            Wrote::Done | Wrote::Unavailable => {}
+            how => {
+                self.ended_elsewhere(record, how);
+                return;
+            }
         }
         if let Some(on_change) = &self.on_change {
-            on_change(&record);
+            on_change(&record, Origin::Here);
         }
         drop(record);
         for (tx, answer) in senders {
@@ -496,7 +770,11 @@ mod tests {
     use crate::task::{MemoryTaskStore, TaskOutcome, TaskStatus};
 
     fn tasks() -> Arc<Tasks> {
-        Tasks::new(Arc::new(MemoryTaskStore::new()), TaskConfig::default())
+        Tasks::new(
+            Arc::new(MemoryTaskStore::new()),
+            TaskConfig::default(),
+            None,
+        )
     }
 
     #[tokio::test]
@@ -547,6 +825,117 @@ mod tests {
         assert_eq!(record.outcome, None);
         // Someone else's id is unknown.
         assert!(tasks.get(&live.id, "you").await.is_err());
+    }
+
+    /// Two instances sharing one store.
+    fn fleet(lease: Duration) -> (Arc<Tasks>, Arc<Tasks>) {
+        let store: Arc<MemoryTaskStore> = Arc::new(MemoryTaskStore::new());
+        let config = TaskConfig {
+            lease,
+            ..TaskConfig::default()
+        };
+        (
+            Tasks::new(Arc::new(store.clone()), config.clone(), None),
+            Tasks::new(Arc::new(store), config, None),
+        )
+    }
+
+    fn cancelled_flag(live: &super::Live) -> Arc<std::sync::atomic::AtomicBool> {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let set = flag.clone();
+        live.bind(Box::new(move || {
+            set.store(true, std::sync::atomic::Ordering::SeqCst)
+        }));
+        flag
+    }
+
+    #[tokio::test]
+    async fn a_cancel_elsewhere_is_stored_at_once_and_stops_the_work_at_the_next_write() {
+        let (a, b) = fleet(Duration::from_secs(30));
+        let live = a.prepare("me".into(), "t", None, None, None);
+        let stopped = cancelled_flag(&live);
+        a.admit(&live).await.unwrap();
+        let before = b.cancel(&live.id, "me").await.unwrap();
+        assert_eq!(before.status, TaskStatus::Working);
+        let stored = a.get(&live.id, "me").await.unwrap();
+        assert_eq!(stored.status, TaskStatus::Cancelled);
+        assert_eq!(stored.lease, None);
+        // The renewal finds the record ended: the work is cancelled, the end is kept.
+        live.renew(Duration::from_secs(30)).await;
+        assert!(stopped.load(std::sync::atomic::Ordering::SeqCst));
+        live.finish(
+            TaskStatus::Completed,
+            Some(TaskOutcome::Result(json!({}))),
+            None,
+        )
+        .await;
+        let stored = b.get(&live.id, "me").await.unwrap();
+        assert_eq!(stored.status, TaskStatus::Cancelled);
+        assert_eq!(live.snapshot().await.status, TaskStatus::Cancelled);
+        // A second cancel finds it over; someone else's id is unknown on every instance.
+        let again = b.cancel(&live.id, "me").await.unwrap();
+        assert_eq!(again.status, TaskStatus::Cancelled);
+        assert!(b.cancel(&live.id, "you").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_lease_ends_the_task_failed_for_readers_and_the_reaper() {
+        let (a, b) = fleet(Duration::from_millis(300));
+        let store = b.store.clone();
+        let read = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&read).await.unwrap();
+        let swept = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&swept).await.unwrap();
+        // Renewed, it holds.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            b.get(&read.id, "me").await.unwrap().status,
+            TaskStatus::Working
+        );
+        // `a` stops renewing (it died): after the lease, readers see it failed.
+        drop(a);
+        tokio::time::sleep(Duration::from_millis(450)).await;
+        let failed = b.get(&read.id, "me").await.unwrap();
+        assert_eq!(failed.status, TaskStatus::Failed);
+        assert_eq!(failed.status_message.as_deref(), Some(super::STOPPED));
+        assert!(matches!(failed.outcome, Some(TaskOutcome::Error(_))));
+        assert_eq!(
+            store.get(&swept.id).await.unwrap().unwrap().status,
+            TaskStatus::Working,
+            "nobody read it yet"
+        );
+        b.reap(SystemTime::now()).await;
+        let swept_record = store.get(&swept.id).await.unwrap().unwrap();
+        assert_eq!(swept_record.status, TaskStatus::Failed);
+    }
+
+    #[tokio::test]
+    async fn waiting_elsewhere_polls_until_the_task_ends() {
+        let (a, b) = fleet(Duration::from_secs(30));
+        let live = a.prepare("me".into(), "t", None, None, None);
+        a.admit(&live).await.unwrap();
+        let waiter = tokio::spawn({
+            let (b, id) = (b.clone(), live.id.clone());
+            async move { b.wait(&id, "me").await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished());
+        live.finish(
+            TaskStatus::Completed,
+            Some(TaskOutcome::Result(json!({"ok": true}))),
+            None,
+        )
+        .await;
+        let record = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("the wait ends")
+            .unwrap()
+            .unwrap();
+        assert_eq!(record.status, TaskStatus::Completed);
+        assert_eq!(
+            record.outcome,
+            Some(TaskOutcome::Result(json!({"ok": true})))
+        );
     }
 
     #[tokio::test]

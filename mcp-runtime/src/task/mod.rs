@@ -32,14 +32,36 @@
 //! not exist. Tasks live until their TTL (counted from creation) runs out; then they are removed,
 //! and a task still running is cancelled. Records are kept by a [`TaskStore`]
 //! ([`MemoryTaskStore`] by default; [`ServerBuilder::task_store`](crate::ServerBuilder::task_store)
-//! sets another); the work itself runs in this process.
+//! sets another); the work itself runs in the process that created the task.
+//!
+//! ## Several instances sharing one store
+//!
+//! With a shared store (`mcp_redis::RedisTaskStore`), a task created through one instance is
+//! read (`tasks/get`, `tasks/result`, `tasks/list`) and cancelled (`tasks/cancel`) through any
+//! other. Every write is a compare-and-set on the record's [`revision`](TaskRecord::revision),
+//! and a terminal status is final, so instances never overwrite each other:
+//!
+//! - **Leases.** The instance running a task holds a [`Lease`] on it, renewed every third of the
+//!   lease ([`ServerBuilder::task_lease`](crate::ServerBuilder::task_lease), 30 s by default).
+//!   When the lease lapses (the instance was killed), whoever reads the task next, or the
+//!   reaper of any instance (every second), ends it `failed` with the status message
+//!   *"The instance running this task stopped"*: a task is never `working` forever.
+//! - **Cancellation.** `tasks/cancel` on another instance writes `cancelled` to the store at
+//!   once (before it answers, as the spec asks). The owning instance sees it at its next
+//!   write, at the latest at its next lease renewal, and stops the work then: the work stops
+//!   within a third of the lease (10 s by default).
+//! - **Results.** `tasks/result` on an instance that does not run the task polls the store at
+//!   the task's poll interval until the task is terminal, its lease lapses (`failed`) or its
+//!   TTL ends (unknown task).
+//! - Answers to a 2026-07-28 task's questions (`tasks/update`) must reach the instance that
+//!   runs it; elsewhere they are refused with a clear error.
 
 mod live;
 mod store;
 mod time;
 
-pub(crate) use live::{Live, OnChange, TaskConfig, Tasks};
-pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError};
+pub(crate) use live::{Announce, Live, OnChange, Origin, TaskConfig, Tasks};
+pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, Update};
 pub(crate) use time::rfc3339;
 
 use std::time::{Duration, SystemTime};
@@ -134,6 +156,25 @@ pub struct TaskRecord {
     pub input_requests: Map<String, Value>,
     /// How it ended, once terminal.
     pub outcome: Option<TaskOutcome>,
+    /// How many times the record was written since its creation (0). A store writes a record
+    /// only over the revision its writer read ([`TaskStore::update`]).
+    #[serde(default)]
+    pub revision: u64,
+    /// Which instance runs the task, and until when it promised to renew that claim; `None`
+    /// once the task is terminal.
+    #[serde(default)]
+    pub lease: Option<Lease>,
+}
+
+/// An instance's claim on a running task: it renews it while the work runs, and a task whose
+/// lease lapsed is ended `failed` by whoever sees it next.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    /// The instance running the task (random per process).
+    pub instance: String,
+    /// When the claim lapses unless renewed.
+    pub expires_at: SystemTime,
 }
 
 impl TaskRecord {
@@ -145,5 +186,11 @@ impl TaskRecord {
     /// Whether its TTL has run out at `now`.
     pub fn is_expired(&self, now: SystemTime) -> bool {
         self.expires_at().is_some_and(|at| now >= at)
+    }
+
+    /// Whether the task is unfinished and the instance running it let its lease lapse at
+    /// `now` (it stopped without ending the task).
+    pub fn lease_lapsed(&self, now: SystemTime) -> bool {
+        !self.status.is_terminal() && self.lease.as_ref().is_some_and(|l| now >= l.expires_at)
     }
 }

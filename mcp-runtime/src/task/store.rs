@@ -41,12 +41,27 @@ pub struct StoreLimits {
     pub max_total: usize,
 }
 
+/// What [`TaskStore::update`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Update {
+    /// The record was written (its stored revision is now one more than the one given).
+    Written,
+    /// Someone else wrote the record since the writer read it: nothing was written, and this
+    /// is the stored record.
+    Stale(Box<TaskRecord>),
+    /// There is no such record (removed, or its TTL ran out).
+    Missing,
+}
+
 /// Keeps task records. The default, [`MemoryTaskStore`], keeps them in this process; a shared
 /// store (Redis, a database) lets several instances see the same tasks.
 ///
-/// Records are replaced whole ([`put`](Self::put)); the server serializes the writes of one
-/// task, so a store needs no compare-and-set. Expired records (see
-/// [`TaskRecord::is_expired`]) must never be returned, and are removed by
+/// The server writes through [`update`](Self::update), a compare-and-set on
+/// [`TaskRecord::revision`]: the instance running a task and the instances that cancel it or
+/// end it at a lapsed [lease](super::Lease) never overwrite each other. Its default (a
+/// [`get`](Self::get) then a [`put`](Self::put)) is not atomic, which is enough for a store
+/// only one process uses; a store shared by instances must override it with an atomic one.
+/// Expired records (see [`TaskRecord::is_expired`]) must never be returned, and are removed by
 /// [`remove_expired`](Self::remove_expired) (or earlier, by the store's own means).
 pub trait TaskStore: Send + Sync + 'static {
     /// Adds a new record, unless that would break `limits`.
@@ -55,8 +70,39 @@ pub trait TaskStore: Send + Sync + 'static {
     /// The record with this id, if it exists and has not expired.
     fn get(&self, id: &str) -> StoreFuture<'_, Option<TaskRecord>>;
 
-    /// Replaces an existing record (nothing happens if it is gone).
+    /// Replaces an existing record (nothing happens if it is gone), whatever its revision.
     fn put(&self, record: TaskRecord) -> StoreFuture<'_, ()>;
+
+    /// Replaces the record with `record.id` if its stored revision is `record.revision`,
+    /// storing it with the revision incremented; otherwise writes nothing and returns the
+    /// stored record ([`Update::Stale`]) or [`Update::Missing`].
+    ///
+    /// The default reads, compares and [`put`](Self::put)s: correct for one process, racy for
+    /// a store shared by several (override it there).
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+        Box::pin(async move {
+            match self.get(&record.id).await? {
+                None => Ok(Update::Missing),
+                Some(stored) if stored.revision != record.revision => {
+                    Ok(Update::Stale(Box::new(stored)))
+                }
+                Some(_) => {
+                    let mut record = record;
+                    record.revision += 1;
+                    self.put(record).await?;
+                    Ok(Update::Written)
+                }
+            }
+        })
+    }
+
+    /// The ids of unfinished tasks whose [lease](super::Lease) lapsed at `now` (their instance
+    /// stopped): the reaper ends them `failed`. The default finds none, which is right for a
+    /// store only one process uses (such tasks are also ended when read).
+    fn lapsed(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        let _ = now;
+        ready(Ok(Vec::new()))
+    }
 
     /// Removes a record.
     fn remove(&self, id: &str) -> StoreFuture<'_, ()>;
@@ -72,6 +118,47 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Removes the records expired at `now`; their ids.
     fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>>;
+}
+
+/// A shared store: several servers of one process (or one server and the application) can
+/// use the same records.
+impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
+    fn create(&self, record: TaskRecord, limits: StoreLimits) -> StoreFuture<'_, ()> {
+        (**self).create(record, limits)
+    }
+
+    fn get(&self, id: &str) -> StoreFuture<'_, Option<TaskRecord>> {
+        (**self).get(id)
+    }
+
+    fn put(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
+        (**self).put(record)
+    }
+
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+        (**self).update(record)
+    }
+
+    fn lapsed(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        (**self).lapsed(now)
+    }
+
+    fn remove(&self, id: &str) -> StoreFuture<'_, ()> {
+        (**self).remove(id)
+    }
+
+    fn list(
+        &self,
+        owner: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> StoreFuture<'_, (Vec<TaskRecord>, bool)> {
+        (**self).list(owner, after, limit)
+    }
+
+    fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        (**self).remove_expired(now)
+    }
 }
 
 /// The default [`TaskStore`]: records in a map in this process.
@@ -149,6 +236,35 @@ impl TaskStore for MemoryTaskStore {
         ready(Ok(()))
     }
 
+    fn update(&self, mut record: TaskRecord) -> StoreFuture<'_, Update> {
+        let mut records = self.lock();
+        let now = SystemTime::now();
+        let outcome = match records.by_id.get_mut(&record.id) {
+            Some((_, stored)) if stored.is_expired(now) => Update::Missing,
+            None => Update::Missing,
+            Some((_, stored)) if stored.revision != record.revision => {
+                Update::Stale(Box::new(stored.clone()))
+            }
+            Some((_, stored)) => {
+                record.revision += 1;
+                *stored = record;
+                Update::Written
+            }
+        };
+        ready(Ok(outcome))
+    }
+
+    fn lapsed(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+        let records = self.lock();
+        let ids = records
+            .by_id
+            .values()
+            .filter(|(_, r)| !r.is_expired(now) && r.lease_lapsed(now))
+            .map(|(_, r)| r.id.clone())
+            .collect();
+        ready(Ok(ids))
+    }
+
     fn remove(&self, id: &str) -> StoreFuture<'_, ()> {
         self.lock().by_id.remove(id);
         ready(Ok(()))
@@ -220,6 +336,8 @@ mod tests {
             poll_interval: Duration::from_millis(100),
             input_requests: Map::new(),
             outcome: None,
+            revision: 0,
+            lease: None,
         }
     }
 
@@ -256,6 +374,54 @@ mod tests {
             matches!(refused, Err(TaskStoreError::Full(_))),
             "{refused:?}"
         );
+    }
+
+    #[test]
+    fn updates_are_a_compare_and_set_on_the_revision() {
+        let store = MemoryTaskStore::new();
+        let hour = Duration::from_secs(3600);
+        now(store.create(record("a", "o", hour), LIMITS)).unwrap();
+        let read = now(store.get("a")).unwrap().unwrap();
+        let mut first = read.clone();
+        first.status = TaskStatus::Cancelled;
+        assert_eq!(now(store.update(first)).unwrap(), Update::Written);
+        // A writer that read revision 0 lost: it gets what is stored, nothing is written.
+        let mut late = read;
+        late.status = TaskStatus::Completed;
+        match now(store.update(late)).unwrap() {
+            Update::Stale(stored) => {
+                assert_eq!((stored.status, stored.revision), (TaskStatus::Cancelled, 1))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            now(store.get("a")).unwrap().unwrap().status,
+            TaskStatus::Cancelled
+        );
+        let mut gone = record("b", "o", hour);
+        gone.revision = 0;
+        assert_eq!(now(store.update(gone)).unwrap(), Update::Missing);
+    }
+
+    #[test]
+    fn lapsed_leases_are_found_until_the_task_is_over() {
+        let store = MemoryTaskStore::new();
+        let hour = Duration::from_secs(3600);
+        let t0 = SystemTime::now();
+        let mut leased = record("a", "o", hour);
+        leased.lease = Some(crate::task::Lease {
+            instance: "i1".into(),
+            expires_at: t0 + Duration::from_secs(30),
+        });
+        now(store.create(leased, LIMITS)).unwrap();
+        now(store.create(record("b", "o", hour), LIMITS)).unwrap();
+        assert!(now(store.lapsed(t0)).unwrap().is_empty());
+        let later = t0 + Duration::from_secs(31);
+        assert_eq!(now(store.lapsed(later)).unwrap(), ["a"]);
+        let mut done = now(store.get("a")).unwrap().unwrap();
+        done.status = TaskStatus::Failed;
+        now(store.update(done)).unwrap();
+        assert!(now(store.lapsed(later)).unwrap().is_empty());
     }
 
     #[test]
