@@ -16,6 +16,9 @@ use crate::protocol::jsonrpc::Encoded;
 use crate::request::Reply;
 use crate::server::connection::{Arrival, Pending, Step};
 
+/// The SSE comment sent on a stream with nothing to say for the keep-alive interval.
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
 /// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
 /// stream (its notifications, then the result) when it does. In a session the handler runs as a
 /// task of its own and the stream's events are kept for resumption; there the handler may also
@@ -112,7 +115,7 @@ pub(crate) async fn respond(
                         (tx, client) = (None, false);
                     }
                     _ = tokio::time::sleep(keep_alive), if client => {
-                        deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
+                        deliver(&tx, Bytes::from_static(KEEP_ALIVE), &mut client).await;
                     }
                 }
             },
@@ -233,7 +236,7 @@ pub(crate) fn spawn_stream(
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(keep_alive) => {
-                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                    if tx.send(Bytes::from_static(KEEP_ALIVE)).await.is_err() {
                         return;
                     }
                 }
@@ -247,8 +250,8 @@ pub(crate) fn spawn_stream(
 }
 
 /// Resumes `stream` of `session` for a client that saw its events up to `after`: a priming
-/// event, what the store kept since, then each new event as the store records it, until the
-/// stream is finished (its result was sent), the client leaves or the session ends.
+/// event, what the store kept since, then each new event as the store records it (keep-alive
+/// comments while there is none), until the stream is finished (its result was sent), the client leaves or the session ends.
 pub(crate) fn resume(
     state: &Arc<Shared>,
     session: &Arc<Session>,
@@ -257,6 +260,7 @@ pub(crate) fn resume(
     tx: mpsc::Sender<Bytes>,
 ) {
     let store = state.config.events.clone();
+    let keep_alive = state.config.sse_keep_alive;
     let priming = session.priming(stream, state.config.sse_retry);
     let mut ended = session.ended();
     let hold = session.hold_stream();
@@ -281,10 +285,20 @@ pub(crate) fn resume(
             if replay.finished {
                 return;
             }
-            tokio::select! {
-                () = store.wait(&session.id, stream, after) => {}
-                _ = tx.closed() => return,
-                _ = ended.changed() => return,
+            // Quiet while the request runs: keep-alive comments keep proxies from closing it.
+            let wait = store.wait(&session.id, stream, after);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    () = &mut wait => break,
+                    _ = tx.closed() => return,
+                    _ = ended.changed() => return,
+                    _ = tokio::time::sleep(keep_alive) => {
+                        if tx.send(Bytes::from_static(KEEP_ALIVE)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
             }
         }
     });
