@@ -29,7 +29,9 @@ MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES optional) require OAuth access tokens over HT
 (each at least 64 hex digits; the first seals, all open; every instance of a fleet needs the
 same), MCP_REQUEST_STATE_AUDIENCE=NAME the fleet's name in it (default: the server's name);
 MCP_ROUTE_TOKEN=TOKEN (1 to 16 letters and digits) starts every session id an HTTP server
-mints, for a load balancer to route on; RUST_LOG sets the log filter (logs go to stderr)."
+mints, for a load balancer to route on; MCP_DRAIN_DELAY=SECONDS how long an HTTP server keeps
+serving after SIGTERM while /readyz answers 503 (default 5 on a non-loopback address, 0 on
+loopback); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -325,15 +327,15 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
     }
 }
 
-/// What the environment configures of an HTTP server: `MCP_ROUTE_TOKEN`, then the
-/// authorization variables.
+/// What the environment configures of an HTTP server: `MCP_ROUTE_TOKEN`, the authorization
+/// variables and `MCP_DRAIN_DELAY`.
 #[cfg(feature = "http")]
 fn with_env_http(config: crate::transport::HttpConfig) -> io::Result<crate::transport::HttpConfig> {
     let config = match route_token(std::env::var("MCP_ROUTE_TOKEN").ok().as_deref())? {
         Some(token) => config.with_route_token(token),
         None => config,
     };
-    with_env_auth(config)
+    with_env_auth(config).and_then(with_env_drain_delay)
 }
 
 /// `MCP_ROUTE_TOKEN`, if set: a bad value is an error naming the variable.
@@ -362,6 +364,48 @@ fn with_env_auth(config: crate::transport::HttpConfig) -> io::Result<crate::tran
     }
     #[cfg(not(feature = "auth"))]
     Ok(config)
+}
+
+/// `MCP_DRAIN_DELAY` (seconds) sets [`HttpConfig::with_drain_delay`]; unset or empty keeps
+/// the default.
+///
+/// [`HttpConfig::with_drain_delay`]: crate::transport::HttpConfig::with_drain_delay
+#[cfg(feature = "http")]
+fn with_env_drain_delay(
+    config: crate::transport::HttpConfig,
+) -> io::Result<crate::transport::HttpConfig> {
+    match std::env::var("MCP_DRAIN_DELAY") {
+        Ok(raw) if !raw.trim().is_empty() => match parse_drain_delay(&raw) {
+            Ok(delay) => Ok(config.with_drain_delay(delay)),
+            Err(why) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("MCP_DRAIN_DELAY: {why}"),
+            )),
+        },
+        _ => Ok(config),
+    }
+}
+
+/// The longest drain delay `MCP_DRAIN_DELAY` may ask for: more is a typo, not a plan (an
+/// orchestrator kills the process long before).
+#[cfg(feature = "http")]
+const MAX_DRAIN_DELAY_SECS: f64 = 600.0;
+
+/// `MCP_DRAIN_DELAY`'s value: seconds, a whole or decimal number from 0 to 600.
+#[cfg(feature = "http")]
+fn parse_drain_delay(raw: &str) -> Result<std::time::Duration, String> {
+    let raw = raw.trim();
+    let secs: f64 = raw
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite())
+        .ok_or_else(|| format!("{raw:?} is not a number of seconds (e.g. 5 or 0.5)"))?;
+    if !(0.0..=MAX_DRAIN_DELAY_SECS).contains(&secs) {
+        return Err(format!(
+            "{raw} seconds is out of range (0 to {MAX_DRAIN_DELAY_SECS})"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Prints `value` as pretty JSON, alone on stdout, and exits: 0, or 2 when stdout is closed.
@@ -474,6 +518,29 @@ mod tests {
             let e = parse_origins(bad).unwrap_err();
             assert!(e.contains("is not an origin"), "{bad}: {e}");
         }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn the_drain_delay_from_the_environment_is_checked() {
+        use std::time::Duration;
+        assert_eq!(parse_drain_delay("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_drain_delay(" 0.25 "), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_drain_delay("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "601", "NaN", "inf", "5s", "", "1e400"] {
+            assert!(parse_drain_delay(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(
+            parse_drain_delay("5s")
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert!(
+            parse_drain_delay("-1")
+                .unwrap_err()
+                .contains("out of range")
+        );
+        assert!(usage("s").contains("MCP_DRAIN_DELAY"));
     }
 
     fn args(a: &[&str]) -> Vec<String> {

@@ -7,6 +7,13 @@ use super::events::{EventStore, MemoryEventStore};
 use super::route::RouteToken;
 use super::session_store::SessionStore;
 
+/// The longest interval between SSE keep-alive comments.
+const MAX_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The shortest: anything shorter would flood the client.
+const MIN_SSE_KEEP_ALIVE: Duration = Duration::from_secs(1);
+/// The drain delay of a server listening on a non-loopback address, unless configured.
+const DEFAULT_DRAIN_DELAY: Duration = Duration::from_secs(5);
+
 /// Settings of the Streamable HTTP transport.
 ///
 /// The defaults suit a local server: bound to loopback, only loopback `Host`s and `Origin`s
@@ -31,6 +38,8 @@ pub struct HttpConfig {
     pub(crate) legacy_sse: bool,
     pub(crate) json_only: bool,
     pub(crate) shutdown_grace: Duration,
+    /// `None`: chosen from the bind address ([`HttpConfig::with_drain_delay`]).
+    pub(crate) drain_delay: Option<Duration>,
     pub(crate) events: Arc<dyn EventStore>,
     pub(crate) mount_prefix: String,
     pub(crate) route: Option<RouteToken>,
@@ -49,6 +58,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_sessions", &self.max_sessions)
             .field("max_connections", &self.max_connections)
+            .field("drain_delay", &self.drain_delay)
             .finish_non_exhaustive()
     }
 }
@@ -73,6 +83,7 @@ impl Default for HttpConfig {
             legacy_sse: true,
             json_only: false,
             shutdown_grace: Duration::from_secs(5),
+            drain_delay: None,
             events: Arc::new(MemoryEventStore::new(256)),
             mount_prefix: String::new(),
             route: None,
@@ -200,9 +211,23 @@ impl HttpConfig {
         self
     }
 
-    /// Interval of keep-alive comments on idle SSE streams (default 15 s).
+    /// Interval of keep-alive comments (`: keep-alive`) on SSE streams that have nothing else
+    /// to send: every kind (session GET streams, POST answers that became streams,
+    /// `subscriptions/listen` streams, resumed streams and the HTTP+SSE transport's stream).
+    ///
+    /// Default and maximum 15 s: proxies close a response that is silent for longer than
+    /// their read timeout (nginx's `proxy_read_timeout` is 60 s by default; some load
+    /// balancers use 30 s), so a longer interval is lowered to 15 s, with a warning, rather
+    /// than refused. The minimum is 1 s (a shorter one is raised to it): an interval near zero
+    /// would only flood the client.
     pub fn with_sse_keep_alive(mut self, t: Duration) -> Self {
-        self.sse_keep_alive = t;
+        if t > MAX_SSE_KEEP_ALIVE {
+            tracing::warn!(
+                asked_ms = t.as_millis() as u64,
+                "with_sse_keep_alive: proxies drop SSE streams silent for long; using 15 s"
+            );
+        }
+        self.sse_keep_alive = t.clamp(MIN_SSE_KEEP_ALIVE, MAX_SSE_KEEP_ALIVE);
         self
     }
 
@@ -262,10 +287,45 @@ impl HttpConfig {
         self
     }
 
-    /// How long running requests may finish after a shutdown signal (default 5 s).
+    /// How long running requests may finish once the server stops accepting connections
+    /// (default 5 s), after the [drain delay](Self::with_drain_delay). Connections still open
+    /// then are closed.
     pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
         self.shutdown_grace = t;
         self
+    }
+
+    /// How long the server keeps serving after a shutdown signal (SIGTERM, SIGINT, or
+    /// [`McpService::shutdown`](super::McpService::shutdown)) while `/readyz` already answers
+    /// 503, so that load balancers take the instance out of rotation before it stops accepting
+    /// connections. Requests that arrive during the delay are served as usual. A second
+    /// signal skips the rest of the delay. Then the server stops accepting, ends
+    /// `subscriptions/listen` streams with their result and session SSE streams, and gives
+    /// running requests the [shutdown grace](Self::with_shutdown_grace) to finish.
+    ///
+    /// Default: **5 s** when [`serve_http`](super::serve_http) listens on a non-loopback
+    /// address, **none** on loopback and for an [`McpService`](super::McpService) mounted in an
+    /// app (which cannot tell where its host listens). Load balancers need a few seconds to
+    /// notice: HAProxy with `check inter 1s fall 2` takes 2 s, Kubernetes a few seconds to take
+    /// a terminating pod's endpoint out of its Services; 5 s plus the 5 s grace stays well
+    /// within Kubernetes' default 30 s termination grace period. A developer stopping a server
+    /// on loopback should not wait. A load balancer on the same machine (nginx in front of
+    /// `127.0.0.1:8001`) is the exception: set the delay explicitly, or with the environment
+    /// variable `MCP_DRAIN_DELAY` (seconds) that [`run!`](crate::run) reads. Health checks
+    /// slower than the default (an AWS ALB checks every 5 to 30 s) need a longer delay.
+    pub fn with_drain_delay(mut self, t: Duration) -> Self {
+        self.drain_delay = Some(t);
+        self
+    }
+
+    /// The drain delay of a server listening on a non-loopback address (`public`), or on
+    /// loopback or mounted in an app.
+    pub(crate) fn drain_delay_for(&self, public: bool) -> Duration {
+        match self.drain_delay {
+            Some(t) => t,
+            None if public => DEFAULT_DRAIN_DELAY,
+            None => Duration::ZERO,
+        }
     }
 
     /// Makes the server an OAuth 2.1 resource server: every request to the MCP endpoint (and
@@ -277,5 +337,34 @@ impl HttpConfig {
     pub fn with_auth(mut self, auth: crate::auth::Auth) -> Self {
         self.auth = Some(Arc::new(auth));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_keep_alive_stays_between_one_and_fifteen_seconds() {
+        let at = |t| HttpConfig::default().with_sse_keep_alive(t).sse_keep_alive;
+        assert_eq!(
+            HttpConfig::default().sse_keep_alive,
+            Duration::from_secs(15)
+        );
+        assert_eq!(at(Duration::from_secs(60)), Duration::from_secs(15));
+        assert_eq!(at(Duration::from_secs(5)), Duration::from_secs(5));
+        assert_eq!(at(Duration::ZERO), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_drain_delay_defaults_by_bind_address() {
+        let default = HttpConfig::default();
+        assert_eq!(default.drain_delay_for(false), Duration::ZERO);
+        assert_eq!(default.drain_delay_for(true), Duration::from_secs(5));
+        let set = HttpConfig::default().with_drain_delay(Duration::from_millis(1500));
+        assert_eq!(set.drain_delay_for(false), Duration::from_millis(1500));
+        assert_eq!(set.drain_delay_for(true), Duration::from_millis(1500));
+        let none = HttpConfig::default().with_drain_delay(Duration::ZERO);
+        assert_eq!(none.drain_delay_for(true), Duration::ZERO);
     }
 }

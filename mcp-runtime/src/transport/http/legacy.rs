@@ -40,11 +40,17 @@ pub(crate) fn open(
     );
     let id = session.id.clone();
     let first = body::event(None, Some("endpoint"), endpoint.as_bytes());
-    // The session lives as long as its stream: when the client goes away, it ends.
+    // The session lives as long as its stream: when the client goes away, it ends, and at
+    // shutdown (the stream cannot end while the session holds a sender to it).
     let sessions = state.sessions.clone();
     let watch = tx.clone();
+    let mut shutdown = state.shutdown.clone();
     tokio::spawn(async move {
-        watch.closed().await;
+        tokio::select! {
+            () = watch.closed() => {}
+            _ = shutdown.wait_for(|stopped| *stopped) => {}
+        }
+        drop(watch);
         sessions.remove(&id);
         tracing::debug!(session = %id, "legacy SSE session closed");
     });

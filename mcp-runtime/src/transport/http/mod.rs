@@ -11,7 +11,20 @@
 //!   connection cancels the request.
 //! - **Safe by default** ([`HttpConfig`]): loopback bind, Host and Origin checks (403),
 //!   body limit (413), header-read timeout, bounded sessions with idle expiry, graceful
-//!   shutdown, `TCP_NODELAY`, one log line per request.
+//!   shutdown, `TCP_NODELAY`, one log line per request (health checks at debug level only).
+//! - **In a fleet** (several instances behind a load balancer): `GET /healthz` answers 200 while
+//!   the process serves and `GET /readyz` 200 until shutdown begins, then 503 (plain text, no
+//!   detail; before the Host, Origin and authorization checks, so a load balancer's health check
+//!   needs no allowed host or token; other methods 405). On SIGTERM or SIGINT the server drains:
+//!   `/readyz` turns 503 at once, requests are still served for the drain delay
+//!   ([`HttpConfig::with_drain_delay`], `MCP_DRAIN_DELAY`; 5 s on a non-loopback address, none
+//!   on loopback) while load balancers take the instance out, then the listener closes,
+//!   `subscriptions/listen` streams end with their `complete` result, session SSE streams end,
+//!   and running requests have the shutdown grace ([`HttpConfig::with_shutdown_grace`]) to
+//!   finish. A second signal skips the rest of the delay; one more closes what is still open.
+//!   Every SSE response carries `X-Accel-Buffering: no` (nginx passes events on at once) and a
+//!   keep-alive comment at least every 15 s ([`HttpConfig::with_sse_keep_alive`]), so proxies
+//!   with a read timeout keep idle streams open.
 //! - **Browsers**: CORS for the origins listed with [`HttpConfig::with_allowed_origins`], and
 //!   nothing for any other.
 //! - **Embedding**: [`McpService`] is the endpoint as a hyper (and, with the `tower` feature,
@@ -24,6 +37,7 @@ mod config;
 mod cors;
 mod events;
 mod guard;
+mod health;
 mod idle;
 mod legacy;
 mod mount;
@@ -36,6 +50,7 @@ pub(crate) mod stateless;
 mod stream;
 
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,7 +74,12 @@ pub(crate) use cors::origin_problem;
 
 use crate::Server;
 
-/// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM.
+/// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM, then
+/// drains: `/readyz` answers 503 at once, requests are served for the
+/// [drain delay](HttpConfig::with_drain_delay) (a second signal cuts it short), then no new
+/// connections are accepted, `subscriptions/listen` streams end with their result and running
+/// requests get the [shutdown grace](HttpConfig::with_shutdown_grace) to finish (a further
+/// signal closes them at once).
 pub async fn serve_http(server: Server, config: HttpConfig) -> io::Result<()> {
     let listener = TcpListener::bind(&config.addr).await?;
     serve_http_on(server, listener, config).await
@@ -71,7 +91,7 @@ pub async fn serve_http_on(
     listener: TcpListener,
     config: HttpConfig,
 ) -> io::Result<()> {
-    serve_until(server, listener, config, super::shutdown_signal()).await
+    serve_until(server, listener, config, super::shutdown_signal).await
 }
 
 /// Descriptors kept free of client connections (the listener, stdio, files and sockets tools
@@ -116,13 +136,27 @@ fn connection_limit(configured: usize) -> usize {
     configured
 }
 
-/// The accept loop; returns after `stop` completes and connections drain (within the grace).
-pub(crate) async fn serve_until(
+/// Completes when `future` does; never when there is none.
+async fn or_never<F: std::future::Future<Output = ()> + Unpin>(future: Option<&mut F>) {
+    match future {
+        Some(future) => future.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The accept loop. `signal()` makes a future completing at the next shutdown signal: the first
+/// starts the drain, one during the drain delay ends the delay, one during the grace closes
+/// the connections still open. Returns once they are closed.
+pub(crate) async fn serve_until<S, F>(
     server: Server,
     listener: TcpListener,
     config: HttpConfig,
-    stop: impl std::future::Future<Output = ()>,
-) -> io::Result<()> {
+    mut signal: S,
+) -> io::Result<()>
+where
+    S: FnMut() -> F,
+    F: std::future::Future<Output = ()>,
+{
     let local = listener.local_addr()?;
     #[cfg(feature = "auth")]
     if let Some(auth) = &config.auth {
@@ -132,6 +166,7 @@ pub(crate) async fn serve_until(
     }
     tracing::info!("serving MCP on http://{local}{}", config.path);
     server.warn_if_request_state_key_is_ephemeral(local);
+    let drain_delay = config.drain_delay_for(!guard::is_loopback_ip(local.ip()));
     let mcp = McpService::new(server, config);
     let config = mcp.config();
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -150,7 +185,12 @@ pub(crate) async fn serve_until(
     let max_connections = connection_limit(config.max_connections);
     let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
+    let stop = signal();
     tokio::pin!(stop);
+    let mut signalled = false;
+    // Set during the drain delay: its end, and the next signal.
+    let mut delay: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let mut again: Option<Pin<Box<F>>> = None;
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -162,7 +202,27 @@ pub(crate) async fn serve_until(
                     continue;
                 }
             },
-            _ = &mut stop => break,
+            () = &mut stop, if !signalled => {
+                signalled = true;
+                mcp.start_draining();
+                if drain_delay.is_zero() {
+                    break;
+                }
+                tracing::info!(
+                    delay_ms = drain_delay.as_millis() as u64,
+                    "draining: /readyz answers 503; serving on until load balancers notice \
+                     (signal again to stop now)"
+                );
+                delay = Some(Box::pin(tokio::time::sleep(drain_delay)));
+                again = Some(Box::pin(signal()));
+                continue;
+            }
+            () = or_never(delay.as_mut()), if delay.is_some() => break,
+            () = or_never(again.as_mut()), if again.is_some() => {
+                tracing::info!("signalled again: skipping the rest of the drain delay");
+                again = None;
+                break;
+            }
         };
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             tracing::warn!(%peer, limit = max_connections, "too many connections: closing a new one");
@@ -202,13 +262,21 @@ pub(crate) async fn serve_until(
             }
         });
     }
-    tracing::info!("shutting down: no new connections, draining");
-    mcp.shutdown().await;
-    if tokio::time::timeout(config.shutdown_grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!("connections still open after the grace period; closing them");
+    // Closed now rather than on return: a new connection is refused at once (a load balancer
+    // retries it elsewhere) instead of waiting in the backlog for the grace to run out.
+    drop(listener);
+    mcp.start_draining();
+    tracing::info!("shutting down: no new connections; finishing the requests in progress");
+    mcp.stop().await;
+    // The drain delay's pending signal future, or a new one: a further signal ends the grace.
+    let again = again.unwrap_or_else(|| Box::pin(signal()));
+    tokio::select! {
+        finished = tokio::time::timeout(config.shutdown_grace, graceful.shutdown()) => {
+            if finished.is_err() {
+                tracing::warn!("connections still open after the grace period; closing them");
+            }
+        }
+        () = again => tracing::warn!("signalled again: closing the connections still open"),
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::AbortHandle;
 
 use super::body::{Body, HttpResponse};
@@ -47,9 +48,16 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///   assumes it did: unless [`HttpConfig::with_allowed_hosts`] lists names, only loopback `Host`s
 ///   are accepted. An app reached by name lists its names.
 /// - **Shutdown** is the host's: call [`shutdown`](Self::shutdown) when the app stops (e.g. in
-///   axum's `with_graceful_shutdown` future). It ends the SSE streams, which would otherwise hold
-///   the host's drain open, cancels running 2026-07-28 requests and stops tasks; requests after
-///   it get 503.
+///   axum's `with_graceful_shutdown` future). It turns `/readyz` to 503, waits the drain delay
+///   if one is configured, then ends the SSE streams, which would otherwise hold the host's
+///   drain open (`subscriptions/listen` streams with their final result), and stops tasks;
+///   requests after it get 503.
+/// - **Health checks**: `GET /healthz` (200 while serving) and `GET /readyz` (200, 503 once
+///   shutdown began) are answered before the Host, Origin and authorization checks, as the
+///   service sees the path: nested with axum's `nest_service("/api", …)` they are
+///   `/api/healthz` and `/api/readyz` (the [mount prefix](HttpConfig::with_mount_prefix)).
+///   Mounted with `route_service` on the MCP path alone, they are not reachable; route them
+///   to the service too, or answer them in the app.
 ///
 /// Clones share one endpoint (its sessions, limits and shutdown). Requests must be served inside
 /// a Tokio runtime.
@@ -71,6 +79,8 @@ pub struct McpService {
 struct Endpoint {
     state: Arc<Shared>,
     shutdown: watch::Sender<bool>,
+    /// A second [`McpService::shutdown`] during the drain delay: skip the rest of it.
+    hurry: Notify,
     /// The session reaper, started with the first request when the service was made outside
     /// a runtime.
     reaper: OnceLock<AbortHandle>,
@@ -108,12 +118,14 @@ impl McpService {
             sessions,
             clients: clients::Clients::new(config.max_in_flight_per_client),
             shutdown: shutdown_rx,
+            draining: AtomicBool::new(false),
             config,
         });
         let mcp = McpService {
             endpoint: Arc::new(Endpoint {
                 state,
                 shutdown,
+                hurry: Notify::new(),
                 reaper: OnceLock::new(),
             }),
         };
@@ -128,11 +140,48 @@ impl McpService {
         &self.endpoint.state.config
     }
 
-    /// Stops the endpoint: SSE streams end, running 2026-07-28 requests are cancelled, tasks
-    /// stop, and later requests get 503. Session-era requests already running finish; the host
-    /// decides how long to wait for them. Calling it again does nothing more.
+    /// Drains and stops the endpoint. At once `/readyz` answers 503; for the
+    /// [drain delay](HttpConfig::with_drain_delay) (none unless configured) requests are still
+    /// served while the load balancer notices; then `subscriptions/listen` streams end with
+    /// their result, session SSE streams end, running tasks stop and later requests get 503.
+    /// Requests already running finish; the host decides how long to wait for them.
+    ///
+    /// Call it from the host's shutdown hook (in axum, the `with_graceful_shutdown` future:
+    /// axum stops accepting when it returns, which is after the delay). A second call while
+    /// the first waits out the delay (the host saw a second signal) ends the wait: both return
+    /// once the endpoint is stopped. A call after that does nothing more.
     pub async fn shutdown(&self) {
+        if !self.start_draining() {
+            self.endpoint.hurry.notify_one();
+            self.stop().await;
+            return;
+        }
+        let delay = self.config().drain_delay_for(false);
+        if !delay.is_zero() {
+            tracing::info!(
+                delay_ms = delay.as_millis() as u64,
+                "draining: /readyz answers 503; serving on until the load balancer notices"
+            );
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = self.endpoint.hurry.notified() => {
+                    tracing::info!("shutdown asked again: skipping the rest of the drain delay");
+                }
+            }
+        }
+        self.stop().await;
+    }
+
+    /// Turns `/readyz` to 503; `false` if it already was.
+    pub(crate) fn start_draining(&self) -> bool {
+        !self.endpoint.state.draining.swap(true, Ordering::Relaxed)
+    }
+
+    /// Stops the endpoint (after the drain delay): SSE streams end, listen streams with their
+    /// result, tasks stop, and later requests get 503.
+    pub(crate) async fn stop(&self) {
         let endpoint = &self.endpoint;
+        endpoint.state.draining.store(true, Ordering::Relaxed);
         if endpoint.shutdown.send_replace(true) {
             return;
         }

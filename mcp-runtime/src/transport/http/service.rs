@@ -13,6 +13,7 @@ use super::body::{self, HttpResponse};
 use super::clients::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
+use super::health;
 use super::legacy;
 use super::session::{Full, Lookup, Session};
 use super::state::{
@@ -35,6 +36,16 @@ pub(crate) async fn handle<B: RequestBody>(
     local_loopback: bool,
     req: Request<B>,
 ) -> HttpResponse {
+    // Health checks come before everything (they expose nothing) and are not logged at info:
+    // a load balancer asks every second.
+    if let Some(response) = health::answer(&state, req.method(), req.uri().path()) {
+        tracing::debug!(
+            path = req.uri().path(),
+            status = response.status().as_u16(),
+            "health check"
+        );
+        return response;
+    }
     let start = Instant::now();
     let (method, path) = (req.method().clone(), req.uri().path().to_owned());
     // Decided before routing, as the request is consumed there: every answer to a listed

@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     pub(crate) stateless: Arc<Connection>,
     /// Flips to `true` at shutdown, ending SSE streams.
     pub(crate) shutdown: watch::Receiver<bool>,
+    /// Set at the shutdown signal, before the drain delay: `/readyz` answers 503 (health.rs).
+    pub(crate) draining: std::sync::atomic::AtomicBool,
 }
 
 /// A digest of the request's caller (`ServerInner::caller`), which a session

@@ -16,6 +16,9 @@ use crate::protocol::jsonrpc::Encoded;
 use crate::request::Reply;
 use crate::server::connection::{Arrival, Pending, Step};
 
+/// The SSE comment sent on a stream with nothing to say for the keep-alive interval.
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
 /// Runs a message and answers it: JSON when the handler sends nothing before its result, an SSE
 /// stream (its notifications, then the result) when it does. In a session the handler runs as a
 /// task of its own and the stream's events are kept for resumption; there the handler may also
@@ -113,7 +116,7 @@ pub(crate) async fn respond(
                         (tx, client) = (None, false);
                     }
                     _ = tokio::time::sleep(keep_alive), if client => {
-                        deliver(&tx, Bytes::from_static(b": keep-alive\n\n"), &mut client).await;
+                        deliver(&tx, Bytes::from_static(KEEP_ALIVE), &mut client).await;
                     }
                 }
             },
@@ -262,7 +265,7 @@ pub(crate) fn spawn_stream(
         loop {
             tokio::select! {
                 _ = tokio::time::sleep(keep_alive) => {
-                    if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                    if tx.send(Bytes::from_static(KEEP_ALIVE)).await.is_err() {
                         return;
                     }
                 }
@@ -276,8 +279,9 @@ pub(crate) fn spawn_stream(
 }
 
 /// Resumes `stream` of `session` for a client that saw its events up to `after`: a `retry`
-/// hint, what the store kept since, then each new event as the store records it, until the
-/// stream is finished (its result was sent), the client leaves or the session ends.
+/// hint, what the store kept since, then each new event as the store records it (keep-alive
+/// comments while there is none), until the stream is finished (its result was sent), the
+/// client leaves or the session ends.
 pub(crate) fn resume(
     state: &Arc<Shared>,
     session: &Arc<Session>,
@@ -286,6 +290,7 @@ pub(crate) fn resume(
     tx: mpsc::Sender<Bytes>,
 ) {
     let store = state.config.events.clone();
+    let keep_alive = state.config.sse_keep_alive;
     // Only the retry hint: the client's `Last-Event-ID` is already the right cursor, and an
     // event id may not be sent twice in a session (nor can a fresh one name this position).
     let priming = session
@@ -320,10 +325,20 @@ pub(crate) fn resume(
             if replay.finished {
                 return;
             }
-            tokio::select! {
-                () = store.wait(&session.id, stream, after) => {}
-                _ = tx.closed() => return,
-                _ = ended.changed() => return,
+            // Quiet while the request runs: keep-alive comments keep proxies from closing it.
+            let wait = store.wait(&session.id, stream, after);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    () = &mut wait => break,
+                    _ = tx.closed() => return,
+                    _ = ended.changed() => return,
+                    _ = tokio::time::sleep(keep_alive) => {
+                        if tx.send(Bytes::from_static(KEEP_ALIVE)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
             }
         }
     });
