@@ -50,12 +50,14 @@ async fn slow(
     /// How long the work takes, in milliseconds.
     ms: u32,
     capacity: State<Capacity>,
+    instance: State<Instance>,
     ctx: Context,
 ) -> Result<String, String> {
     let _slot = capacity.0.acquire().await.map_err(|e| e.to_string())?;
     let ms = ms.min(60_000);
+    let done = format!("worked {ms} ms on {}", instance.0);
     tokio::select! {
-        _ = tokio::time::sleep(Duration::from_millis(ms.into())) => Ok(format!("worked {ms} ms")),
+        _ = tokio::time::sleep(Duration::from_millis(ms.into())) => Ok(done),
         _ = ctx.cancelled() => Err("cancelled".into()),
     }
 }
@@ -167,8 +169,9 @@ async fn serve() -> Result<(), String> {
     serve_http(server, config).await.map_err(|e| e.to_string())
 }
 
+// `pub(crate)`: benches/fleet runs this same instance, compiled in (it re-executes itself).
 #[tokio::main]
-async fn main() -> ExitCode {
+pub(crate) async fn main() -> ExitCode {
     mcp_runtime::init_logging();
     match serve().await {
         Ok(()) => ExitCode::SUCCESS,

@@ -460,6 +460,32 @@ impl Fleet {
     }
 }
 
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        // SIGKILL would orphan nginx's workers (still listening, and holding every descriptor
+        // they inherited): SIGTERM makes the master stop them, then it exits.
+        let workers = self
+            .nginx
+            .0
+            .as_ref()
+            .map(|m| children_of(m.id()))
+            .unwrap_or_default();
+        self.nginx.signal("-TERM");
+        if let Some(master) = &mut self.nginx.0 {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while master.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        self.nginx.kill();
+        for pid in workers {
+            if Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+        }
+    }
+}
+
 /// The children of process `pid` (from /proc).
 fn children_of(pid: u32) -> Vec<u32> {
     fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
@@ -755,6 +781,11 @@ impl Listen {
     }
 }
 
+/// The instance named by a `whoami` (`i2`) or `slow` (`worked 20 ms on i2`) answer.
+pub fn instance_of(text: &str) -> Option<&str> {
+    text.rsplit(' ').next().filter(|w| !w.is_empty())
+}
+
 /// The `data:` payloads of an SSE text.
 pub fn sse_data(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
@@ -830,7 +861,7 @@ impl Outcomes {
 
 /// Sends `jobs(i)` at `rate` per second for `duration`, whatever the answers (open loop), each
 /// through `port` with a `timeout`, while `during(elapsed)` is polled every 10 ms (to kill an
-/// instance mid-run). A `tools/call` of `whoami` counts its instance.
+/// instance mid-run). A `tools/call` of `whoami` or `slow` counts its instance.
 pub async fn open_loop(
     client: &Client,
     port: u16,
@@ -859,7 +890,7 @@ pub async fn open_loop(
         let tx = tx.clone();
         tokio::spawn(async move {
             let sent = tokio::time::Instant::now();
-            let whoami = params["name"] == "whoami";
+            let whoami = params["name"] == "whoami" || params["name"] == "slow";
             let r = tokio::time::timeout(timeout, client.stateless(port, method, params)).await;
             let _ = tx.send((method, sent - start, sent.elapsed(), whoami, r));
         });
@@ -872,7 +903,7 @@ pub async fn open_loop(
             Ok(Ok(reply)) if reply.ok() => {
                 counts.0 += 1;
                 out.latencies.push(latency);
-                if whoami && let Some(who) = reply.tool_text() {
+                if whoami && let Some(who) = reply.tool_text().and_then(instance_of) {
                     *out.by_instance.entry(who.to_owned()).or_default() += 1;
                 }
             }
