@@ -317,18 +317,38 @@ impl Fleet {
     }
 
     /// A shipped config with the instances' ports (8001… in the file) and the listening ports
-    /// replaced by this fleet's.
+    /// replaced by this fleet's. The files name three instances; for a smaller fleet the lines
+    /// of the missing ones are left out (and an nginx group left with backups only gets its
+    /// first backup as its primary).
     fn rewrite(&self, text: &str, listen: &[(u16, u16)]) -> String {
-        let mut text = text.to_owned();
-        // The deploy files name three instances; a smaller fleet points the rest at i1.
-        for i in 1..=3u16 {
-            let port = self
-                .instances
-                .get(usize::from(i - 1))
-                .unwrap_or(&self.instances[0])
-                .port;
-            text = text.replace(&format!("127.0.0.1:800{i}"), &format!("127.0.0.1:{port}"));
+        let mut out: Vec<String> = Vec::new();
+        let (mut in_upstream, mut primaries) = (false, 0);
+        for line in text.lines() {
+            let trimmed = line.trim_start();
+            let named = (1..=3u16).find(|i| line.contains(&format!("127.0.0.1:800{i}")));
+            if let Some(i) = named {
+                let Some(instance) = self.instances.get(usize::from(i - 1)) else {
+                    continue;
+                };
+                let line =
+                    line.replace(&format!("127.0.0.1:800{i}"), &format!("127.0.0.1:{}", instance.port));
+                primaries += usize::from(!line.contains(" backup"));
+                out.push(line);
+                continue;
+            }
+            if trimmed.starts_with("upstream ") {
+                (in_upstream, primaries) = (true, 0);
+            }
+            if trimmed == "}" && in_upstream {
+                in_upstream = false;
+                let group = out.iter_mut().rev().take_while(|l| !l.contains("upstream "));
+                if let (0, Some(backup)) = (primaries, group.last()) {
+                    *backup = backup.replace(" backup", "");
+                }
+            }
+            out.push(line.to_owned());
         }
+        let mut text = out.join("\n") + "\n";
         for (from, to) in listen {
             text = text.replace(&format!("127.0.0.1:{from}"), &format!("127.0.0.1:{to}"));
         }
@@ -354,8 +374,8 @@ impl Fleet {
         // `initialize` does not have yet.
         snippet.push_str(&self.rewrite(
             &format!(
-                "upstream mcp_hash {{ hash $http_mcp_session_id consistent; \
-                 server 127.0.0.1:8001; server 127.0.0.1:8002; server 127.0.0.1:8003; }}\n\
+                "upstream mcp_hash {{\n    hash $http_mcp_session_id consistent;\n    \
+                 server 127.0.0.1:8001;\n    server 127.0.0.1:8002;\n    server 127.0.0.1:8003;\n}}\n\
                  server {{ listen 127.0.0.1:{}; location = /mcp {{ proxy_pass http://mcp_hash; }} }}\n",
                 self.ports.nginx_naive
             ),
