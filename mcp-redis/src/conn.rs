@@ -9,7 +9,6 @@ pub type RedisError = redis::RedisError;
 /// store and reconnects by itself after Redis restarts) and the fleet's key prefix. Cheap to
 /// clone.
 #[derive(Clone)]
-#[allow(dead_code)] // the stores that follow use every field
 pub struct Redis {
     pub(crate) client: redis::Client,
     pub(crate) conn: ConnectionManager,
@@ -47,7 +46,6 @@ impl Redis {
     }
 
     /// The key `name` of this fleet (`mcp:{fleet}:{name}`).
-    #[allow(dead_code)]
     pub(crate) fn key(&self, name: &str) -> String {
         format!("{}{name}", self.prefix)
     }

@@ -7,6 +7,8 @@
 
 #![warn(missing_docs)]
 
+mod change_bus;
 mod conn;
 
+pub use change_bus::RedisChangeBus;
 pub use conn::{Redis, RedisError};

@@ -232,6 +232,9 @@ pub enum BuildError {
         /// Where it is defined.
         location: String,
     },
+    /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus) on a builder whose
+    /// [`Changes`](crate::Changes) handle has a bus attached already.
+    ChangeBusAttached,
 }
 
 impl fmt::Display for BuildError {
@@ -291,6 +294,9 @@ impl fmt::Display for BuildError {
                     "invalid URI template `{template}` at {location}: {reason}"
                 )
             }
+            BuildError::ChangeBusAttached => f.write_str(
+                "change_bus: the server's Changes handle has a change bus attached already",
+            ),
         }
     }
 }

@@ -15,7 +15,11 @@ impl RedisServer {
     /// Starts one, or `None` (with a message) when redis-server is not installed and
     /// `MCP_FLEET_REQUIRED` is unset; with it set, a missing server fails the test.
     pub fn start() -> Option<RedisServer> {
-        if Command::new("redis-server").arg("--version").output().is_err() {
+        if Command::new("redis-server")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
             assert!(
                 std::env::var_os("MCP_FLEET_REQUIRED").is_none(),
                 "redis-server is not installed: run tests/fleet/setup.sh"

@@ -33,6 +33,7 @@ pub struct ServerBuilder {
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
     changes: Option<crate::Changes>,
+    change_bus: Option<Arc<dyn crate::changes::ChangeBus>>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
@@ -58,6 +59,7 @@ impl ServerBuilder {
             state_ttl: Duration::from_secs(600),
             state_caller: None,
             changes: None,
+            change_bus: None,
             task_store: None,
             tasks: Default::default(),
             skills_dir: None,
@@ -136,6 +138,16 @@ impl ServerBuilder {
     /// [`run!`](crate::run) does. By default the server has a handle of its own.
     pub fn changes(mut self, changes: crate::Changes) -> Self {
         self.changes = Some(changes);
+        self
+    }
+
+    /// Carries changes between the instances of a fleet through `bus` (for instance
+    /// `mcp_redis::RedisChangeBus`): a tools list change announced on one instance reaches
+    /// the `subscriptions/listen` streams and session-era clients of every instance. Attached
+    /// to the server's [`Changes`](crate::Changes) handle at [`build`](Self::build), which fails
+    /// with [`BuildError::ChangeBusAttached`] if that handle has one already.
+    pub fn change_bus(mut self, bus: impl crate::changes::ChangeBus) -> Self {
+        self.change_bus = Some(Arc::new(bus));
         self
     }
 
@@ -355,6 +367,13 @@ impl ServerBuilder {
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
+        // Last: a build that fails leaves the handle without the bus.
+        let changes = self.changes.unwrap_or_default();
+        if let Some(bus) = self.change_bus {
+            changes
+                .attach_shared_bus(bus)
+                .map_err(|_| BuildError::ChangeBusAttached)?;
+        }
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -368,7 +387,7 @@ impl ServerBuilder {
                 middleware: self.middleware.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
-                changes: self.changes.unwrap_or_default(),
+                changes,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
                 sealer: match &self.state_key {

@@ -81,12 +81,15 @@ impl Filter {
                         .as_ref()
                         .is_some_and(|ids| ids.iter().any(|t| **t == **id))
             }
+            // Stands for every kind: the listen loop expands it with `everything`.
+            Change::Everything => false,
         }
     }
 }
 
-/// The notification announcing `change`, with `_meta` members (a subscription id) if any.
-fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
+/// The notification announcing `change`, with `_meta` members (a subscription id) if any;
+/// `None` for [`Change::Everything`], which stands for one notification of each kind.
+fn notification(change: &Change, meta: Option<&Value>) -> Option<Vec<u8>> {
     let (method, mut params) = match change {
         Change::Tools => ("notifications/tools/list_changed", Map::new()),
         Change::Prompts => ("notifications/prompts/list_changed", Map::new()),
@@ -100,11 +103,12 @@ fn notification(change: &Change, meta: Option<&Value>) -> Vec<u8> {
             "notifications/tasks",
             serde_json::from_str(task).unwrap_or_default(),
         ),
+        Change::Everything => return None,
     };
     if let Some(meta) = meta {
         params.insert("_meta".into(), meta.clone());
     }
-    encode_notification(method, params)
+    Some(encode_notification(method, params))
 }
 
 /// Passes announced changes to a server's session-era connections (held weakly). One task per
@@ -162,6 +166,8 @@ impl Forwarder {
                     _ = alive.changed() => return,
                 };
                 let change = match change {
+                    // The change bus may have missed changes: as for a lag.
+                    Ok(Change::Everything) => None,
                     Ok(change) => Some(change),
                     // Changes were missed: tell every client everything may have changed.
                     Err(RecvError::Lagged(missed)) => {
@@ -199,6 +205,8 @@ fn serves(conn: &Connection, change: &Change) -> bool {
         Change::Resources | Change::Updated(_) => registry.has_resources(),
         // Session-era tasks announce themselves (`notifications/tasks/status`).
         Change::Task { .. } => false,
+        // Expanded by `forward_everything` before it gets here.
+        Change::Everything => false,
     }
 }
 
@@ -217,8 +225,10 @@ pub(super) fn forward(conn: &Connection, change: &Change) {
         }
     }
     let sink = conn.standalone.lock().expect("standalone lock").clone();
-    if let Some(sink) = sink {
-        sink.send(notification(change, None));
+    if let Some(sink) = sink
+        && let Some(notification) = notification(change, None)
+    {
+        sink.send(notification);
     }
 }
 
@@ -383,15 +393,18 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
                 _ = ctx.cancelled() => return None,
                 change = changes.recv() => match change {
                     Ok(change) if honoured.wants(&change) => {
-                        sink.send(notification(&change, Some(&meta)));
-                    }
-                    Ok(_) => {}
-                    // Changes were missed: everything asked for may have changed.
-                    Err(RecvError::Lagged(_)) => {
-                        for change in honoured.everything() {
-                            sink.send(notification(&change, Some(&meta)));
+                        if let Some(n) = notification(&change, Some(&meta)) {
+                            sink.send(n);
                         }
                     }
+                    // Changes were missed (here, or on the change bus): everything asked for
+                    // may have changed.
+                    Ok(Change::Everything) | Err(RecvError::Lagged(_)) => {
+                        for n in honoured.everything().iter().filter_map(|c| notification(c, Some(&meta))) {
+                            sink.send(n);
+                        }
+                    }
+                    Ok(_) => {}
                     Err(RecvError::Closed) => break,
                 },
             }

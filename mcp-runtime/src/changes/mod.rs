@@ -6,6 +6,9 @@
 //! and the `list_changed` notifications, on stdout or their HTTP session's GET stream;
 //! 2026-07-28 clients get what they asked for on their `subscriptions/listen` streams.
 //!
+//! Behind a load balancer, attach a [`ChangeBus`] (for instance `mcp_redis::RedisChangeBus`)
+//! so that a change announced on one instance reaches the clients of every instance.
+//!
 //! ```standalone_crate
 //! use mcp_runtime::prelude::*;
 //!
@@ -27,11 +30,15 @@
 //! }
 //! ```
 
+mod bus;
+
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use tokio::sync::broadcast;
+
+pub use bus::{BusAlreadyAttached, BusInbound, BusMessage, ChangeBus, ChangeEvent, LocalBus};
 
 /// One announced change.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,6 +54,9 @@ pub(crate) enum Change {
         owner: Arc<str>,
         task: Arc<str>,
     },
+    /// Anything may have changed: the change bus reconnected and may have missed changes.
+    /// Every stream hears of everything it watches.
+    Everything,
 }
 
 /// What a name given to [`Changes::disable`] refers to.
@@ -73,6 +83,9 @@ pub struct Changes {
 
 struct Hub {
     tx: broadcast::Sender<Change>,
+    /// This handle's id on the change bus (its own messages are not delivered twice).
+    origin: String,
+    bus: OnceLock<Arc<dyn ChangeBus>>,
     disabled: RwLock<HashSet<(Kind, String)>>,
     /// Bumped on every enable/disable: list cursors from before are refused.
     generation: AtomicU64,
@@ -103,6 +116,8 @@ impl Changes {
             hub: Arc::new(Hub {
                 // Subscribers that fall this far behind skip ahead (list changes are idempotent).
                 tx: broadcast::channel(1024).0,
+                origin: crate::id::random_id(),
+                bus: OnceLock::new(),
                 disabled: RwLock::default(),
                 generation: AtomicU64::new(0),
             }),
@@ -110,8 +125,54 @@ impl Changes {
     }
 
     fn send(&self, change: Change) {
+        if let Some(bus) = self.hub.bus.get()
+            && let Some(event) = change.event()
+        {
+            bus.publish(BusMessage {
+                origin: self.hub.origin.clone(),
+                event,
+            });
+        }
         // No receiver (no client listening) is not an error.
         let _ = self.hub.tx.send(change);
+    }
+
+    /// Carries this handle's changes to the other instances of a fleet, and theirs to this
+    /// handle's clients, from now on. A handle takes one bus: a second is refused.
+    ///
+    /// What [`disable`](Self::disable) and [`enable`](Self::enable) hide stays per instance
+    /// (each instance of a fleet should make the same calls); the list change they announce
+    /// travels.
+    pub fn attach_bus(&self, bus: impl ChangeBus) -> Result<(), BusAlreadyAttached> {
+        self.attach_shared_bus(Arc::new(bus))
+    }
+
+    pub(crate) fn attach_shared_bus(
+        &self,
+        bus: Arc<dyn ChangeBus>,
+    ) -> Result<(), BusAlreadyAttached> {
+        let mut ours = false;
+        self.hub.bus.get_or_init(|| {
+            ours = true;
+            bus.clone()
+        });
+        if !ours {
+            return Err(BusAlreadyAttached);
+        }
+        bus.attach(BusInbound {
+            hub: Arc::downgrade(&self.hub),
+        });
+        Ok(())
+    }
+
+    /// Whether a [`ChangeBus`] is attached.
+    pub fn has_bus(&self) -> bool {
+        self.hub.bus.get().is_some()
+    }
+
+    /// This handle's id on the change bus ([`BusMessage::origin`]): random per handle.
+    pub fn origin(&self) -> &str {
+        &self.hub.origin
     }
 
     /// Announces that the resource at `uri` changed (`notifications/resources/updated`, to the

@@ -1,0 +1,132 @@
+//! `RedisChangeBus` against a real redis-server: two servers (instances), each with its own
+//! `Changes` handle and Redis connection, hear each other's changes on their listen streams,
+//! once; after Redis restarts, every stream hears that everything changed, and changes flow
+//! again; announcing while Redis is down neither blocks nor fails.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_redis::{Redis, RedisChangeBus};
+use mcp_runtime::prelude::*;
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{Changes, ProtocolVersion, Server};
+use serde_json::{Value, json};
+
+/// A tool, so that tool list changes concern the server.
+#[tool]
+fn listed() -> &'static str {
+    "here"
+}
+
+/// A resource to watch.
+#[resource("memo://r/{name}")]
+fn memo(name: String) -> String {
+    name
+}
+
+async fn instance(url: &str) -> (Changes, Server) {
+    let redis = Redis::connect(url, "bus-test").await.unwrap();
+    let changes = Changes::new();
+    let server = Server::builder()
+        .changes(changes.clone())
+        .change_bus(RedisChangeBus::new(&redis))
+        .build()
+        .unwrap();
+    (changes, server)
+}
+
+async fn listen(server: Server) -> Arc<TestClient> {
+    let client = Arc::new(
+        TestClient::connect_to(server, ProtocolVersion::V2026_07_28)
+            .await
+            .unwrap(),
+    );
+    let listener = client.clone();
+    tokio::spawn(async move {
+        let _ = listener
+            .request_with_id(
+                1,
+                "subscriptions/listen",
+                json!({"notifications": {"toolsListChanged": true,
+                                         "resourceSubscriptions": ["memo://r/a"]}}),
+            )
+            .await;
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ack = client.take_notifications();
+    assert_eq!(ack[0]["method"], "notifications/subscriptions/acknowledged");
+    client
+}
+
+/// The methods of the notifications that arrive within `wait`, once `want` have arrived or the
+/// time is up.
+async fn collect(client: &TestClient, want: usize, wait: Duration) -> Vec<String> {
+    let deadline = Instant::now() + wait;
+    let mut got: Vec<Value> = Vec::new();
+    while got.len() < want && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        got.extend(client.take_notifications());
+    }
+    // Anything more (a duplicate) would show up shortly after.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    got.extend(client.take_notifications());
+    got.iter()
+        .map(|n| n["method"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_hear_each_other_once_and_resync_after_a_redis_restart() {
+    let Some(mut redis) = support::RedisServer::start() else {
+        return;
+    };
+    let (a_changes, a) = instance(&redis.url()).await;
+    let (b_changes, b) = instance(&redis.url()).await;
+    let (on_a, on_b) = (listen(a).await, listen(b).await);
+    // The subscriptions are up before the first publish.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    a_changes.tools_changed();
+    b_changes.resource_updated("memo://r/a");
+    let both = [
+        "notifications/tools/list_changed",
+        "notifications/resources/updated",
+    ];
+    for (name, client) in [("a", &on_a), ("b", &on_b)] {
+        let mut got = collect(client, 2, Duration::from_secs(5)).await;
+        got.sort();
+        let mut want = both.to_vec();
+        want.sort();
+        assert_eq!(got, want, "instance {name}: each change once");
+    }
+
+    // Redis goes away: announcing neither blocks nor fails, and the instance's own streams
+    // still hear at once.
+    redis.kill();
+    let started = Instant::now();
+    a_changes.tools_changed();
+    assert!(started.elapsed() < Duration::from_millis(50));
+    assert_eq!(
+        collect(&on_a, 1, Duration::from_secs(2)).await,
+        ["notifications/tools/list_changed"]
+    );
+
+    // Back, empty: every stream is told everything it watches may have changed.
+    redis.restart();
+    for (name, client) in [("a", &on_a), ("b", &on_b)] {
+        let mut got = collect(client, 2, Duration::from_secs(15)).await;
+        got.sort();
+        let mut want = both.to_vec();
+        want.sort();
+        assert_eq!(got, want, "instance {name}: resync after the restart");
+    }
+
+    // And changes flow between instances again.
+    b_changes.tools_changed();
+    assert_eq!(
+        collect(&on_a, 1, Duration::from_secs(5)).await,
+        ["notifications/tools/list_changed"]
+    );
+}
