@@ -62,8 +62,7 @@ async fn slow(
     }
 }
 
-/// Announce that the tool list changed (every instance's listeners hear it once the fleet
-/// shares a change bus).
+/// Announce that the tool list changed (with `REDIS_URL`, every instance's listeners hear it).
 #[tool]
 fn bump_tools(ctx: Context) -> &'static str {
     ctx.changes().tools_changed();
@@ -163,7 +162,8 @@ async fn serve() -> Result<(), String> {
         let redis = mcp_redis::Redis::connect(&url, &fleet)
             .await
             .map_err(|e| format!("REDIS_URL {url}: {e}"))?;
-        tracing::info!(?redis, "shared state on {url}");
+        // A change announced on any instance reaches the listeners of every instance.
+        builder = builder.change_bus(mcp_redis::RedisChangeBus::new(&redis));
     }
     let server = builder.build().map_err(|e| e.to_string())?;
     serve_http(server, config).await.map_err(|e| e.to_string())

@@ -253,28 +253,57 @@ fn multi_round_calls_complete_on_any_instance_with_the_shared_key() {
     }
 }
 
-/// A listen stream on one instance hears a tool list change announced on another.
+/// Listen streams on every instance hear a tool list change announced on any of them (the
+/// Redis change bus); after Redis restarts, every stream is told that everything changed.
 #[test]
-#[ignore = "needs the fleet-wide change bus (RedisChangeBus; lead's part of #15)"]
 fn listen_streams_hear_changes_made_on_other_instances() {
     let _turn = turn();
-    let Some(fleet) = fleet(true, Balancers::default()) else {
+    let Some(mut fleet) = fleet(true, Balancers::default()) else {
         return;
     };
-    let (a, b) = (fleet.instances[0].port, fleet.instances[1].port);
-    runtime().block_on(async {
-        let client = Client::new();
-        let mut stream = client.listen(a).await.unwrap();
-        // The acknowledgement first.
-        assert!(stream.next(Duration::from_secs(5)).await.is_some());
-        let r = client.call(b, "bump_tools", json!({})).await.unwrap();
+    let ports: Vec<u16> = fleet.instances.iter().map(|i| i.port).collect();
+    let rt = runtime();
+    let client = Client::new();
+    let mut streams = rt.block_on(async {
+        let mut streams = Vec::new();
+        for &port in ports.iter().chain(&ports) {
+            let mut stream = client.listen(port).await.unwrap();
+            let ack = "notifications/subscriptions/acknowledged";
+            assert!(stream.expect(ack, Duration::from_secs(5)).await, "no ack on {port}");
+            streams.push((port, stream));
+        }
+        streams
+    });
+    let changed = "notifications/tools/list_changed";
+    for &on in &ports {
+        rt.block_on(async {
+            let r = client.call(on, "bump_tools", json!({})).await.unwrap();
+            assert!(r.ok(), "{}", r.text);
+            for (port, stream) in &mut streams {
+                assert!(
+                    stream.expect(changed, Duration::from_secs(5)).await,
+                    "the change announced on {on} did not reach a stream on {port}"
+                );
+            }
+        });
+    }
+    fleet.redis.as_mut().unwrap().restart();
+    rt.block_on(async {
+        for (port, stream) in &mut streams {
+            assert!(
+                stream.expect(changed, Duration::from_secs(10)).await,
+                "a stream on {port} was not resynced after Redis restarted"
+            );
+        }
+        // And the bus works again.
+        let r = client.call(ports[2], "bump_tools", json!({})).await.unwrap();
         assert!(r.ok(), "{}", r.text);
-        assert!(
-            stream
-                .expect("notifications/tools/list_changed", Duration::from_secs(5))
-                .await,
-            "the change made on {b} did not reach the stream on {a}"
-        );
+        for (port, stream) in &mut streams {
+            assert!(
+                stream.expect(changed, Duration::from_secs(5)).await,
+                "after the restart a change did not reach a stream on {port}"
+            );
+        }
     });
 }
 

@@ -14,7 +14,11 @@
 //!   two thirds; then the same with SIGTERM;
 //! - `S4` multi-round calls across replicas: `FLEET_SURVEYS` (3,000) 3-round `survey` calls,
 //!   16 at a time, through nginx round robin; the same with a key per instance;
-//! - `S5` listen fan-out; `S6` legacy affinity (naive hash, route token, HAProxy);
+//! - `S5` listen fan-out: `FLEET_LISTENS` (300) streams over three instances, a tool list
+//!   change announced on a random instance 10 times a second for `FLEET_BUMP_SECS` (30), then
+//!   Redis restarted;
+//! - `S6` legacy affinity: `FLEET_SESSIONS` (60) sessions through the naive hash (the control),
+//!   the route-token map and HAProxy;
 //! - `S7` Redis commands per stateless `tools/call` (`INFO commandstats`).
 //!
 //! `FLEET_SMOKE=1` makes every size tiny (`scripts/test-all` runs it with `cargo test --bench
@@ -34,6 +38,7 @@ mod harness;
 
 mod affinity;
 mod failover;
+mod listens;
 mod load;
 mod scaling;
 
@@ -83,10 +88,7 @@ fn main() {
                 "S2" => scaling::latency_bound().await,
                 "S3" => failover::failover().await,
                 "S4" => affinity::multi_round().await,
-                "S5" => println!(
-                    "not available yet: a fleet-wide change bus (RedisChangeBus) wired into \
-                     examples/fleet.rs"
-                ),
+                "S5" => listens::fan_out().await,
                 "S6" => affinity::legacy().await,
                 "S7" => affinity::store_cost().await,
                 _ => unreachable!("checked above"),
@@ -103,7 +105,9 @@ pub fn instance() -> harness::InstanceProgram {
 }
 
 /// Sizes under `FLEET_SMOKE=1`.
-const SMOKE: [(&str, f64); 5] = [
+const SMOKE: [(&str, f64); 7] = [
+    ("FLEET_LISTENS", 15.0),
+    ("FLEET_BUMP_SECS", 1.0),
     ("FLEET_SECS", 0.5),
     ("FLEET_RATE", 100.0),
     ("FLEET_FAILOVER_SECS", 3.0),
