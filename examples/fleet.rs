@@ -116,7 +116,11 @@ fn listen_address() -> Result<String, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => addr = args.next().ok_or("--http needs an address")?,
-            other => return Err(format!("unknown argument {other:?}; usage: fleet --http ADDR")),
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}; usage: fleet --http ADDR"
+                ));
+            }
         }
     }
     Ok(addr)
@@ -132,7 +136,7 @@ fn request_state_key() -> Result<Option<Vec<u8>>, String> {
     let key: Option<Vec<u8>> = first
         .as_bytes()
         .chunks(2)
-        .map(|pair| Some(digit(pair[0])? << 4 | digit(*pair.get(1)?)?))
+        .map(|pair| Some((digit(pair[0])? << 4) | digit(*pair.get(1)?)?))
         .collect();
     match key {
         Some(key) if key.len() >= 32 => Ok(Some(key)),

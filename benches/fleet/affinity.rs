@@ -19,7 +19,10 @@ const NGINX: Balancers = Balancers {
 /// a time; then with a key per instance.
 pub async fn multi_round() {
     let total = setting("FLEET_SURVEYS", 3_000.0) as usize;
-    for (label, distinct) in [("shared key", false), ("a key per instance (control)", true)] {
+    for (label, distinct) in [
+        ("shared key", false),
+        ("a key per instance (control)", true),
+    ] {
         let mut run = instance();
         run.distinct_keys = distinct;
         let fleet = Fleet::start(run, 3, false, NGINX);

@@ -330,8 +330,10 @@ impl Fleet {
                 let Some(instance) = self.instances.get(usize::from(i - 1)) else {
                     continue;
                 };
-                let line =
-                    line.replace(&format!("127.0.0.1:800{i}"), &format!("127.0.0.1:{}", instance.port));
+                let line = line.replace(
+                    &format!("127.0.0.1:800{i}"),
+                    &format!("127.0.0.1:{}", instance.port),
+                );
                 primaries += usize::from(!line.contains(" backup"));
                 out.push(line);
                 continue;
@@ -341,7 +343,10 @@ impl Fleet {
             }
             if trimmed == "}" && in_upstream {
                 in_upstream = false;
-                let group = out.iter_mut().rev().take_while(|l| !l.contains("upstream "));
+                let group = out
+                    .iter_mut()
+                    .rev()
+                    .take_while(|l| !l.contains("upstream "));
                 if let (0, Some(backup)) = (primaries, group.last()) {
                     *backup = backup.replace(" backup", "");
                 }
@@ -444,7 +449,8 @@ impl Fleet {
             return false;
         };
         let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-        let _ = s.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        let _ =
+            s.write_all(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         let mut head = [0u8; 12];
         s.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.1 200")
     }
@@ -644,10 +650,19 @@ impl Client {
         method: &str,
         mut params: Value,
     ) -> Result<Reply, String> {
-        params["_meta"] = stateless_meta();
-        let name = params["name"].as_str().map(str::to_owned);
-        let body = json!({"jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params});
-        let mut headers = vec![("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", method)];
+        if params.get("_meta").is_none() {
+            params["_meta"] = stateless_meta();
+        }
+        let name = params["name"]
+            .as_str()
+            .or_else(|| params["taskId"].as_str())
+            .map(str::to_owned);
+        let body =
+            json!({"jsonrpc": "2.0", "id": self.next_id(), "method": method, "params": params});
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
         if let Some(name) = &name {
             headers.push(("Mcp-Name", name));
         }
@@ -656,8 +671,45 @@ impl Client {
 
     /// A 2026-07-28 `tools/call`.
     pub async fn call(&self, port: u16, tool: &str, arguments: Value) -> Result<Reply, String> {
-        self.stateless(port, "tools/call", json!({"name": tool, "arguments": arguments}))
-            .await
+        self.stateless(
+            port,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        )
+        .await
+    }
+
+    /// A 2026-07-28 `tools/call` of a task-capable tool, asking for a task (the client declares
+    /// the tasks extension); returns the task id.
+    pub async fn start_task(
+        &self,
+        port: u16,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<String, String> {
+        let mut meta = stateless_meta();
+        meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+            json!({"io.modelcontextprotocol/tasks": {}});
+        let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+        let r = self.stateless(port, "tools/call", params).await?;
+        r.message["result"]["taskId"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| format!("no task: {} {}", r.status, r.text))
+    }
+
+    /// `tasks/get` of task `id` through `port`: the task's result object.
+    pub async fn task(&self, port: u16, id: &str) -> Result<Value, String> {
+        let mut meta = stateless_meta();
+        meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+            json!({"io.modelcontextprotocol/tasks": {}});
+        let r = self
+            .stateless(port, "tasks/get", json!({"taskId": id, "_meta": meta}))
+            .await?;
+        match r.message.get("result") {
+            Some(task) => Ok(task.clone()),
+            None => Err(format!("tasks/get: {} {}", r.status, r.text)),
+        }
     }
 
     /// Which instance answered a 2026-07-28 `whoami`.
@@ -672,7 +724,10 @@ impl Client {
     pub async fn spread(&self, port: u16, n: usize) -> BTreeMap<String, usize> {
         let mut counts = BTreeMap::new();
         for _ in 0..n {
-            let who = self.whoami(port).await.unwrap_or_else(|e| format!("error: {e}"));
+            let who = self
+                .whoami(port)
+                .await
+                .unwrap_or_else(|e| format!("error: {e}"));
             *counts.entry(who).or_default() += 1;
         }
         counts
@@ -722,7 +777,10 @@ impl Client {
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let r = session.post(&note).await?;
         if r.status != 202 {
-            return Err(format!("notifications/initialized: {} {}", r.status, r.text));
+            return Err(format!(
+                "notifications/initialized: {} {}",
+                r.status, r.text
+            ));
         }
         Ok(session)
     }
