@@ -67,6 +67,19 @@ pub async fn failover() {
             mean.as_secs_f64() * 1e3
         );
         println!("  answers by instance: {:?}", out.by_instance);
+        // How soon after the restart i2 takes its share again (≥ 25 % of a 1 s window).
+        let back = restarted.unwrap_or_default();
+        let recovered = (0..20u32)
+            .map(|s| back + Duration::from_millis(500) * s)
+            .take_while(|from| *from + Duration::from_secs(1) <= length)
+            .find(|from| out.share("i2", *from, *from + Duration::from_secs(1)) >= 0.25);
+        match recovered {
+            Some(at) => println!(
+                "  i2 back to ≥ 25 % of the answers {:.1} s after its restart",
+                (at - back).as_secs_f64()
+            ),
+            None => println!("  i2 not back to 25 % of the answers before the run ended"),
+        }
         for (at, method, what) in out.failures.iter().take(5) {
             let what: String = what.chars().take(120).collect();
             println!("  failure at {:.3} s, {method}: {what}", at.as_secs_f64());

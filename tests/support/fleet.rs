@@ -925,6 +925,8 @@ pub struct Outcomes {
     pub latencies: Vec<Duration>,
     /// Failures: when (since the start) and what.
     pub failures: Vec<(Duration, &'static str, String)>,
+    /// When (since the start) each counted answer's request was sent, and its instance.
+    pub answers: Vec<(Duration, String)>,
 }
 
 impl Outcomes {
@@ -934,6 +936,23 @@ impl Outcomes {
 
     pub fn total(&self) -> usize {
         self.by_method.values().map(|c| c.0 + c.1 + c.2).sum()
+    }
+
+    /// Requests with no answer within the timeout.
+    pub fn unanswered(&self) -> usize {
+        self.by_method.values().map(|c| c.2).sum()
+    }
+
+    /// `instance`'s share of the counted answers to requests sent in `from..to`.
+    pub fn share(&self, instance: &str, from: Duration, to: Duration) -> f64 {
+        let window: Vec<&String> = self
+            .answers
+            .iter()
+            .filter(|(at, _)| (from..to).contains(at))
+            .map(|(_, who)| who)
+            .collect();
+        let mine = window.iter().filter(|w| *w == &instance).count();
+        mine as f64 / window.len().max(1) as f64
     }
 }
 
@@ -983,6 +1002,7 @@ pub async fn open_loop(
                 out.latencies.push(latency);
                 if whoami && let Some(who) = reply.tool_text().and_then(instance_of) {
                     *out.by_instance.entry(who.to_owned()).or_default() += 1;
+                    out.answers.push((at, who.to_owned()));
                 }
             }
             Ok(Ok(reply)) => {
