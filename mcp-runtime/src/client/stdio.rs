@@ -62,7 +62,7 @@ impl StdioLink {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
         let kept = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(mut err) = child.stderr.take() {
+        let stderr_reader = child.stderr.take().map(|mut err| {
             let kept = kept.clone();
             tokio::spawn(async move {
                 let mut buf = [0u8; 4096];
@@ -75,8 +75,8 @@ impl StdioLink {
                     let over = kept.len().saturating_sub(STDERR_KEPT);
                     kept.drain(..over);
                 }
-            });
-        }
+            })
+        });
         let captured = kept.clone();
         let gone = Arc::new(tokio::sync::watch::Sender::new(None));
         let gone_tx = gone.clone();
@@ -114,6 +114,12 @@ impl StdioLink {
                     }
                 }
             };
+            // A server that exits closes stdout and stderr together, but the two readers race:
+            // let the stderr reader reach its end first (briefly: a grandchild may hold stderr
+            // open), so the error quotes what the server said.
+            if let Some(reader) = stderr_reader {
+                let _ = tokio::time::timeout(Duration::from_millis(250), reader).await;
+            }
             let tail = tail_of(&captured);
             let why = if tail.is_empty() {
                 why
