@@ -79,6 +79,7 @@ pub mod client;
 mod client_config;
 pub mod completion;
 pub mod context;
+mod env;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -23,7 +23,9 @@ Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --clie
 
 Environment: MCP_TRANSPORT=stdio|ADDR chooses the transport too, MCP_SKILLS_DIR=DIR the skills
 directory (the command line wins), MCP_ALLOWED_ORIGINS=ORIGIN,... the browser origins an HTTP
-server accepts and answers with CORS (e.g. https://app.example.com); MCP_AUTH_ISSUER and
+server accepts and answers with CORS (e.g. https://app.example.com); MCP_ALLOWED_HOSTS=HOST,...
+the Host names it accepts (what a reverse proxy forwards; default: loopback names when reached
+through loopback, any name otherwise); MCP_AUTH_ISSUER and
 MCP_AUTH_RESOURCE (MCP_AUTH_SCOPES optional) require OAuth access tokens over HTTP (with the
 `auth` feature); MCP_REQUEST_STATE_KEYS=HEX,... the keys that seal 2026-07-28 requestState
 (each at least 64 hex digits; the first seals, all open; every instance of a fleet needs the
@@ -157,65 +159,6 @@ pub(crate) fn choose(
     })
 }
 
-/// `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_AUDIENCE`, when set, configure the
-/// `requestState` key ring and audience (over what the code set). A value that is set but
-/// unusable is an error naming the variable: falling back to a random key would break every
-/// multi-round request that crosses instances, with nothing in the logs to say why.
-pub(crate) fn request_state_from_env(
-    mut builder: ServerBuilder,
-    keys: Option<OsString>,
-    audience: Option<OsString>,
-) -> Result<ServerBuilder, String> {
-    if let Some(raw) = keys {
-        let raw = raw
-            .to_str()
-            .ok_or("MCP_REQUEST_STATE_KEYS: not valid UTF-8 (use comma-separated hex keys)")?;
-        let keys = parse_state_keys(raw).map_err(|e| format!("MCP_REQUEST_STATE_KEYS: {e}"))?;
-        builder = builder.request_state_keys(keys);
-    }
-    if let Some(raw) = audience {
-        let audience = raw
-            .to_str()
-            .map(str::trim)
-            .ok_or("MCP_REQUEST_STATE_AUDIENCE: not valid UTF-8")?;
-        if audience.is_empty() {
-            return Err("MCP_REQUEST_STATE_AUDIENCE: set but empty (name the fleet, or unset it for the server's name)".into());
-        }
-        builder = builder.request_state_audience(audience);
-    }
-    Ok(builder)
-}
-
-/// `MCP_REQUEST_STATE_KEYS`: comma-separated keys, each at least 64 hex digits (32 bytes), the
-/// first sealing. Errors say which key is wrong and how, never what it is (keys are secret).
-fn parse_state_keys(raw: &str) -> Result<Vec<Vec<u8>>, String> {
-    let entries: Vec<&str> = raw.split(',').map(str::trim).collect();
-    if entries.iter().all(|e| e.is_empty()) {
-        return Err("set but empty (give comma-separated hex keys, or unset it)".into());
-    }
-    entries
-        .iter()
-        .enumerate()
-        .map(|(i, hex)| {
-            let n = i + 1;
-            if hex.is_empty() {
-                return Err(format!("key {n} is empty (a stray comma?)"));
-            }
-            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("key {n} is not hexadecimal"));
-            }
-            if hex.len() < 64 {
-                return Err(format!(
-                    "key {n} has {} hex digits; each key needs at least 64 (32 random bytes, e.g. from `openssl rand -hex 32`)",
-                    hex.len()
-                ));
-            }
-            base16ct::mixed::decode_vec(hex)
-                .map_err(|_| format!("key {n} has an odd number of hex digits"))
-        })
-        .collect()
-}
-
 /// Installs a stderr `tracing` subscriber (filter from `RUST_LOG`, default `info`) unless the
 /// program installed one already.
 pub fn init_logging() {
@@ -256,22 +199,7 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             std::process::exit(2);
         }
     };
-    #[cfg(feature = "http")]
-    let origins = match std::env::var("MCP_ALLOWED_ORIGINS") {
-        Ok(raw) => match parse_origins(&raw) {
-            Ok(origins) => origins,
-            Err(msg) => {
-                eprintln!("error: MCP_ALLOWED_ORIGINS: {msg}");
-                std::process::exit(2);
-            }
-        },
-        Err(_) => Vec::new(),
-    };
-    let builder = match request_state_from_env(
-        builder,
-        std::env::var_os("MCP_REQUEST_STATE_KEYS"),
-        std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
-    ) {
+    let builder = match builder.with_env() {
         Ok(builder) => builder,
         Err(msg) => {
             eprintln!("error: {msg}");
@@ -310,102 +238,11 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
             print_json_and_exit(&config);
         }
     }
-    let result = match transport {
-        #[cfg(feature = "http")]
-        Transport::Http(addr) if !origins.is_empty() => {
-            let config = crate::transport::HttpConfig::new(addr).with_allowed_origins(origins);
-            match with_env_http(config) {
-                Ok(config) => block_on(crate::transport::serve_http(server, config)),
-                Err(e) => Err(e),
-            }
-        }
-        transport => server.run(transport),
-    };
+    let result = server.run(transport);
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(2);
     }
-}
-
-/// What the environment configures of an HTTP server: `MCP_ROUTE_TOKEN`, the authorization
-/// variables and `MCP_DRAIN_DELAY`.
-#[cfg(feature = "http")]
-fn with_env_http(config: crate::transport::HttpConfig) -> io::Result<crate::transport::HttpConfig> {
-    let config = match route_token(std::env::var("MCP_ROUTE_TOKEN").ok().as_deref())? {
-        Some(token) => config.with_route_token(token),
-        None => config,
-    };
-    with_env_auth(config).and_then(with_env_drain_delay)
-}
-
-/// `MCP_ROUTE_TOKEN`, if set: a bad value is an error naming the variable.
-#[cfg(feature = "http")]
-fn route_token(raw: Option<&str>) -> io::Result<Option<crate::transport::http::RouteToken>> {
-    raw.map(|raw| {
-        crate::transport::http::RouteToken::new(raw).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("MCP_ROUTE_TOKEN={raw:?}: {e}"),
-            )
-        })
-    })
-    .transpose()
-}
-
-/// `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make an HTTP server a resource
-/// server (HTTP only: a stdio server belongs to its client).
-#[cfg(feature = "http")]
-fn with_env_auth(config: crate::transport::HttpConfig) -> io::Result<crate::transport::HttpConfig> {
-    #[cfg(feature = "auth")]
-    match crate::auth::Auth::from_env() {
-        None => Ok(config),
-        Some(Ok(auth)) => Ok(config.with_auth(auth)),
-        Some(Err(e)) => Err(io::Error::new(io::ErrorKind::InvalidInput, e)),
-    }
-    #[cfg(not(feature = "auth"))]
-    Ok(config)
-}
-
-/// `MCP_DRAIN_DELAY` (seconds) sets [`HttpConfig::with_drain_delay`]; unset or empty keeps
-/// the default.
-///
-/// [`HttpConfig::with_drain_delay`]: crate::transport::HttpConfig::with_drain_delay
-#[cfg(feature = "http")]
-fn with_env_drain_delay(
-    config: crate::transport::HttpConfig,
-) -> io::Result<crate::transport::HttpConfig> {
-    match std::env::var("MCP_DRAIN_DELAY") {
-        Ok(raw) if !raw.trim().is_empty() => match parse_drain_delay(&raw) {
-            Ok(delay) => Ok(config.with_drain_delay(delay)),
-            Err(why) => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("MCP_DRAIN_DELAY: {why}"),
-            )),
-        },
-        _ => Ok(config),
-    }
-}
-
-/// The longest drain delay `MCP_DRAIN_DELAY` may ask for: more is a typo, not a plan (an
-/// orchestrator kills the process long before).
-#[cfg(feature = "http")]
-const MAX_DRAIN_DELAY_SECS: f64 = 600.0;
-
-/// `MCP_DRAIN_DELAY`'s value: seconds, a whole or decimal number from 0 to 600.
-#[cfg(feature = "http")]
-fn parse_drain_delay(raw: &str) -> Result<std::time::Duration, String> {
-    let raw = raw.trim();
-    let secs: f64 = raw
-        .parse()
-        .ok()
-        .filter(|s: &f64| s.is_finite())
-        .ok_or_else(|| format!("{raw:?} is not a number of seconds (e.g. 5 or 0.5)"))?;
-    if !(0.0..=MAX_DRAIN_DELAY_SECS).contains(&secs) {
-        return Err(format!(
-            "{raw} seconds is out of range (0 to {MAX_DRAIN_DELAY_SECS})"
-        ));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
 }
 
 /// Prints `value` as pretty JSON, alone on stdout, and exits: 0, or 2 when stdout is closed.
@@ -433,24 +270,6 @@ fn block_on(serving: impl std::future::Future<Output = io::Result<()>>) -> io::R
     result
 }
 
-/// `MCP_ALLOWED_ORIGINS`: comma-separated origins, each `http://` or `https://` and a host with
-/// an optional port, nothing after it (the `Origin` a browser sends is compared exactly, so
-/// anything else would never match).
-#[cfg(feature = "http")]
-fn parse_origins(raw: &str) -> Result<Vec<String>, String> {
-    raw.split(',')
-        .map(str::trim)
-        .filter(|o| !o.is_empty())
-        .map(|origin| {
-            let origin = origin.strip_suffix('/').unwrap_or(origin);
-            match crate::transport::http::origin_problem(origin) {
-                Some(why) => Err(why),
-                None => Ok(origin.to_owned()),
-            }
-        })
-        .collect()
-}
-
 impl Server {
     /// Serves on `transport` until the client goes away or a SIGINT/SIGTERM, on a new
     /// multi-threaded tokio runtime. Use [`Server::serve`] inside an existing runtime.
@@ -468,7 +287,7 @@ impl Server {
             }
             #[cfg(feature = "http")]
             Transport::Http(addr) => {
-                let config = with_env_http(crate::transport::HttpConfig::new(addr))?;
+                let config = crate::transport::HttpConfig::new(addr).with_env()?;
                 crate::transport::serve_http(self, config).await
             }
             #[allow(unreachable_patterns)]
@@ -489,59 +308,6 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[cfg(feature = "http")]
-    #[test]
-    fn route_tokens_from_the_environment_are_checked() {
-        assert_eq!(route_token(None).unwrap(), None);
-        assert_eq!(route_token(Some("i1")).unwrap().unwrap().as_str(), "i1");
-        for bad in ["", "i-1", "a very long route token"] {
-            let e = route_token(Some(bad)).unwrap_err().to_string();
-            assert!(e.starts_with("MCP_ROUTE_TOKEN="), "{e}");
-        }
-    }
-
-    #[cfg(feature = "http")]
-    #[test]
-    fn origins_from_the_environment_are_checked() {
-        assert_eq!(
-            parse_origins(" https://app.example.com, http://127.0.0.1:5173/ ,").unwrap(),
-            ["https://app.example.com", "http://127.0.0.1:5173"]
-        );
-        for bad in [
-            "app.example.com",
-            "https://*.example.com",
-            "https://a.example/path",
-            "ftp://x",
-            "https://",
-        ] {
-            let e = parse_origins(bad).unwrap_err();
-            assert!(e.contains("is not an origin"), "{bad}: {e}");
-        }
-    }
-
-    #[cfg(feature = "http")]
-    #[test]
-    fn the_drain_delay_from_the_environment_is_checked() {
-        use std::time::Duration;
-        assert_eq!(parse_drain_delay("5"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_drain_delay(" 0.25 "), Ok(Duration::from_millis(250)));
-        assert_eq!(parse_drain_delay("0"), Ok(Duration::ZERO));
-        for bad in ["-1", "601", "NaN", "inf", "5s", "", "1e400"] {
-            assert!(parse_drain_delay(bad).is_err(), "{bad:?} accepted");
-        }
-        assert!(
-            parse_drain_delay("5s")
-                .unwrap_err()
-                .contains("not a number")
-        );
-        assert!(
-            parse_drain_delay("-1")
-                .unwrap_err()
-                .contains("out of range")
-        );
-        assert!(usage("s").contains("MCP_DRAIN_DELAY"));
-    }
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| (*s).to_owned()).collect()
@@ -645,60 +411,23 @@ mod tests {
     }
 
     #[test]
-    fn request_state_keys_from_the_environment_are_checked() {
-        let k1 = "00".repeat(32);
-        let k2 = "Ab".repeat(40);
-        assert_eq!(
-            parse_state_keys(&format!(" {k1} ,{k2}")).unwrap(),
-            [vec![0u8; 32], vec![0xab; 40]]
-        );
-        let secret = "5e".repeat(31);
-        for (raw, says) in [
-            (String::new(), "set but empty"),
-            (" , ".to_owned(), "set but empty"),
-            (format!("{k1},,{k2}"), "key 2 is empty"),
-            (
-                format!("{k1},{secret}"),
-                "key 2 has 62 hex digits; each key needs at least 64",
-            ),
-            (format!("{}g", "0".repeat(64)), "key 1 is not hexadecimal"),
-            (format!("0x{}", "0".repeat(64)), "key 1 is not hexadecimal"),
-            ("0".repeat(65), "key 1 has an odd number of hex digits"),
+    fn usage_lists_every_variable_the_environment_sets() {
+        for var in [
+            "MCP_TRANSPORT",
+            "MCP_SKILLS_DIR",
+            "MCP_ALLOWED_ORIGINS",
+            "MCP_ALLOWED_HOSTS",
+            "MCP_AUTH_ISSUER",
+            "MCP_AUTH_RESOURCE",
+            "MCP_AUTH_SCOPES",
+            "MCP_REQUEST_STATE_KEYS",
+            "MCP_REQUEST_STATE_AUDIENCE",
+            "MCP_ROUTE_TOKEN",
+            "MCP_DRAIN_DELAY",
+            "RUST_LOG",
         ] {
-            let e = parse_state_keys(&raw).unwrap_err();
-            assert!(e.contains(says), "{raw:?}: {e}");
-            assert!(!e.contains(&secret), "an error must not echo a key: {e}");
+            assert!(usage("s").contains(var), "{var}");
         }
-    }
-
-    #[test]
-    fn request_state_settings_name_their_variable() {
-        let env = |keys: Option<&str>, audience: Option<&str>| {
-            request_state_from_env(
-                Server::builder(),
-                keys.map(OsString::from),
-                audience.map(OsString::from),
-            )
-            .map(|b| b.build())
-        };
-        let ok = "11".repeat(32);
-        assert!(matches!(env(None, None), Ok(Ok(_))));
-        assert!(matches!(env(Some(&ok), Some("fleet")), Ok(Ok(_))));
-        let e = env(Some("abc"), None).err().unwrap();
-        assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
-        let e = env(Some(&ok), Some("  ")).err().unwrap();
-        assert!(e.starts_with("MCP_REQUEST_STATE_AUDIENCE: "), "{e}");
-        #[cfg(unix)]
-        {
-            use std::os::unix::ffi::OsStringExt as _;
-            let bad = OsString::from_vec(vec![0xff; 64]);
-            let e = request_state_from_env(Server::builder(), Some(bad), None)
-                .err()
-                .unwrap();
-            assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
-        }
-        assert!(usage("s").contains("MCP_REQUEST_STATE_KEYS"));
-        assert!(usage("s").contains("MCP_REQUEST_STATE_AUDIENCE"));
     }
 
     #[test]
