@@ -4,15 +4,21 @@
 //! One instance of a server meant to run several times behind a load balancer. What the
 //! instances share comes from the environment, the same on every instance:
 //!
-//! - `MCP_REQUEST_STATE_KEYS`: the requestState key (hex, at least 64 hex digits; the first of
-//!   a comma-separated list), so a multi-round call may retry through any instance;
-//! - `REDIS_URL` (e.g. `redis://127.0.0.1:6379`): the shared store, and `MCP_FLEET` the key
-//!   prefix of this fleet in it (default `fleet`);
-//! - `MCP_ALLOWED_HOSTS`: the `Host` names the proxy forwards, when they are not loopback ones.
+//! - `MCP_REQUEST_STATE_KEYS`: the requestState keys (comma-separated hex, each at least 64
+//!   digits; the first seals, all open), so a multi-round call may retry through any instance;
+//! - `REDIS_URL` (e.g. `redis://127.0.0.1:6379`): the shared stores (sessions, SSE events,
+//!   tasks, the change bus), and `MCP_FLEET` the key prefix of this fleet in it (default
+//!   `fleet`);
+//! - `MCP_ALLOWED_HOSTS`: the `Host` names the proxy forwards, when they are not loopback ones;
 //!
-//! and per instance `MCP_INSTANCE`, the name `whoami` answers (else `MCP_ROUTE_TOKEN`).
+//! and per instance `MCP_ROUTE_TOKEN`, which starts the session ids it mints (the route-token
+//! `map` in deploy/nginx pins sessions on it), and `MCP_INSTANCE`, the name `whoami` answers
+//! (else the route token). Every variable `run!()` reads is read here too
+//! ([`ServerBuilder::with_env`](mcp_runtime::ServerBuilder::with_env),
+//! [`HttpConfig::with_env`]).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_runtime::Server;
@@ -126,48 +132,43 @@ fn listen_address() -> Result<String, String> {
     Ok(addr)
 }
 
-/// The first key of `MCP_REQUEST_STATE_KEYS` (hex), if set.
-fn request_state_key() -> Result<Option<Vec<u8>>, String> {
-    let Ok(keys) = std::env::var("MCP_REQUEST_STATE_KEYS") else {
-        return Ok(None);
-    };
-    let first = keys.split(',').next().unwrap_or_default().trim();
-    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
-    let key: Option<Vec<u8>> = first
-        .as_bytes()
-        .chunks(2)
-        .map(|pair| Some((digit(pair[0])? << 4) | digit(*pair.get(1)?)?))
-        .collect();
-    match key {
-        Some(key) if key.len() >= 32 => Ok(Some(key)),
-        _ => Err("MCP_REQUEST_STATE_KEYS: each key is at least 64 hex digits".into()),
-    }
-}
+/// How long this instance may go without renewing its lease on a running task: short, so a
+/// task whose instance died ends `failed` within seconds (the framework's default is 30 s).
+const TASK_LEASE: Duration = Duration::from_secs(5);
 
 async fn serve() -> Result<(), String> {
     let addr = listen_address()?;
     let name = std::env::var("MCP_INSTANCE")
         .or_else(|_| std::env::var("MCP_ROUTE_TOKEN"))
         .unwrap_or_else(|_| addr.clone());
+    // MCP_REQUEST_STATE_KEYS / MCP_REQUEST_STATE_AUDIENCE: the same on every instance.
     let mut builder = Server::builder()
         .name("fleet")
         .version(env!("CARGO_PKG_VERSION"))
         .state(Instance(name))
-        .state(Capacity(Semaphore::new(16)));
-    if let Some(key) = request_state_key()? {
-        builder = builder.request_state_key(key);
-    }
-    let mut config = HttpConfig::new(addr);
-    if let Ok(hosts) = std::env::var("MCP_ALLOWED_HOSTS") {
-        config = config.with_allowed_hosts(hosts.split(',').map(str::trim).map(String::from));
-    }
+        .state(Capacity(Semaphore::new(16)))
+        .task_lease(TASK_LEASE)
+        .with_env()
+        .map_err(|e| e.to_string())?;
+    // MCP_ALLOWED_HOSTS, MCP_ROUTE_TOKEN, MCP_DRAIN_DELAY, ...
+    let mut config = HttpConfig::new(addr)
+        .with_env()
+        .map_err(|e| e.to_string())?;
     if let Ok(url) = std::env::var("REDIS_URL") {
         let fleet = std::env::var("MCP_FLEET").unwrap_or_else(|_| "fleet".into());
         let redis = mcp_redis::Redis::connect(&url, &fleet)
             .await
             .map_err(|e| format!("REDIS_URL {url}: {e}"))?;
-        // A change announced on any instance reaches the listeners of every instance.
-        builder = builder.change_bus(mcp_redis::RedisChangeBus::new(&redis));
+        builder = builder
+            // A change announced on any instance reaches the listeners of every instance.
+            .change_bus(mcp_redis::RedisChangeBus::new(&redis))
+            // A task started through one instance is read and cancelled through any.
+            .task_store(mcp_redis::RedisTaskStore::new(&redis));
+        config = config
+            // A legacy session whose instance is gone is restored by the next one...
+            .with_session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)))
+            // ...and its SSE streams resume there with Last-Event-ID.
+            .with_event_store(Arc::new(mcp_redis::RedisEventStore::new(&redis)));
     }
     let server = builder.build().map_err(|e| e.to_string())?;
     serve_http(server, config).await.map_err(|e| e.to_string())

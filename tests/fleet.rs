@@ -236,7 +236,6 @@ fn haproxy_learned_stickiness_keeps_sessions_on_their_instance() {
 
 /// nginx :8082 routes a session by the route token its id starts with.
 #[test]
-#[ignore = "needs session ids that carry the route token (MCP_ROUTE_TOKEN; sessions part of #15)"]
 fn nginx_route_token_map_keeps_sessions_on_their_instance() {
     let _turn = turn();
     let Some(fleet) = fleet(false, BOTH) else {
@@ -349,7 +348,6 @@ fn listen_streams_hear_changes_made_on_other_instances() {
 
 /// The owner of a session is SIGKILLed: its backup restores the session from Redis.
 #[test]
-#[ignore = "needs RedisSessionStore and route-token session ids (sessions part of #15)"]
 fn a_session_survives_its_instance_through_the_route_token_map() {
     let _turn = turn();
     let Some(mut fleet) = fleet(true, BOTH) else {
@@ -378,7 +376,6 @@ fn a_session_survives_its_instance_through_the_route_token_map() {
 /// A task started through one instance is polled through another; when the instance running
 /// a task dies, the task ends `failed` once its lease lapses, never "working" forever.
 #[test]
-#[ignore = "needs a shared task store with leases (RedisTaskStore; tasks part of #15)"]
 fn tasks_are_shared_and_fail_when_their_instance_dies() {
     let _turn = turn();
     let Some(mut fleet) = fleet(true, Balancers::default()) else {

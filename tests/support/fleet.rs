@@ -417,13 +417,11 @@ impl Fleet {
         ];
         let shipped = fs::read_to_string(Path::new(ROOT).join("deploy/haproxy/haproxy.cfg"))
             .expect("deploy/haproxy/haproxy.cfg");
-        let mut cfg = self.rewrite(&shipped, &listen);
-        if !self.has_readyz() {
-            // Until the instances serve /readyz, HAProxy would mark them all down: check that
-            // they accept connections instead.
-            eprintln!("note: the instances have no /readyz; HAProxy checks TCP connects instead");
-            cfg = cfg.replace("option httpchk GET /readyz", "");
-        }
+        let cfg = self.rewrite(&shipped, &listen);
+        assert!(
+            self.has_readyz(),
+            "the instances must answer GET /readyz: HAProxy's health check asks it"
+        );
         let path = self.dir.0.join("haproxy.cfg");
         fs::write(&path, cfg).unwrap();
         let log = self.dir.0.join("logs/haproxy.log");
