@@ -14,6 +14,7 @@
 mod tools;
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::OnceLock;
 use std::task::{Context, Poll, Waker};
 
@@ -21,7 +22,7 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use mcp_runtime::Server;
 use mcp_runtime::fuzzing::{Resume, SseSession};
-use mcp_runtime::transport::http::{EventStore, MemoryEventStore};
+use mcp_runtime::transport::http::{EventStore, EventStoreError, MemoryEventStore};
 
 #[derive(Arbitrary, Debug)]
 enum Op {
@@ -52,6 +53,15 @@ fn server() -> &'static Server {
     SERVER.get_or_init(tools::server)
 }
 
+/// The memory store answers at once: its futures are ready on their first poll.
+fn now<T>(future: impl Future<Output = Result<T, EventStoreError>>) -> T {
+    match std::pin::pin!(future).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(value)) => value,
+        Poll::Ready(Err(e)) => panic!("the memory store failed: {e}"),
+        Poll::Pending => panic!("the memory store did not answer at once"),
+    }
+}
+
 fuzz_target!(|input: Input| {
     let per_stream = usize::from(input.per_stream).max(1);
     let store = MemoryEventStore::new(per_stream);
@@ -64,48 +74,53 @@ fuzz_target!(|input: Input| {
     let mut model: BTreeMap<(usize, u64), Log> = BTreeMap::new();
     // Whether each session has an entry in the store (only `open` makes one).
     let mut known = [false, false];
-    let mut opened = 0u64;
+    // Stream ids carry a per-session random base in their high half; the first stream
+    // tells it, and the store's stream arguments below are `base | n`.
+    let first = session.new_stream();
+    let base = first & !0xffff_ffff;
+    assert_eq!(first & 0xffff_ffff, 0, "the first stream is number 0");
+    let sid = |o: bool, stream: u8| {
+        if o {
+            u64::from(stream)
+        } else {
+            base | u64::from(stream)
+        }
+    };
+    let mut opened = 1u64;
     let mut issued: Vec<(String, u64, u64)> = Vec::new();
     let mut other_seq = 0u64;
     for op in input.ops.iter().take(256) {
         match *op {
             Op::NewStream => {
                 let s = session.new_stream();
-                assert_eq!(s, opened, "stream ids are handed out in order");
+                assert_eq!(s, base | opened, "stream ids are handed out in order");
                 opened += 1;
             }
             Op::Event { stream } => {
-                let stream = u64::from(stream) % opened.max(1);
+                let stream = base | (u64::from(stream) % opened);
                 let (id, seq) = session.event_id(stream);
-                store.append(&names[0], stream, seq, id.clone().into_bytes().into());
+                now(store.append(&names[0], stream, seq, id.clone().into_bytes().into()));
                 if known[0] {
                     model.entry((0, stream)).or_default().events.push(seq);
                 }
                 issued.push((id, stream, seq));
             }
             Op::Open { other: o, stream } => {
-                store.open(&names[usize::from(o)], u64::from(stream));
+                let stream = sid(o, stream);
+                now(store.open(&names[usize::from(o)], stream));
                 known[usize::from(o)] = true;
-                model
-                    .entry((usize::from(o), u64::from(stream)))
-                    .or_default();
+                model.entry((usize::from(o), stream)).or_default();
                 if o {
                     other_seq += 1;
-                    store.append(&names[1], u64::from(stream), other_seq, "foreign".into());
-                    model
-                        .entry((1, u64::from(stream)))
-                        .or_default()
-                        .events
-                        .push(other_seq);
+                    now(store.append(&names[1], stream, other_seq, "foreign".into()));
+                    model.entry((1, stream)).or_default().events.push(other_seq);
                 }
             }
             Op::Finish { other: o, stream } => {
-                store.finish(&names[usize::from(o)], u64::from(stream));
+                let stream = sid(o, stream);
+                now(store.finish(&names[usize::from(o)], stream));
                 if known[usize::from(o)] {
-                    model
-                        .entry((usize::from(o), u64::from(stream)))
-                        .or_default()
-                        .finished = true;
+                    model.entry((usize::from(o), stream)).or_default().finished = true;
                 }
             }
             Op::Replay {
@@ -113,8 +128,8 @@ fuzz_target!(|input: Input| {
                 stream,
                 after,
             } => {
-                let (who, stream, after) = (usize::from(o), u64::from(stream), u64::from(after));
-                let replay = store.replay(&names[who], stream, after);
+                let (who, stream, after) = (usize::from(o), sid(o, stream), u64::from(after));
+                let replay = now(store.replay(&names[who], stream, after));
                 let streams_of = model.keys().filter(|(w, _)| *w == who).count();
                 // The newest event evicted from the stream: a replay from before it has a gap.
                 let evicted = model.get(&(who, stream)).and_then(|log| {
@@ -164,7 +179,7 @@ fuzz_target!(|input: Input| {
             Op::Resume { ref last_event_id } => {
                 if let Some(Resume { stream, .. }) = session.resume(last_event_id) {
                     assert!(
-                        stream < opened,
+                        stream & !0xffff_ffff == base && (stream & 0xffff_ffff) < opened,
                         "resumed a stream the session never opened: {last_event_id:?}"
                     );
                 }
@@ -172,7 +187,6 @@ fuzz_target!(|input: Input| {
             Op::ResumeIssued { which } => {
                 if let Some((id, stream, seq)) =
                     issued.get(usize::from(which) % issued.len().max(1))
-                    && *stream < opened
                 {
                     assert_eq!(
                         session.resume(id),
@@ -185,12 +199,12 @@ fuzz_target!(|input: Input| {
                 }
             }
             Op::RemoveOther => {
-                store.remove_session(&names[1]);
+                now(store.remove_session(&names[1]));
                 known[1] = false;
                 model.retain(|(w, _), _| *w == 0);
                 for s in 0..=255 {
                     assert!(
-                        store.replay(&names[1], s, 0).is_none(),
+                        now(store.replay(&names[1], s, 0)).is_none(),
                         "a removed session replays"
                     );
                 }

@@ -27,7 +27,7 @@ impl ServerBuilder {
     /// [`build`](ServerBuilder::build):
     ///
     /// ```no_run
-    /// # fn main() -> std::io::Result<()> {
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let server = mcp_runtime::Server::builder().with_env()?.build()?;
     /// # Ok(()) }
     /// ```
