@@ -286,6 +286,67 @@ fn multi_round_calls_complete_on_any_instance_with_the_shared_key() {
     }
 }
 
+/// The requestState key rotated under load, one instance restarted at a time (`[old]`,
+/// `[old, new]`, `[new, old]`, `[new]`): no multi-round call is refused for its key.
+#[test]
+fn rotating_the_request_state_key_under_load_refuses_no_call() {
+    let _turn = turn();
+    let Some(mut fleet) = fleet(
+        false,
+        Balancers {
+            nginx: true,
+            haproxy: false,
+        },
+    ) else {
+        return;
+    };
+    let port = fleet.ports.nginx_stateless;
+    let rt = runtime();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            rt.spawn(async move {
+                let client = Client::new();
+                let (mut complete, mut other) = (0usize, Vec::new());
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match client.survey(port).await {
+                        Ok(r) if r.message["result"]["resultType"] == "complete" && r.ok() => {
+                            complete += 1
+                        }
+                        Ok(r) => other.push(r.text),
+                        Err(e) => other.push(e),
+                    }
+                }
+                (complete, other)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    fleet.rotate_keys(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (mut complete, mut other) = (0, Vec::new());
+    for worker in workers {
+        let (c, o) = rt.block_on(worker).unwrap();
+        complete += c;
+        other.extend(o);
+    }
+    assert!(complete > 100, "only {complete} surveys completed");
+    assert!(
+        other.is_empty(),
+        "{} of {} surveys failed during the rotation, first: {}\nnginx: {}\ni1: {}",
+        other.len(),
+        complete + other.len(),
+        other[0],
+        fleet.log("nginx"),
+        fleet.instances[0].log()
+    );
+    // The old key is gone: the ring is [new] everywhere, and the surveys still complete.
+    let r = rt.block_on(Client::new().survey(port)).unwrap();
+    assert_eq!(r.message["result"]["resultType"], "complete", "{}", r.text);
+}
+
 /// Listen streams on every instance hear a tool list change announced on any of them (the
 /// Redis change bus); after Redis restarts, every stream is told that everything changed.
 #[test]

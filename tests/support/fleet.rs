@@ -31,6 +31,13 @@ pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The requestState key every instance shares (64 hex digits; tests only).
 pub const SHARED_KEY: &str = "5f1e0c0ffee0ddba11ab1e5eedf00dcafe0123456789abcdef0123456789abcd";
 
+/// The time between two instances in [`Fleet::rolling_restart`]: deploy/nginx/mcp.conf's
+/// `fail_timeout` (2 s) and a margin.
+pub const ROLLING_PACE: Duration = Duration::from_millis(2_200);
+
+/// The key [`Fleet::rotate_keys`] rotates to (tests only).
+pub const NEXT_KEY: &str = "0ddba11cafe5eed1e5f00d0123456789abcdef0123456789abcdeffacade42ca";
+
 /// Whether redis-server, nginx and haproxy are installed; without them a test prints why it
 /// skips, unless `MCP_FLEET_REQUIRED` is set (scripts/test-all), when it fails.
 pub fn tools_installed() -> bool {
@@ -191,6 +198,8 @@ impl Instance {
         cmd.args(["--http", &format!("127.0.0.1:{}", self.port)])
             .env("MCP_INSTANCE", &self.name)
             .env("MCP_ROUTE_TOKEN", &self.name)
+            // As on a public address (where the default is longer): SIGTERM drains first.
+            .env("MCP_DRAIN_DELAY", "0.3")
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -230,6 +239,12 @@ impl Instance {
             std::thread::sleep(Duration::from_millis(10));
         }
         true
+    }
+
+    /// Sets an environment variable for its next [`Instance::restart`] (over the fleet's).
+    pub fn set_env(&mut self, name: &str, value: &str) {
+        self.run.env.retain(|(k, _)| k != name);
+        self.run.env.push((name.into(), value.into()));
     }
 
     /// Starts it again on the same port (after a kill or an exit).
@@ -278,6 +293,36 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// Rotates the requestState key from [`SHARED_KEY`] to [`NEXT_KEY`] as deploy/README.md
+    /// says, in rolling restarts ([`Fleet::rolling_restart`]): `[old, new]` on every instance
+    /// (old still seals, both open), then `[new, old]` (new seals), then, once the states old
+    /// sealed have expired (`settle`), `[new]`.
+    pub fn rotate_keys(&mut self, settle: Duration) {
+        let keys = "MCP_REQUEST_STATE_KEYS";
+        self.rolling_restart(keys, &format!("{SHARED_KEY},{NEXT_KEY}"));
+        self.rolling_restart(keys, &format!("{NEXT_KEY},{SHARED_KEY}"));
+        std::thread::sleep(settle);
+        self.rolling_restart(keys, NEXT_KEY);
+    }
+
+    /// Restarts every instance in turn with `name=value`: SIGTERM (it drains and finishes
+    /// what it runs), wait for it to exit, start it again on its port, then wait
+    /// [`ROLLING_PACE`] before the next (nginx skips a failed instance for its
+    /// `fail_timeout`).
+    pub fn rolling_restart(&mut self, name: &str, value: &str) {
+        for instance in &mut self.instances {
+            instance.set_env(name, value);
+            instance.terminate();
+            assert!(
+                instance.wait_exit(Duration::from_secs(20)),
+                "{} did not exit after SIGTERM",
+                instance.name
+            );
+            instance.restart();
+            std::thread::sleep(ROLLING_PACE);
+        }
+    }
+
     /// Starts Redis (when `redis`), `n` instances of `run` and `balancers`.
     pub fn start(run: InstanceProgram, n: usize, redis: bool, balancers: Balancers) -> Fleet {
         let dir = Scratch::new();

@@ -146,10 +146,13 @@ impl ServerBuilder {
     /// issued the state: every instance behind a load balancer must hold the same ring (an HTTP
     /// server on an address other than loopback warns at start-up when it has none). Each
     /// state names its key by an id derived from the key, so instances agree on ids without
-    /// configuration. To rotate, go from `[old]` to `[new, old]` on every instance, then to
+    /// configuration. To rotate in rolling restarts, go from `[old]` to `[old, new]` on every
+    /// instance (each can open what the others will seal), then to `[new, old]`, then to
     /// `[new]` once the states sealed with `old` have expired
-    /// ([`request_state_ttl`](Self::request_state_ttl)); a state sealed with a key no longer
-    /// held is refused with -32602, and the client starts the request again.
+    /// ([`request_state_ttl`](Self::request_state_ttl)). Going straight to `[new, old]` would
+    /// have the restarted instances seal states that the others cannot open yet. A state
+    /// sealed with a key no longer held is refused with -32602, and the client starts the
+    /// request again.
     ///
     /// ```standalone_crate
     /// let (new, old) = ([7u8; 32], [9u8; 32]); // read them from your secret store

@@ -52,6 +52,7 @@ mod stream;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use hyper::service::service_fn;
@@ -73,6 +74,10 @@ pub use session_store::{
 pub(crate) use cors::origin_problem;
 
 use crate::Server;
+
+/// How long a connection accepted as the listener closes has to send its first request before
+/// the graceful shutdown counts it idle.
+const ACCEPTED_SETTLE: Duration = Duration::from_millis(50);
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM, then
 /// drains: `/readyz` answers 503 at once, requests are served for the
@@ -185,6 +190,58 @@ where
     let max_connections = connection_limit(config.max_connections);
     let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let graceful = GracefulShutdown::new();
+    // One accepted connection, served until it closes (or the graceful shutdown ends it).
+    let serve = |stream: tokio::net::TcpStream, peer: std::net::SocketAddr| {
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!(%peer, limit = max_connections, "too many connections: closing a new one");
+            drop(stream);
+            return;
+        };
+        // Answers are small and latency matters: no Nagle delay.
+        let _ = stream.set_nodelay(true);
+        // The Host check follows the connection, not the bind: a server bound to `0.0.0.0`
+        // reached through 127.0.0.1 is as open to DNS rebinding as one bound to loopback.
+        let local_loopback = stream
+            .local_addr()
+            .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
+        let activity = Arc::new(idle::Activity::default());
+        let io = idle::IdleIo::new(
+            stream,
+            activity.clone(),
+            config.header_read_timeout,
+            config.idle_connection_timeout,
+        );
+        let mcp = mcp.clone();
+        let service = service_fn(move |req| {
+            let active = activity.begin();
+            let http1 = req.version() < http::Version::HTTP_2;
+            let response = mcp.respond(peer.ip(), local_loopback, req);
+            let mcp = mcp.clone();
+            async move {
+                let mut response = response.await;
+                // Draining: each connection closes after its answer, which a load balancer
+                // sees in the answer, so it does not send a request on a connection the
+                // server is about to close (a POST it could not safely retry).
+                if http1 && mcp.is_draining() {
+                    response.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
+                Ok::<_, std::convert::Infallible>(response.map(|body| body.held(active)))
+            }
+        });
+        let conn = builder
+            .serve_connection(TokioIo::new(io), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _permit = permit;
+            if let Err(e) = conn.await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    };
     let stop = signal();
     tokio::pin!(stop);
     let mut signalled = false;
@@ -224,59 +281,50 @@ where
                 break;
             }
         };
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            tracing::warn!(%peer, limit = max_connections, "too many connections: closing a new one");
-            drop(stream);
-            continue;
-        };
-        // Answers are small and latency matters: no Nagle delay.
-        let _ = stream.set_nodelay(true);
-        // The Host check follows the connection, not the bind: a server bound to `0.0.0.0`
-        // reached through 127.0.0.1 is as open to DNS rebinding as one bound to loopback.
-        let local_loopback = stream
-            .local_addr()
-            .is_ok_and(|a| guard::is_loopback_ip(a.ip()));
-        let activity = Arc::new(idle::Activity::default());
-        let io = idle::IdleIo::new(
-            stream,
-            activity.clone(),
-            config.header_read_timeout,
-            config.idle_connection_timeout,
-        );
-        let mcp = mcp.clone();
-        let service = service_fn(move |req| {
-            let active = activity.begin();
-            let response = mcp.respond(peer.ip(), local_loopback, req);
-            async move {
-                Ok::<_, std::convert::Infallible>(response.await.map(|body| body.held(active)))
-            }
-        });
-        let conn = builder
-            .serve_connection(TokioIo::new(io), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _permit = permit;
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+        serve(stream, peer);
+    }
+    // Connections the kernel completed but the loop had not taken yet would be reset by the
+    // close, with the request a load balancer already sent on them: they are served first.
+    while let Poll::Ready(Ok((stream, peer))) =
+        std::future::poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await
+    {
+        serve(stream, peer);
     }
     // Closed now rather than on return: a new connection is refused at once (a load balancer
     // retries it elsewhere) instead of waiting in the backlog for the grace to run out.
     drop(listener);
     mcp.start_draining();
     tracing::info!("shutting down: no new connections; finishing the requests in progress");
+    // The connections just taken have not had their first request read: to hyper they are
+    // idle, and the graceful shutdown would close them on it. A moment lets them read it.
+    tokio::time::sleep(ACCEPTED_SETTLE).await;
+    // Polled once before the endpoint stops: hyper reads no further request on any connection
+    // (idle ones close, busy ones close after their response), so a request that a load
+    // balancer sends on a kept-alive connection is never answered "shutting down" (which it
+    // could not retry) but finds the connection closed before it was read.
+    let mut grace = Box::pin(tokio::time::timeout(
+        config.shutdown_grace,
+        graceful.shutdown(),
+    ));
+    let early = std::future::poll_fn(|cx| Poll::Ready(grace.as_mut().poll(cx))).await;
     mcp.stop().await;
-    // The drain delay's pending signal future, or a new one: a further signal ends the grace.
-    let again = again.unwrap_or_else(|| Box::pin(signal()));
-    tokio::select! {
-        finished = tokio::time::timeout(config.shutdown_grace, graceful.shutdown()) => {
-            if finished.is_err() {
-                tracing::warn!("connections still open after the grace period; closing them");
+    let finished = match early {
+        Poll::Ready(finished) => finished,
+        // The drain delay's pending signal future, or a new one: a further signal ends the
+        // grace.
+        Poll::Pending => {
+            let again = again.unwrap_or_else(|| Box::pin(signal()));
+            tokio::select! {
+                finished = grace => finished,
+                () = again => {
+                    tracing::warn!("signalled again: closing the connections still open");
+                    Ok(())
+                }
             }
         }
-        () = again => tracing::warn!("signalled again: closing the connections still open"),
+    };
+    if finished.is_err() {
+        tracing::warn!("connections still open after the grace period; closing them");
     }
     Ok(())
 }

@@ -172,13 +172,19 @@ impl McpService {
         self.stop().await;
     }
 
+    /// Whether the endpoint drains or has stopped (`/readyz` answers 503).
+    pub(crate) fn is_draining(&self) -> bool {
+        self.endpoint.state.draining.load(Ordering::Relaxed)
+    }
+
     /// Turns `/readyz` to 503; `false` if it already was.
     pub(crate) fn start_draining(&self) -> bool {
         !self.endpoint.state.draining.swap(true, Ordering::Relaxed)
     }
 
     /// Stops the endpoint (after the drain delay): SSE streams end, listen streams with their
-    /// result, tasks stop, and later requests get 503.
+    /// result, tasks stop, and later requests get 503. Other 2026-07-28 requests in flight
+    /// run on: they finish within the host's grace (or are dropped with the process).
     pub(crate) async fn stop(&self) {
         let endpoint = &self.endpoint;
         endpoint.state.draining.store(true, Ordering::Relaxed);
@@ -188,7 +194,7 @@ impl McpService {
         if let Some(reaper) = endpoint.reaper.get() {
             reaper.abort();
         }
-        endpoint.state.stateless.cancel_all();
+        endpoint.state.stateless.end_listens();
         endpoint.state.server.inner.tasks.shutdown().await;
     }
 
