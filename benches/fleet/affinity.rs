@@ -2,6 +2,8 @@
 //! stateless path asks of Redis).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::json;
@@ -56,10 +58,57 @@ pub async fn multi_round() {
             total as f64 / elapsed
         );
     }
+    rotation().await;
+}
+
+/// S4, key rotation: surveys 16 at a time through nginx while the fleet rotates its key in
+/// three rolling restarts ([`Fleet::rotate_keys`]).
+async fn rotation() {
+    let mut fleet = Fleet::start(instance(), 3, false, NGINX);
+    let port = fleet.ports.nginx_stateless;
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let client = Client::new();
+                let (mut ok, mut invalid, mut other) = (0usize, 0usize, Vec::new());
+                while !stop.load(Ordering::Relaxed) {
+                    match client.survey(port).await {
+                        Ok(r) if r.message["result"]["resultType"] == "complete" && r.ok() => {
+                            ok += 1
+                        }
+                        Ok(r) if r.error_code() == Some(-32602) => invalid += 1,
+                        Ok(r) => other.push(r.text),
+                        Err(e) => other.push(e),
+                    }
+                }
+                (ok, invalid, other)
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    tokio::task::block_in_place(|| fleet.rotate_keys(std::time::Duration::from_secs(1)));
+    stop.store(true, Ordering::Relaxed);
+    let (mut ok, mut invalid, mut other) = (0, 0, Vec::new());
+    for w in workers {
+        let (o, i, x) = w.await.expect("worker");
+        ok += o;
+        invalid += i;
+        other.extend(x);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
     println!(
-        "key rotation during load: not available yet: a requestState key ring \
-         (ServerBuilder::request_state_keys, MCP_REQUEST_STATE_KEYS with several keys)"
+        "{:<30} {} calls in {elapsed:.1} s (9 restarts): complete {ok}, -32602 {invalid}, \
+         other {}",
+        "key rotation during load",
+        ok + invalid + other.len(),
+        other.len()
     );
+    for text in other.iter().take(3) {
+        let text: String = text.chars().take(120).collect();
+        println!("{:<30} failure: {text}", "");
+    }
 }
 
 /// S6: legacy sessions (each `whoami` calls after `initialize`) through the naive hash, the
@@ -67,55 +116,83 @@ pub async fn multi_round() {
 pub async fn legacy() {
     let sessions = setting("FLEET_SESSIONS", 60.0) as usize;
     let calls = (setting("FLEET_SESSIONS", 60.0) as usize * 10 / 6).max(10);
-    let fleet = Fleet::start(
-        instance(),
-        3,
-        false,
-        Balancers {
-            nginx: true,
-            haproxy: true,
-        },
-    );
     let client = Client::new();
-    for (label, port) in [
-        ("nginx hash (naive, control)", fleet.ports.nginx_naive),
-        ("nginx route-token map", fleet.ports.nginx_route),
-        ("HAProxy learned stickiness", fleet.ports.haproxy_legacy),
-    ] {
-        let (mut failed, mut steady, mut routed) = (0, 0, 0);
-        for _ in 0..sessions {
-            let Ok(session) = client.open_session(port).await else {
-                failed += calls;
-                continue;
-            };
-            routed += usize::from(session.id.starts_with('i') && session.id.contains('-'));
-            let mut seen = BTreeSet::new();
-            for _ in 0..calls {
-                match session.whoami().await {
-                    Ok(who) => {
-                        seen.insert(who);
+    let both = Balancers {
+        nginx: true,
+        haproxy: true,
+    };
+    // Without a shared session store (what the routing alone does), then with Redis.
+    for redis in [false, true] {
+        let fleet = Fleet::start(instance(), 3, redis, both);
+        let store = if redis { "Redis" } else { "no store" };
+        for (label, port) in [
+            ("nginx hash (naive, control)", fleet.ports.nginx_naive),
+            ("nginx route-token map", fleet.ports.nginx_route),
+            ("HAProxy learned stickiness", fleet.ports.haproxy_legacy),
+        ] {
+            let (mut failed, mut steady, mut routed) = (0, 0, 0);
+            for _ in 0..sessions {
+                let Ok(session) = client.open_session(port).await else {
+                    failed += calls;
+                    continue;
+                };
+                routed += usize::from(session.id.starts_with('i') && session.id.contains('-'));
+                let mut seen = BTreeSet::new();
+                for _ in 0..calls {
+                    match session.whoami().await {
+                        Ok(who) => {
+                            seen.insert(who);
+                        }
+                        Err(_) => failed += 1,
                     }
-                    Err(_) => failed += 1,
                 }
+                steady += usize::from(seen.len() == 1);
             }
-            steady += usize::from(seen.len() == 1);
-        }
-        println!(
-            "{label:<30} {sessions} sessions × {calls} calls: failed {failed} ({:.0} %), \
-             sessions on one instance {steady}/{sessions}",
-            failed as f64 * 100.0 / (sessions * calls) as f64
-        );
-        if port == fleet.ports.nginx_route && routed < sessions {
             println!(
-                "{:<30} not available yet: session ids carrying the route token \
-                 (MCP_ROUTE_TOKEN); {routed}/{sessions} did",
-                ""
+                "{label:<30} {store:<8} {sessions} sessions × {calls} calls: failed {failed} \
+                 ({:.0} %), sessions on one instance {steady}/{sessions}, ids with a route \
+                 token {routed}/{sessions}",
+                failed as f64 * 100.0 / (sessions * calls) as f64
             );
         }
     }
+    let mut fleet = Fleet::start(instance(), 3, true, both);
+    // The owner of 20 sessions SIGKILLed: each session's next call goes (route-token map) to a
+    // backup, which restores it from Redis.
+    let port = fleet.ports.nginx_route;
+    let mut owned = Vec::new();
+    for _ in 0..200 {
+        if owned.len() == 20 {
+            break;
+        }
+        if let Ok(session) = client.open_session(port).await
+            && session.whoami().await.is_ok_and(|who| who == "i1")
+        {
+            owned.push(session);
+        }
+    }
+    let killed = Instant::now();
+    fleet.instances[0].kill();
+    let (mut restored, mut failed, mut slowest) = (0, 0, std::time::Duration::ZERO);
+    let mut elsewhere = BTreeSet::new();
+    for session in &owned {
+        let asked = Instant::now();
+        match session.whoami().await {
+            Ok(who) if who != "i1" => {
+                restored += 1;
+                elsewhere.insert(who);
+                slowest = slowest.max(asked.elapsed());
+            }
+            _ => failed += 1,
+        }
+    }
     println!(
-        "owner of 20 sessions killed: not available yet: a shared session store \
-         (RedisSessionStore) and event store (RedisEventStore) wired into examples/fleet.rs"
+        "{:<30} {} sessions of i1, i1 SIGKILLed: {restored} restored on {elsewhere:?}, \
+         {failed} failed; the slowest first call {:.1} ms, all done {:.0} ms after the kill",
+        "owner killed (route-token map)",
+        owned.len(),
+        slowest.as_secs_f64() * 1e3,
+        killed.elapsed().as_secs_f64() * 1e3
     );
 }
 
@@ -146,8 +223,37 @@ pub async fn store_cost() {
         run.calls,
         commands as f64 / run.calls.max(1) as f64
     );
+    legacy_store_cost(&fleet).await;
+}
+
+/// S7, legacy: the Redis commands 20 sessions of 10 calls each cost, by command.
+async fn legacy_store_cost(fleet: &Fleet) {
+    let redis = fleet.redis.as_ref().expect("redis");
+    let client = Client::new();
+    let (sessions, calls) = (20, 10);
+    let before = redis.command_calls();
+    let mut opened = 0;
+    for _ in 0..sessions {
+        let Ok(session) = client.open_session(fleet.ports.nginx_route).await else {
+            continue;
+        };
+        opened += 1;
+        for _ in 0..calls {
+            let _ = session.whoami().await;
+        }
+    }
+    let after = redis.command_calls();
+    let mut delta: Vec<(String, u64)> = after
+        .iter()
+        .map(|(cmd, n)| (cmd.clone(), n - before.get(cmd).copied().unwrap_or(0)))
+        .filter(|(cmd, n)| *n > 0 && cmd != "info")
+        .collect();
+    delta.sort();
+    let commands: u64 = delta.iter().map(|(_, n)| n).sum();
     println!(
-        "legacy sessions (commands per session, TTL refreshes, XADD per event): \
-         not available yet: RedisSessionStore and RedisEventStore"
+        "legacy: {opened} sessions × {calls} calls: {commands} Redis commands, {:.1} per session \
+         ({:.2} per call) {delta:?}",
+        commands as f64 / opened.max(1) as f64,
+        commands as f64 / (opened * calls).max(1) as f64
     );
 }

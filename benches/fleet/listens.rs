@@ -21,6 +21,8 @@ pub async fn fan_out() {
     // Each stream's reader notes when every change notification arrived.
     let mut heard: Vec<Arc<Mutex<Vec<Instant>>>> = Vec::new();
     let mut readers = Vec::new();
+    // Each stream's instance port, and when it ended and whether with its result.
+    let mut ends: Vec<(u16, Ended)> = Vec::new();
     for n in 0..streams {
         let port = ports[n % ports.len()];
         let Ok(mut stream) = client.listen(port).await else {
@@ -39,12 +41,17 @@ pub async fn fan_out() {
         }
         let times = Arc::new(Mutex::new(Vec::new()));
         heard.push(times.clone());
+        let end = Arc::new(Mutex::new(None));
+        ends.push((port, end.clone()));
         readers.push(tokio::spawn(async move {
+            let mut result = false;
             while let Some(m) = stream.next(Duration::from_secs(3600)).await {
                 if m["method"] == CHANGED {
                     times.lock().unwrap().push(Instant::now());
                 }
+                result |= m.get("result").is_some();
             }
+            *end.lock().unwrap() = Some((Instant::now(), result));
         }));
     }
     let open = heard.len();
@@ -111,8 +118,70 @@ pub async fn fan_out() {
     println!(
         "  Redis restarted: {resynced} of {open} streams resynced, the last {last:.2} s after"
     );
-    println!("  SIGKILL / SIGTERM of an instance with streams open: not measured here");
+    // SIGTERM to i3, then SIGKILL to i2: how their streams end, and how soon a client that
+    // lost its stream has a new one acknowledged on another instance.
+    for (index, signal) in [(2, "SIGTERM"), (1, "SIGKILL")] {
+        let port = ports[index];
+        let stopped = Instant::now();
+        match signal {
+            "SIGTERM" => fleet.instances[index].terminate(),
+            _ => fleet.instances[index].kill(),
+        }
+        let mine: Vec<&Ended> = ends
+            .iter()
+            .filter(|(p, _)| *p == port)
+            .map(|(_, e)| e)
+            .collect();
+        let deadline = stopped + Duration::from_secs(10);
+        while Instant::now() < deadline && mine.iter().any(|e| e.lock().unwrap().is_none()) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let ended: Vec<(Instant, bool)> = mine.iter().filter_map(|e| *e.lock().unwrap()).collect();
+        let with_result = ended.iter().filter(|(_, r)| *r).count();
+        let last_end = ended
+            .iter()
+            .map(|(t, _)| *t - stopped)
+            .max()
+            .unwrap_or_default();
+        // Every lost stream listens again on i1, which stays up.
+        let other = ports[0];
+        let mut relisten = Vec::new();
+        for (t, _) in &ended {
+            let (client, t) = (client.clone(), *t);
+            relisten.push(tokio::spawn(async move {
+                let mut stream = client.listen(other).await.ok()?;
+                stream
+                    .expect(
+                        "notifications/subscriptions/acknowledged",
+                        Duration::from_secs(5),
+                    )
+                    .await
+                    .then(|| Instant::now() - t)
+            }));
+        }
+        let mut again = Vec::new();
+        for r in relisten {
+            if let Ok(Some(d)) = r.await {
+                again.push(d);
+            }
+        }
+        again.sort();
+        println!(
+            "  {signal} i{}: {} of {} streams ended within {:.2} s ({with_result} with their \
+             result); re-listened on i1: {} acknowledged, the slowest {:.1} ms after its \
+             stream ended",
+            index + 1,
+            ended.len(),
+            mine.len(),
+            last_end.as_secs_f64(),
+            again.len(),
+            again.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
+        );
+    }
     for r in readers {
         r.abort();
     }
 }
+
+/// When a stream ended and whether its result came first.
+type Ended = Arc<Mutex<Option<(Instant, bool)>>>;

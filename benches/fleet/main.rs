@@ -13,16 +13,20 @@
 //!   `tools/call`, 20 % `tools/list` through nginx; i2 SIGKILLed at a third and restarted at
 //!   two thirds; then the same with SIGTERM;
 //! - `S4` multi-round calls across replicas: `FLEET_SURVEYS` (3,000) 3-round `survey` calls,
-//!   16 at a time, through nginx round robin; the same with a key per instance;
+//!   16 at a time, through nginx round robin; the same with a key per instance; the key
+//!   rotated in three rolling restarts during load;
 //! - `S5` listen fan-out: `FLEET_LISTENS` (300) streams over three instances, a tool list
 //!   change announced on a random instance 10 times a second for `FLEET_BUMP_SECS` (30), then
-//!   Redis restarted;
+//!   Redis restarted, an instance SIGTERMed and another SIGKILLed;
 //! - `S6` legacy affinity: `FLEET_SESSIONS` (60) sessions through the naive hash (the control),
-//!   the route-token map and HAProxy;
-//! - `S7` Redis commands per stateless `tools/call` (`INFO commandstats`).
+//!   the route-token map and HAProxy; then the owner of 20 sessions SIGKILLed;
+//! - `S7` Redis commands per stateless `tools/call` (`INFO commandstats`), and per legacy
+//!   session;
+//! - `S8` tasks: `FLEET_TASKS` (30) started through one instance and polled through the
+//!   others; ten running when their instance is SIGKILLed.
 //!
 //! `FLEET_SMOKE=1` makes every size tiny (`scripts/test-all` runs it with `cargo test --bench
-//! fleet`). A scenario whose framework part is missing says "not available yet" instead.
+//! fleet`).
 //!
 //! The instances are this binary re-executed with `FLEET_ROLE=instance`: examples/fleet.rs
 //! compiled in, in the bench profile.
@@ -41,10 +45,11 @@ mod failover;
 mod listens;
 mod load;
 mod scaling;
+mod tasks;
 
 use std::time::Duration;
 
-const SCENARIOS: [&str; 7] = ["S1", "S2", "S3", "S4", "S5", "S6", "S7"];
+const SCENARIOS: [&str; 8] = ["S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8"];
 
 fn main() {
     if std::env::var_os("FLEET_ROLE").is_some_and(|r| r == "instance") {
@@ -91,6 +96,7 @@ fn main() {
                 "S5" => listens::fan_out().await,
                 "S6" => affinity::legacy().await,
                 "S7" => affinity::store_cost().await,
+                "S8" => tasks::shared().await,
                 _ => unreachable!("checked above"),
             }
         });
@@ -105,7 +111,7 @@ pub fn instance() -> harness::InstanceProgram {
 }
 
 /// Sizes under `FLEET_SMOKE=1`.
-const SMOKE: [(&str, f64); 7] = [
+const SMOKE: [(&str, f64); 8] = [
     ("FLEET_LISTENS", 15.0),
     ("FLEET_BUMP_SECS", 1.0),
     ("FLEET_SECS", 0.5),
@@ -113,6 +119,7 @@ const SMOKE: [(&str, f64); 7] = [
     ("FLEET_FAILOVER_SECS", 3.0),
     ("FLEET_SURVEYS", 30.0),
     ("FLEET_SESSIONS", 6.0),
+    ("FLEET_TASKS", 3.0),
 ];
 
 /// A setting from the environment, else its smoke size under `FLEET_SMOKE`, else `default`.
