@@ -152,6 +152,9 @@ async fn serve() -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     // MCP_ALLOWED_HOSTS, MCP_ROUTE_TOKEN, MCP_DRAIN_DELAY, ...
     let mut config = HttpConfig::new(addr)
+        // Behind the load balancer every client without credentials has the balancer's
+        // address, so the per-client limit (128 by default) would cap them all together.
+        .with_max_in_flight_per_client(4096)
         .with_env()
         .map_err(|e| e.to_string())?;
     if let Ok(url) = std::env::var("REDIS_URL") {

@@ -4,6 +4,20 @@
 //! One [`Redis`] handle (a multiplexed connection that reconnects by itself) gives every store:
 //! each is the Redis implementation of a trait whose in-memory default lives in `mcp-runtime`.
 //! Keys are prefixed with the fleet's name (`mcp:{fleet}:…`), so fleets can share a server.
+//!
+//! - [`RedisChangeBus`] (`ServerBuilder::change_bus`): changes announced on one instance reach
+//!   the listen streams and legacy subscriptions of every instance;
+//! - [`RedisSessionStore`] (`HttpConfig::with_session_store`): a legacy session restores on an
+//!   instance that did not create it;
+//! - [`RedisEventStore`] (`HttpConfig::with_event_store`): an SSE stream resumes with
+//!   `Last-Event-ID` on another instance;
+//! - [`RedisTaskStore`] (`ServerBuilder::task_store`): tasks read and cancelled through any
+//!   instance, failed when their instance's lease lapses;
+//! - [`RedisStateGuard`] (`ServerBuilder::request_state_guard`, optional): a 2026-07-28
+//!   `requestState` accepted once fleet-wide.
+//!
+//! The crate's README has a server using them all; `examples/fleet.rs` in the workspace is a
+//! complete instance.
 
 #![warn(missing_docs)]
 
@@ -20,3 +34,8 @@ pub use events::RedisEventStore;
 pub use sessions::RedisSessionStore;
 pub use state_guard::RedisStateGuard;
 pub use tasks::RedisTaskStore;
+
+/// The README's examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
