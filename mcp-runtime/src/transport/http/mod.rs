@@ -81,10 +81,12 @@ const ACCEPTED_SETTLE: Duration = Duration::from_millis(50);
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM, then
 /// drains: `/readyz` answers 503 at once, requests are served for the
-/// [drain delay](HttpConfig::with_drain_delay) (a second signal cuts it short), then no new
-/// connections are accepted, `subscriptions/listen` streams end with their result and running
-/// requests get the [shutdown grace](HttpConfig::with_shutdown_grace) to finish (a further
-/// signal closes them at once).
+/// [drain delay](HttpConfig::with_drain_delay) (a second signal cuts it short), each HTTP/1
+/// answer with `Connection: close` so a load balancer stops reusing connections; then no new
+/// connections are accepted (those already queued are served), `subscriptions/listen` streams
+/// end with their result and running requests get the
+/// [shutdown grace](HttpConfig::with_shutdown_grace) to finish (a further signal closes them
+/// at once).
 pub async fn serve_http(server: Server, config: HttpConfig) -> io::Result<()> {
     let listener = TcpListener::bind(&config.addr).await?;
     serve_http_on(server, listener, config).await
