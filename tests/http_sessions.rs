@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_runtime::prelude::*;
+use mcp_runtime::task::MemoryTaskStore;
 use mcp_runtime::transport::http::{
     MemoryEventStore, MemorySessionStore, RouteToken, SessionFuture, SessionRecord, SessionStore,
     SessionStoreError, Touched,
@@ -32,8 +33,20 @@ async fn ticks(ctx: Context) -> String {
     "done".into()
 }
 
+/// Works for `ms` milliseconds, as a task when asked.
+#[tool(task = "optional")]
+async fn work(ms: u64) -> String {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    format!("worked {ms} ms")
+}
+
 /// Starts an instance on its own runtime thread; returns its port.
 fn start(config: HttpConfig) -> u16 {
+    start_with_tasks(config, None)
+}
+
+/// [`start`], the server keeping its tasks in `tasks` when given.
+fn start_with_tasks(config: HttpConfig, tasks: Option<Arc<MemoryTaskStore>>) -> u16 {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -44,11 +57,11 @@ fn start(config: HttpConfig) -> u16 {
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let server = mcp_runtime::Server::builder()
-                .name("fleet")
-                .version("1")
-                .build()
-                .unwrap();
+            let mut server = mcp_runtime::Server::builder().name("fleet").version("1");
+            if let Some(tasks) = tasks {
+                server = server.task_store(tasks);
+            }
+            let server = server.build().unwrap();
             let _ = serve_http_on(server, listener, config).await;
         });
     });
@@ -209,6 +222,54 @@ impl SessionStore for Counting {
     }
     fn remove<'a>(&'a self, id: &'a str, t: Duration) -> SessionFuture<'a, ()> {
         self.inner.remove(id, t)
+    }
+}
+
+/// A 2025-11-25 task started in a session on i1 is read, and its result fetched, through i2,
+/// which restores the session: a session names its tasks after its id, not after the
+/// instance's copy of it.
+#[test]
+fn a_sessions_tasks_are_reached_through_the_instance_that_restored_it() {
+    let sessions = Arc::new(MemorySessionStore::new());
+    let tasks = Arc::new(MemoryTaskStore::new());
+    let config = |route: &str| {
+        HttpConfig::default()
+            .with_route_token(route.parse().unwrap())
+            .with_session_store(sessions.clone())
+    };
+    let i1 = start_with_tasks(config("i1"), Some(tasks.clone()));
+    let i2 = start_with_tasks(config("i2"), Some(tasks.clone()));
+    let init = INIT.replace(r#""capabilities":{}"#, r#""capabilities":{"tasks":{}}"#);
+    let r = call(i1, "POST", &init, &[]);
+    assert_eq!(status(&r), 200, "{r}");
+    let session = header(&r, "mcp-session-id").unwrap().to_owned();
+    let on = |port: u16, body: &str| call(port, "POST", body, &[("Mcp-Session-Id", &session)]);
+    let r = on(
+        i1,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{"ms":300},"task":{"ttl":60000}}}"#,
+    );
+    let id = r
+        .split(r#""taskId":""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no task id: {r}"))
+        .to_owned();
+    let get =
+        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{{"taskId":"{id}"}}}}"#);
+    let r = on(i2, &get);
+    assert_eq!(status(&r), 200, "{r}");
+    assert!(r.contains(&id) && !r.contains(r#""error""#), "{r}");
+    let result = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{{"taskId":"{id}"}}}}"#
+    );
+    let r = on(i2, &result);
+    assert!(r.contains("worked 300 ms"), "{r}");
+    // Another session (of the same caller) does not see it, on either instance.
+    let other = call(i2, "POST", &init, &[]);
+    let other = header(&other, "mcp-session-id").unwrap().to_owned();
+    for port in [i1, i2] {
+        let r = call(port, "POST", &get, &[("Mcp-Session-Id", &other)]);
+        assert!(r.contains(r#""error""#), "{r}");
     }
 }
 

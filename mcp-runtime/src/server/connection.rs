@@ -164,7 +164,20 @@ impl Connection {
         })
     }
 
-    /// This session's name as the owner of tasks (random, made on first use).
+    /// Names this session's tasks after its HTTP session id, so that every instance holding
+    /// the session (one that restored it from a shared store) reaches the same tasks in a
+    /// shared task store. A digest: the id, which the client uses as a secret, is not written
+    /// to the store. Only before the owner is first used (a new or restored session).
+    pub(crate) fn own_tasks_as_session(&self, session_id: &str) {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(session_id.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let _ = self.task_owner.set(hex);
+    }
+
+    /// This session's name as the owner of tasks: after its HTTP session id
+    /// ([`own_tasks_as_session`](Self::own_tasks_as_session)), else random, made on first use
+    /// (stdio: one process, one client).
     pub(crate) fn task_owner(&self) -> String {
         format!(
             "session:{}",
@@ -358,7 +371,8 @@ impl Connection {
     pub(crate) fn cancel_all(&self) {
         // Listen streams end first, with a result, rather than as cancelled requests.
         self.closing.cancel();
-        // The session's tasks end with it: nobody else may reach them.
+        // The session's tasks running here end with it (a copy of a session that lives on in
+        // a shared store is only ended while none run here: it is busy until then).
         if self.task_owner.get().is_some()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {

@@ -266,6 +266,8 @@ impl Sessions {
         owner: Option<[u8; 32]>,
         restored: bool,
     ) -> Arc<Session> {
+        // The same tasks on every instance that holds the session.
+        conn.own_tasks_as_session(&id);
         let mut base = [0u8; 4];
         getrandom::fill(&mut base).expect("the OS random source works");
         let refresh_at = self.now_ms() + u64::try_from(self.refresh().0.as_millis()).unwrap_or(0);
