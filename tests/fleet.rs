@@ -7,7 +7,7 @@
 mod fleet_support;
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fleet_support::{Balancers, Client, Fleet, InstanceProgram, open_loop, tools_installed};
@@ -16,6 +16,11 @@ use serde_json::json;
 const BOTH: Balancers = Balancers {
     nginx: true,
     haproxy: true,
+};
+
+const NGINX: Balancers = Balancers {
+    nginx: true,
+    haproxy: false,
 };
 
 /// The fleet example, built once per test binary.
@@ -183,15 +188,8 @@ fn sessions_through(port: u16, sessions: usize, calls: usize) -> (usize, usize) 
                 failed += calls;
                 continue;
             };
-            let mut seen = BTreeSet::new();
-            for _ in 0..calls {
-                match session.whoami().await {
-                    Ok(who) => {
-                        seen.insert(who);
-                    }
-                    Err(_) => failed += 1,
-                }
-            }
+            let (seen, lost) = session.whoami_times(calls).await;
+            failed += lost;
             wandered += usize::from(seen.len() > 1);
         }
         (failed, wandered)
@@ -203,13 +201,7 @@ fn sessions_through(port: u16, sessions: usize, calls: usize) -> (usize, usize) 
 #[test]
 fn naive_session_hash_loses_most_sessions() {
     let _turn = turn();
-    let Some(fleet) = fleet(
-        false,
-        Balancers {
-            nginx: true,
-            haproxy: false,
-        },
-    ) else {
+    let Some(fleet) = fleet(false, NGINX) else {
         return;
     };
     let (failed, _) = sessions_through(fleet.ports.nginx_naive, 30, 5);
@@ -258,13 +250,9 @@ fn multi_round_calls_complete_on_any_instance_with_the_shared_key() {
     if !tools_installed() {
         return;
     }
-    let nginx = Balancers {
-        nginx: true,
-        haproxy: false,
-    };
     let rt = runtime();
     let client = Client::new();
-    let fleet = Fleet::start(program(), 3, false, nginx);
+    let fleet = Fleet::start(program(), 3, false, NGINX);
     for _ in 0..12 {
         let r = rt
             .block_on(client.survey(fleet.ports.nginx_stateless))
@@ -277,7 +265,7 @@ fn multi_round_calls_complete_on_any_instance_with_the_shared_key() {
 
     let mut mismatched = program();
     mismatched.distinct_keys = true;
-    let fleet = Fleet::start(mismatched, 3, false, nginx);
+    let fleet = Fleet::start(mismatched, 3, false, NGINX);
     for _ in 0..6 {
         let r = rt
             .block_on(client.survey(fleet.ports.nginx_stateless))
@@ -292,13 +280,7 @@ fn multi_round_calls_complete_on_any_instance_with_the_shared_key() {
 #[test]
 fn rotating_the_request_state_key_under_load_refuses_no_call() {
     let _turn = turn();
-    let Some(mut fleet) = fleet(
-        false,
-        Balancers {
-            nginx: true,
-            haproxy: false,
-        },
-    ) else {
+    let Some(mut fleet) = fleet(false, NGINX) else {
         return;
     };
     let port = fleet.ports.nginx_stateless;

@@ -137,15 +137,8 @@ pub async fn legacy() {
                     continue;
                 };
                 routed += usize::from(session.id.starts_with('i') && session.id.contains('-'));
-                let mut seen = BTreeSet::new();
-                for _ in 0..calls {
-                    match session.whoami().await {
-                        Ok(who) => {
-                            seen.insert(who);
-                        }
-                        Err(_) => failed += 1,
-                    }
-                }
+                let (seen, lost) = session.whoami_times(calls).await;
+                failed += lost;
                 steady += usize::from(seen.len() == 1);
             }
             println!(
@@ -210,14 +203,7 @@ pub async fn store_cost() {
         add,
     )
     .await;
-    let after = redis.command_calls();
-    let mut delta: Vec<(String, u64)> = after
-        .iter()
-        .map(|(cmd, n)| (cmd.clone(), n - before.get(cmd).copied().unwrap_or(0)))
-        .filter(|(cmd, n)| *n > 0 && cmd != "info")
-        .collect();
-    delta.sort();
-    let commands: u64 = delta.iter().map(|(_, n)| n).sum();
+    let (delta, commands) = commands_since(redis, &before);
     println!(
         "stateless tools/call: {} calls, {commands} Redis commands ({:.4} per call) {delta:?}",
         run.calls,
@@ -242,18 +228,27 @@ async fn legacy_store_cost(fleet: &Fleet) {
             let _ = session.whoami().await;
         }
     }
-    let after = redis.command_calls();
-    let mut delta: Vec<(String, u64)> = after
-        .iter()
-        .map(|(cmd, n)| (cmd.clone(), n - before.get(cmd).copied().unwrap_or(0)))
-        .filter(|(cmd, n)| *n > 0 && cmd != "info")
-        .collect();
-    delta.sort();
-    let commands: u64 = delta.iter().map(|(_, n)| n).sum();
+    let (delta, commands) = commands_since(redis, &before);
     println!(
         "legacy: {opened} sessions × {calls} calls: {commands} Redis commands, {:.1} per session \
          ({:.2} per call) {delta:?}",
         commands as f64 / opened.max(1) as f64,
         commands as f64 / (opened * calls).max(1) as f64
     );
+}
+
+/// The Redis commands run since `before` (`INFO` itself left out), by name, and their sum.
+fn commands_since(
+    redis: &crate::harness::RedisServer,
+    before: &std::collections::BTreeMap<String, u64>,
+) -> (Vec<(String, u64)>, u64) {
+    let mut delta: Vec<(String, u64)> = redis
+        .command_calls()
+        .iter()
+        .map(|(cmd, n)| (cmd.clone(), n - before.get(cmd).copied().unwrap_or(0)))
+        .filter(|(cmd, n)| *n > 0 && cmd != "info")
+        .collect();
+    delta.sort();
+    let commands = delta.iter().map(|(_, n)| n).sum();
+    (delta, commands)
 }

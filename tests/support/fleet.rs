@@ -950,6 +950,20 @@ impl Session {
             .map(str::to_owned)
             .ok_or_else(|| format!("{} {}", r.status, r.text.trim()))
     }
+
+    /// `n` [`whoami`](Self::whoami) calls: the instances that answered, and how many failed.
+    pub async fn whoami_times(&self, n: usize) -> (std::collections::BTreeSet<String>, usize) {
+        let (mut seen, mut failed) = (std::collections::BTreeSet::new(), 0);
+        for _ in 0..n {
+            match self.whoami().await {
+                Ok(who) => {
+                    seen.insert(who);
+                }
+                Err(_) => failed += 1,
+            }
+        }
+        (seen, failed)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
