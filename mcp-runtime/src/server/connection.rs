@@ -371,8 +371,8 @@ impl Connection {
     pub(crate) fn cancel_all(&self) {
         // Listen streams end first, with a result, rather than as cancelled requests.
         self.closing.cancel();
-        // The session's tasks running here end with it (a copy of a session that lives on in
-        // a shared store is only ended while none run here: it is busy until then).
+        // The session's tasks running on this instance end with it (with a shared store,
+        // those of its other copies end when those copies do).
         if self.task_owner.get().is_some()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
