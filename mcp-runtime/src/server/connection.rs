@@ -169,10 +169,9 @@ impl Connection {
     /// shared task store. A digest: the id, which the client uses as a secret, is not written
     /// to the store. Only before the owner is first used (a new or restored session).
     pub(crate) fn own_tasks_as_session(&self, session_id: &str) {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(session_id.as_bytes());
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        let _ = self.task_owner.set(hex);
+        let _ = self
+            .task_owner
+            .set(crate::id::digest_hex(session_id.as_bytes()));
     }
 
     /// This session's name as the owner of tasks: after its HTTP session id

@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::connection::{Arrival, CatchUnwind, Connection, Step};
 use super::envelope::{self, Head};
@@ -42,13 +41,7 @@ pub(super) fn through(
         }
     };
     let caller = match inner.caller(arrival.headers.as_deref(), arrival.principal.as_deref()) {
-        Some(bytes) => {
-            let hex: String = Sha256::digest(&bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            format!("caller:{hex}")
-        }
+        Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
         None if conn.session().is_some() => conn.task_owner(),
         None => "anonymous".into(),
     };

@@ -13,7 +13,6 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
@@ -136,11 +135,7 @@ pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
                 .inner
                 .caller(scope.headers.as_deref(), scope.principal.as_deref());
             match caller {
-                Some(bytes) => {
-                    let digest = Sha256::digest(&bytes);
-                    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-                    format!("caller:{hex}")
-                }
+                Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
                 None => "caller:anonymous".into(),
             }
         }

@@ -115,8 +115,7 @@ pub(super) fn request_span(
     }
     if let Some(session) = session {
         let digest = Sha256::digest(&session);
-        let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-        span.record("mcp.session.id", hex);
+        span.record("mcp.session.id", crate::id::hex(&digest[..8]));
     }
     span
 }

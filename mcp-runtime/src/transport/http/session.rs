@@ -635,9 +635,7 @@ fn record_of(session: &Session) -> Option<SessionRecord> {
         capabilities: client.capabilities.clone(),
         log_level: session.conn.log_level().as_str().to_owned(),
         subscriptions,
-        owner: session
-            .owner
-            .map(|o| o.iter().map(|b| format!("{b:02x}")).collect()),
+        owner: session.owner.map(|o| crate::id::hex(&o)),
     })
 }
 
