@@ -2,13 +2,11 @@
 //! stateless path asks of Redis).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde_json::json;
 
-use crate::harness::{Balancers, Client, Fleet};
+use crate::harness::{Balancers, Client, Fleet, Surveys};
 use crate::load::closed_loop;
 use crate::{instance, secs, setting};
 
@@ -65,47 +63,22 @@ pub async fn multi_round() {
 /// three rolling restarts ([`Fleet::rotate_keys`]).
 async fn rotation() {
     let mut fleet = Fleet::start(instance(), 3, false, NGINX);
-    let port = fleet.ports.nginx_stateless;
-    let stop = Arc::new(AtomicBool::new(false));
-    let workers: Vec<_> = (0..16)
-        .map(|_| {
-            let stop = stop.clone();
-            tokio::spawn(async move {
-                let client = Client::new();
-                let (mut ok, mut invalid, mut other) = (0usize, 0usize, Vec::new());
-                while !stop.load(Ordering::Relaxed) {
-                    match client.survey(port).await {
-                        Ok(r) if r.message["result"]["resultType"] == "complete" && r.ok() => {
-                            ok += 1
-                        }
-                        Ok(r) if r.error_code() == Some(-32602) => invalid += 1,
-                        Ok(r) => other.push(r.text),
-                        Err(e) => other.push(e),
-                    }
-                }
-                (ok, invalid, other)
-            })
-        })
-        .collect();
+    let surveys = Surveys::start(fleet.ports.nginx_stateless, 16);
     let started = Instant::now();
     tokio::task::block_in_place(|| fleet.rotate_keys(std::time::Duration::from_secs(1)));
-    stop.store(true, Ordering::Relaxed);
-    let (mut ok, mut invalid, mut other) = (0, 0, Vec::new());
-    for w in workers {
-        let (o, i, x) = w.await.expect("worker");
-        ok += o;
-        invalid += i;
-        other.extend(x);
-    }
+    let out = surveys.finish().await;
     let elapsed = started.elapsed().as_secs_f64();
     println!(
-        "{:<30} {} calls in {elapsed:.1} s (9 restarts): complete {ok}, -32602 {invalid}, \
+        "{:<30} {} calls in {elapsed:.1} s (9 restarts): complete {}, -32602 {}, nginx 502 {}, \
          other {}",
         "key rotation during load",
-        ok + invalid + other.len(),
-        other.len()
+        out.total(),
+        out.complete,
+        out.refused,
+        out.gateway.len(),
+        out.other.len()
     );
-    for text in other.iter().take(3) {
+    for text in out.other.iter().take(3) {
         let text: String = text.chars().take(120).collect();
         println!("{:<30} failure: {text}", "");
     }

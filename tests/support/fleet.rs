@@ -967,6 +967,79 @@ impl Session {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Multi-round calls, back to back.
+
+/// Clients running 3-round [`Client::survey`]s through one port back to back, on the
+/// runtime they were started in, until [`Surveys::finish`].
+pub struct Surveys {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    workers: Vec<tokio::task::JoinHandle<SurveyOutcomes>>,
+}
+
+/// How the surveys of a [`Surveys`] run ended.
+#[derive(Debug, Default)]
+pub struct SurveyOutcomes {
+    pub complete: usize,
+    /// Refused with -32602 (a state the answering instance could not open).
+    pub refused: usize,
+    /// nginx's own 502 (its HTML page, no JSON-RPC answer), texts.
+    pub gateway: Vec<String>,
+    /// Anything else, texts.
+    pub other: Vec<String>,
+}
+
+impl SurveyOutcomes {
+    pub fn total(&self) -> usize {
+        self.complete + self.refused + self.gateway.len() + self.other.len()
+    }
+}
+
+impl Surveys {
+    /// `workers` clients surveying through `port`. Call inside a Tokio runtime.
+    pub fn start(port: u16, workers: usize) -> Surveys {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let workers = (0..workers)
+            .map(|_| {
+                let stop = stop.clone();
+                tokio::spawn(async move {
+                    let client = Client::new();
+                    let mut out = SurveyOutcomes::default();
+                    while !stop.load(Ordering::Relaxed) {
+                        match client.survey(port).await {
+                            Ok(r) if r.message["result"]["resultType"] == "complete" && r.ok() => {
+                                out.complete += 1
+                            }
+                            Ok(r) if r.error_code() == Some(-32602) => out.refused += 1,
+                            Ok(r) if r.status == 502 && r.message.is_null() => {
+                                out.gateway.push(r.text)
+                            }
+                            Ok(r) => out.other.push(r.text),
+                            Err(e) => out.other.push(e),
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        Surveys { stop, workers }
+    }
+
+    /// Stops the clients after their current survey; what all of them saw.
+    pub async fn finish(self) -> SurveyOutcomes {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut all = SurveyOutcomes::default();
+        for worker in self.workers {
+            let out = worker.await.expect("a survey worker panicked");
+            all.complete += out.complete;
+            all.refused += out.refused;
+            all.gateway.extend(out.gateway);
+            all.other.extend(out.other);
+        }
+        all
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Open-loop load.
 
 /// One request of a load run: the method (for the report) and how to send it.
