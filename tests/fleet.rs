@@ -309,10 +309,11 @@ fn rotating_the_request_state_key_under_load_refuses_no_call() {
         fleet.log("nginx")
     );
     // nginx's own 502s: a connection the kernel queued in the instant the listener closed is
-    // reset, and nginx does not resend a POST. 1 in about 10,000 calls over these nine
-    // restarts at worst; the draining that prevents the rest lost thousands without it.
+    // reset, and nginx does not resend a POST. Seen 0 to 2 times in about 9,000 calls over
+    // these nine restarts (0.6 on average in seven runs; 3 is exceeded about once in 300 runs
+    // at that rate); without the accept sweep it was 4 to 7, without the draining thousands.
     assert!(
-        out.gateway.len() <= 2,
+        out.gateway.len() <= 3,
         "{} of {} surveys got nginx's 502 during the rotation\nnginx: {}",
         out.gateway.len(),
         out.total(),
