@@ -29,10 +29,8 @@ pub async fn shared() {
     let polls = poll_all(&client, &ports[1..], &ids, Duration::from_secs(30)).await;
     let right = polls
         .iter()
-        .filter(|(task, _)| {
-            task.as_ref()
-                .is_some_and(|t| t["result"]["content"][0]["text"] == "worked 300 ms on i1")
-        })
+        .flatten()
+        .filter(|(task, _)| task["result"]["content"][0]["text"] == "worked 300 ms on i1")
         .count();
     println!(
         "{count} tasks of 300 ms started through i1, polled through i2/i3: {right} completed with \
@@ -58,7 +56,8 @@ pub async fn shared() {
     let polls = poll_all(&client, &ports[1..2], &long, Duration::from_secs(40)).await;
     let failed: Vec<Duration> = polls
         .iter()
-        .filter(|(t, _)| t.as_ref().is_some_and(|t| t["status"] == "failed"))
+        .flatten()
+        .filter(|(task, _)| task["status"] == "failed")
         .map(|(_, at)| *at - killed)
         .collect();
     println!(
@@ -73,16 +72,16 @@ pub async fn shared() {
 }
 
 /// Polls every task in `ids` (round robin over `ports`) every 50 ms until it is no longer
-/// `working` or `limit` passes: each task's final state (`None`: not reached) and when it was
-/// read.
+/// `working` or `limit` passes: each task's final state and when it was read (`None`: still
+/// working, or unreadable, at the limit).
 async fn poll_all(
     client: &Client,
     ports: &[u16],
     ids: &[String],
     limit: Duration,
-) -> Vec<(Option<serde_json::Value>, Instant)> {
+) -> Vec<Option<(serde_json::Value, Instant)>> {
     let deadline = Instant::now() + limit;
-    let mut out: Vec<Option<(Option<serde_json::Value>, Instant)>> = vec![None; ids.len()];
+    let mut out = vec![None; ids.len()];
     let mut round = 0;
     while out.iter().any(Option::is_none) && Instant::now() < deadline {
         for (n, id) in ids.iter().enumerate() {
@@ -93,13 +92,11 @@ async fn poll_all(
             if let Ok(task) = client.task(port, id).await
                 && task["status"] != "working"
             {
-                out[n] = Some((Some(task), Instant::now()));
+                out[n] = Some((task, Instant::now()));
             }
         }
         round += 1;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    out.into_iter()
-        .map(|o| o.unwrap_or((None, Instant::now())))
-        .collect()
+    out
 }
