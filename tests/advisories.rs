@@ -1915,9 +1915,14 @@ impl EventStore for WatchedStore {
         self.inner().wait(session, stream, after)
     }
 
+    /// Takes 50 ms, as a store across the network does: a `DELETE` answered before the
+    /// removal finished would leave the session's events behind for a moment.
     fn remove_session<'a>(&'a self, session: &'a str) -> EventFuture<'a, ()> {
-        self.sessions.lock().unwrap().remove(session);
-        self.inner().remove_session(session)
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            self.sessions.lock().unwrap().remove(session);
+            self.inner().remove_session(session).await
+        })
     }
 }
 

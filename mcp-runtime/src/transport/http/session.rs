@@ -553,10 +553,12 @@ impl Sessions {
                 .await
                 .map_err(Lookup::Unavailable)?;
         }
-        match self.table.lock().expect("sessions lock").by_id.remove(id) {
-            Some(session) => self.end(&session, true),
-            None => self.forget_events(id),
+        let removed = self.table.lock().expect("sessions lock").by_id.remove(id);
+        if let Some(session) = removed {
+            self.end(&session, false);
         }
+        // Awaited, not spawned: once the client has its 200 the events are gone.
+        self.events_forgotten(id.to_owned()).await;
         Ok(true)
     }
 
@@ -570,14 +572,19 @@ impl Sessions {
         }
     }
 
-    fn forget_events(&self, id: &str) {
+    /// Removes session `id`'s events from the event store.
+    fn events_forgotten(&self, id: String) -> impl Future<Output = ()> + Send + 'static {
         let events = self.events.clone();
-        let id = id.to_owned();
-        let forget = async move {
+        async move {
             if let Err(e) = events.remove_session(&id).await {
                 tracing::warn!(session = %id, error = %e, "could not forget the session's events");
             }
-        };
+        }
+    }
+
+    /// [`Self::events_forgotten`] in the background, for callers that cannot wait.
+    fn forget_events(&self, id: &str) {
+        let forget = self.events_forgotten(id.to_owned());
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(forget);
