@@ -439,3 +439,90 @@ fn a_failing_store_answers_503_never_404_and_local_sessions_keep_working() {
         "{r}"
     );
 }
+
+/// A client that lost its GET stream reconnects with the `Last-Event-ID` it saw, here on the
+/// other instance (its own died): nothing was recorded on a standalone stream, so the new
+/// stream takes its place as the session's notification stream and starts with every list
+/// the server has, changed or not (what went out on the lost stream may never have arrived).
+#[test]
+fn a_get_stream_reopened_elsewhere_carries_the_sessions_notifications() {
+    let (i1, i2, _) = fleet(Duration::from_secs(60));
+    let id = initialize(i1, "Bearer alice");
+    let headers = [
+        ("Mcp-Session-Id", id.as_str()),
+        ("Authorization", "Bearer alice"),
+    ];
+    let mut get = send(i1, "GET", "", &headers);
+    let primed = read_until(&mut get, "retry: ");
+    drop(get);
+    let &(stream, seq) = event_ids(&primed).last().expect("a priming event");
+    let last = format!("{stream}-{seq}");
+    let mut reopened = send(
+        i2,
+        "GET",
+        "",
+        &[
+            ("Mcp-Session-Id", id.as_str()),
+            ("Authorization", "Bearer alice"),
+            ("Last-Event-ID", last.as_str()),
+        ],
+    );
+    let text = read_until(&mut reopened, "notifications/tools/list_changed");
+    assert_eq!(status(&text), 200, "{text}");
+    let (fresh_stream, _) = event_ids(&text)[0];
+    assert_ne!(
+        fresh_stream, stream,
+        "a new stream, not the lost one: {text}"
+    );
+    assert!(
+        text.find("retry: ").unwrap() < text.find("list_changed").unwrap(),
+        "the priming event comes first: {text}"
+    );
+}
+
+/// An id not of the form this runtime mints cannot be in the store: it is unknown at once,
+/// without a lookup (any header value would otherwise cost a store round trip).
+#[test]
+fn an_id_of_another_form_is_unknown_without_asking_the_store() {
+    let store = Arc::new(Counting::default());
+    let port = start(HttpConfig::default().with_session_store(store.clone()));
+    let loads = || store.loads.load(std::sync::atomic::Ordering::SeqCst);
+    for id in [
+        "garbage",
+        "i1-xyz",
+        "i1-0123456789ABCDEF0123456789ABCDEF",
+        "i1-0123456789abcdef0123456789abcdef0",
+        "i_1-0123456789abcdef0123456789abcdef",
+    ] {
+        let r = add_on(port, id, "Bearer alice");
+        assert_eq!(status(&r), 404, "{id}: {r}");
+        let r = call(port, "DELETE", "", &[("Mcp-Session-Id", id)]);
+        assert_eq!(status(&r), 404, "{id}: {r}");
+    }
+    assert_eq!(loads(), 0);
+    // An id of the minted form is looked up (and unknown: never saved).
+    let r = add_on(port, "i1-0123456789abcdef0123456789abcdef", "Bearer alice");
+    assert_eq!(status(&r), 404, "{r}");
+    assert_eq!(loads(), 1);
+}
+
+/// A session kept busy without requests (here an open GET stream) is kept in the store past
+/// its idle timeout: the reaper pushes its expiry back, so a failover still finds it.
+#[test]
+fn a_busy_session_without_requests_stays_in_the_store() {
+    let (i1, i2, store) = fleet(Duration::from_secs(2));
+    let id = initialize(i1, "Bearer alice");
+    let quiet = initialize(i1, "Bearer alice");
+    let headers = [
+        ("Mcp-Session-Id", id.as_str()),
+        ("Authorization", "Bearer alice"),
+    ];
+    let mut get = send(i1, "GET", "", &headers);
+    read_until(&mut get, "retry: ");
+    // Twice the store's expiry (the idle timeout plus a refresh interval), no request at all.
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(store.len(), 1, "the busy session only");
+    assert_eq!(status(&add_on(i2, &id, "Bearer alice")), 200);
+    assert_eq!(status(&add_on(i2, &quiet, "Bearer alice")), 404);
+    drop(get);
+}

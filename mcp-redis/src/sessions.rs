@@ -1,21 +1,24 @@
 //! [`RedisSessionStore`]: session-era sessions in Redis, one string key per session.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use mcp_runtime::transport::http::{
     SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
 };
-use redis::AsyncCommands as _;
+use redis::{AsyncCommands as _, Script};
 
 use crate::Redis;
 
 /// A [`SessionStore`] in Redis: the record of session `id` is the JSON string key
 /// `mcp:{fleet}:session:{id}` with a millisecond expiry (`SET … PX`); a removal leaves
 /// `mcp:{fleet}:session-gone:{id}` for as long, so instances still holding the session learn
-/// of it when they next push its expiry back.
+/// of it when they next push its expiry back, and cannot save it again meanwhile (a removed
+/// session is never restored).
 ///
-/// Commands: one `SET` per session created (and per `logging/setLevel` or
-/// `resources/(un)subscribe`), one `PEXPIRE` per session in use per refresh interval (at
+/// Commands: one script call (`EVALSHA`: `EXISTS` the removal, else `SET … PX`) per session
+/// created (and per `logging/setLevel` or `resources/(un)subscribe`; the first call on a
+/// Redis also loads the script), one `PEXPIRE` per session in use per refresh interval (at
 /// most a minute), one `GET` per restore, `DEL` + `SET` per `DELETE`.
 ///
 /// ```no_run
@@ -48,6 +51,19 @@ impl RedisSessionStore {
     }
 }
 
+/// Saves a record (`KEYS[1]`: `ARGV[1]`, expiring in `ARGV[2]` ms) unless the session's removal
+/// (`KEYS[2]`) is remembered: checked and written in one step, so a save racing a `DELETE`
+/// on another instance cannot land after it.
+static SAVE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+",
+    )
+});
+
 fn failed(e: redis::RedisError) -> SessionStoreError {
     SessionStoreError(format!("redis: {e}"))
 }
@@ -66,9 +82,11 @@ impl SessionStore for RedisSessionStore {
     ) -> SessionFuture<'a, ()> {
         Box::pin(async move {
             let mut conn = self.redis.connection();
-            let options =
-                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(millis(ttl)));
-            conn.set_options::<_, _, ()>(self.record_key(id), record.to_json(), options)
+            SAVE.key(self.record_key(id))
+                .key(self.gone_key(id))
+                .arg(record.to_json())
+                .arg(millis(ttl))
+                .invoke_async::<()>(&mut conn)
                 .await
                 .map_err(failed)
         })

@@ -1,7 +1,8 @@
 //! `RedisSessionStore` against a real redis-server, with two instances (route tokens i1 and
 //! i2) sharing it: a session opened on one is served by the other (restored, still bound to
-//! its owner), `DELETE` and expiry end it on both, Redis restarting gives clear errors and
-//! then recovers, and the store costs what it should in Redis commands.
+//! its owner), `DELETE` and expiry end it on both (and a stale copy saved again does not bring
+//! it back), Redis restarting gives clear errors and then recovers, and the store costs what
+//! it should in Redis commands.
 
 #[path = "support/instance.rs"]
 mod instance;
@@ -10,6 +11,8 @@ mod support;
 use std::time::Duration;
 
 use instance::{Instance, Stores, add_on, call, delta, header, initialize, status};
+use mcp_redis::{Redis, RedisSessionStore};
+use mcp_runtime::transport::http::{SessionRecord, SessionStore, Touched};
 use support::RedisServer;
 
 fn sessions(idle: Duration) -> Stores {
@@ -56,6 +59,30 @@ fn sessions_move_between_instances_for_their_owner_and_end_on_both() {
     assert_eq!(status(&call(i2.port, "DELETE", "", &del)), 200);
     std::thread::sleep(Duration::from_millis(700));
     assert_eq!(status(&add_on(i1.port, &other, "Bearer alice")), 404);
+}
+
+#[tokio::test]
+async fn a_save_does_not_bring_back_a_removed_session() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisSessionStore::new(&Redis::connect(&redis.url(), "gone").await.unwrap());
+    let record = SessionRecord::from_json(
+        r#"{"v":1,"protocolVersion":"2025-11-25","capabilities":{},"logLevel":"info"}"#,
+    )
+    .unwrap();
+    let ttl = Duration::from_secs(60);
+    store.save("i1-s", &record, ttl).await.unwrap();
+    assert_eq!(store.load("i1-s").await.unwrap().as_ref(), Some(&record));
+    store.remove("i1-s", ttl).await.unwrap();
+    // i1 still holds a copy and saves it (its client changed the log level): no effect, so
+    // no other instance can restore the deleted session.
+    store.save("i1-s", &record, ttl).await.unwrap();
+    assert_eq!(store.load("i1-s").await.unwrap(), None);
+    assert_eq!(store.touch("i1-s", ttl).await.unwrap(), Touched::Removed);
+    // Other sessions are saved as before.
+    store.save("i1-t", &record, ttl).await.unwrap();
+    assert_eq!(store.load("i1-t").await.unwrap(), Some(record));
 }
 
 #[test]
@@ -113,12 +140,19 @@ fn a_session_costs_one_command_to_create_and_none_per_call() {
     let stores = sessions(Duration::from_secs(30 * 60));
     let i1 = Instance::start(&redis.url(), "i1", stores);
     let i2 = Instance::start(&redis.url(), "i2", stores);
-    // Connections are made; from here on every command is the store's.
+    // Connections are made; from here on every command is the store's. The first save on
+    // this Redis loads the save script (a failed EVALSHA, SCRIPT LOAD, EVALSHA).
+    let before = redis.command_calls();
+    initialize(i2.port, "Bearer alice");
+    let first = delta(&redis, &before);
+    assert_eq!(first.get("script|load"), Some(&1), "{first:?}");
+    // Then a session costs one command: an EVALSHA (Redis counts the EXISTS and the SET its
+    // script runs as calls too).
     let before = redis.command_calls();
     let id = initialize(i1.port, "Bearer alice");
     let created = delta(&redis, &before);
-    assert_eq!(created.values().sum::<u64>(), 1, "{created:?}");
-    assert_eq!(created.get("set"), Some(&1), "{created:?}");
+    let one_script = [("evalsha", 1), ("exists", 1), ("set", 1)].map(|(k, n)| (k.to_owned(), n));
+    assert_eq!(created, one_script.into(), "one session created");
 
     let before = redis.command_calls();
     for _ in 0..100 {

@@ -232,6 +232,17 @@ pub(super) fn forward(conn: &Connection, change: &Change) {
     }
 }
 
+impl Connection {
+    /// Session era: a GET stream that replaces one the client lost (it reconnected with a
+    /// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
+    /// notifications from now on, starting with every list and every subscribed resource:
+    /// what went out on the lost stream may never have arrived.
+    pub(crate) fn reopen_standalone(&self, sink: crate::outbound::Sink) {
+        *self.standalone.lock().expect("standalone lock") = Some(sink);
+        forward_everything(self);
+    }
+}
+
 /// After missed changes: every list may have changed, and every subscribed resource.
 fn forward_everything(conn: &Connection) {
     for change in [Change::Tools, Change::Prompts, Change::Resources] {

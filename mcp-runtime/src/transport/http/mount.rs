@@ -212,6 +212,7 @@ impl McpService {
                 loop {
                     tokio::time::sleep(every).await;
                     sessions.reap();
+                    sessions.keep_busy().await;
                 }
             })
             .abort_handle()

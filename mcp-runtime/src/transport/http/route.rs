@@ -67,6 +67,18 @@ impl RouteToken {
     }
 }
 
+/// Whether `id` has the form [`RouteToken::session_id`] mints: a token, `-`, 32 lowercase hex
+/// digits. Only such an id can name a session in a shared store.
+pub(crate) fn is_session_id(id: &str) -> bool {
+    id.split_once('-').is_some_and(|(route, random)| {
+        RouteToken::new(route).is_ok()
+            && random.len() == 32
+            && random
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 impl std::str::FromStr for RouteToken {
     type Err = InvalidRouteToken;
 
@@ -108,5 +120,22 @@ mod tests {
         assert_eq!(default, RouteToken::process_default(), "one per process");
         let longest = RouteToken::new("0123456789abcdef").unwrap().session_id();
         assert!(longest.len() <= 64, "{}", longest.len());
+        for minted in [&a, &b, &longest, &default.session_id()] {
+            assert!(is_session_id(minted), "{minted}");
+        }
+        let hex = "0123456789abcdef0123456789abcdef";
+        for other in [
+            String::new(),
+            hex.to_owned(),
+            format!("-{hex}"),
+            format!("i2-{}", &hex[1..]),
+            format!("i2-{hex}0"),
+            format!("i2-{}", hex.to_uppercase()),
+            format!("i-2-{hex}"),
+            format!("i2-{hex}\n"),
+            "../../etc/passwd".to_owned(),
+        ] {
+            assert!(!is_session_id(&other), "{other:?}");
+        }
     }
 }

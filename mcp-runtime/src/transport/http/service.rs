@@ -500,10 +500,17 @@ async fn get(
         match state.config.events.replay(&session.id, stream, after).await {
             Ok(Some(_)) => resume(state, &session, stream, after, tx),
             Ok(None) => {
-                // A standalone GET stream (nothing is recorded on those yet): carry on with
-                // keep-alives.
-                let priming = session.priming(session.new_stream(), 0, state.config.sse_retry);
-                spawn_stream(state, tx, &session, priming);
+                // A standalone GET stream (nothing is recorded on those): this one takes its
+                // place, and hears that everything may have changed meanwhile (after its
+                // priming event, which the new channel has room for).
+                if let Some(priming) =
+                    session.priming(session.new_stream(), 0, state.config.sse_retry)
+                {
+                    let _ = tx.try_send(priming);
+                }
+                let sink = super::stream::standalone_sink(&tx, None);
+                spawn_stream(state, tx, &session, None);
+                session.conn.reopen_standalone(sink);
             }
             Err(e) => {
                 tracing::warn!(session = %session.id, error = %e, "could not look up an SSE stream to resume");

@@ -158,7 +158,7 @@ pub(crate) struct Sessions {
     route: RouteToken,
     store: Option<Arc<dyn SessionStore>>,
     /// Restores under way, by id: concurrent requests of one unknown session restore it once.
-    restoring: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    restoring: Restoring,
     epoch: Instant,
 }
 
@@ -371,7 +371,9 @@ impl Sessions {
             .cloned();
         let session = match (held, restore) {
             (Some(session), _) => session,
-            (None, Some(server)) if self.store.is_some() => {
+            // Only an id of the form this runtime mints can be in the store: anything else
+            // costs no store lookup.
+            (None, Some(server)) if self.store.is_some() && super::route::is_session_id(id) => {
                 return self.restore(server, id, owner).await;
             }
             (None, _) => return Ok(None),
@@ -441,13 +443,7 @@ impl Sessions {
         owner: Option<&[u8; 32]>,
     ) -> Result<Option<Arc<Session>>, Lookup> {
         let store = self.store.as_ref().expect("only called with a store");
-        let gate = self
-            .restoring
-            .lock()
-            .expect("restoring lock")
-            .entry(id.to_owned())
-            .or_default()
-            .clone();
+        let gate = RestoreGate::enter(&self.restoring, id);
         let restored = {
             let _one = gate.lock().await;
             let held = self
@@ -462,13 +458,7 @@ impl Sessions {
                 None => self.load(server, store.as_ref(), id).await,
             }
         };
-        {
-            let mut restoring = self.restoring.lock().expect("restoring lock");
-            // Only the last one out removes the gate (a later arrival finds the session listed).
-            if Arc::strong_count(&gate) <= 2 {
-                restoring.remove(id);
-            }
-        }
+        drop(gate);
         let Some(session) = restored? else {
             return Ok(None);
         };
@@ -534,13 +524,13 @@ impl Sessions {
             .cloned();
         let known = match (&held, &self.store) {
             (Some(session), _) => session.owner.as_ref() == owner,
-            (None, Some(store)) => store
+            (None, Some(store)) if super::route::is_session_id(id) => store
                 .load(id)
                 .await
                 .map_err(Lookup::Unavailable)?
                 .and_then(|r| Restored::of(&r))
                 .is_some_and(|r| r.owner.as_ref() == owner),
-            (None, None) => false,
+            (None, _) => false,
         };
         if !known {
             return Ok(false);
@@ -593,6 +583,28 @@ impl Sessions {
         }
     }
 
+    /// Pushes back the store's expiry of the sessions this instance holds that are in use
+    /// without requests touching them (a long call, an open GET stream, running tasks), so
+    /// the store does not forget a session while it works; each at most once a refresh
+    /// interval, as for requests. The reaper calls it.
+    pub(crate) async fn keep_busy(&self) {
+        if self.store.is_none() {
+            return;
+        }
+        let busy: Vec<Arc<Session>> = self
+            .table
+            .lock()
+            .expect("sessions lock")
+            .by_id
+            .values()
+            .filter(|s| s.legacy.is_none() && s.busy())
+            .cloned()
+            .collect();
+        for session in busy {
+            self.keep(&session).await;
+        }
+    }
+
     /// Ends sessions idle for longer than the limit; returns their ids. A session with work
     /// running, or an HTTP+SSE session whose stream is still open, is not idle. With a store,
     /// only this copy ends: the store's own expiry ends the session.
@@ -617,6 +629,52 @@ impl Sessions {
             }
         }
         gone.into_iter().map(|(id, _)| id).collect()
+    }
+}
+
+/// Restores under way, by session id.
+type Restoring = Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
+
+/// One request's place in the restore of a session: requests for the same id take turns, and
+/// the last to leave removes the entry, however it leaves (a request whose client went away
+/// is dropped mid-restore). Every clone of an entry is taken and dropped under the map's lock,
+/// so the count it reads is exact.
+struct RestoreGate<'a> {
+    restoring: &'a Restoring,
+    id: &'a str,
+    gate: Option<Arc<tokio::sync::Mutex<()>>>,
+}
+
+impl<'a> RestoreGate<'a> {
+    fn enter(restoring: &'a Restoring, id: &'a str) -> RestoreGate<'a> {
+        let gate = restoring
+            .lock()
+            .expect("restoring lock")
+            .entry(id.to_owned())
+            .or_default()
+            .clone();
+        RestoreGate {
+            restoring,
+            id,
+            gate: Some(gate),
+        }
+    }
+
+    async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.gate.as_ref().expect("held until dropped").lock().await
+    }
+}
+
+impl Drop for RestoreGate<'_> {
+    fn drop(&mut self) {
+        let mut restoring = self.restoring.lock().expect("restoring lock");
+        drop(self.gate.take());
+        if restoring
+            .get(self.id)
+            .is_some_and(|gate| Arc::strong_count(gate) == 1)
+        {
+            restoring.remove(self.id);
+        }
     }
 }
 

@@ -108,7 +108,9 @@ pub enum Touched {
 /// what survives a failover.
 pub trait SessionStore: Send + Sync + 'static {
     /// Creates or replaces the record of session `id`, to expire `ttl` from now unless saved
-    /// or touched again; forgets an earlier removal of `id`.
+    /// or touched again. A removed id stays removed: while its removal is remembered, `save`
+    /// does nothing (an instance still holding a copy of a session deleted through another
+    /// must not bring it back; ids are never reused).
     fn save<'a>(
         &'a self,
         id: &'a str,
@@ -169,7 +171,9 @@ impl SessionStore for MemorySessionStore {
         let now = Instant::now();
         let mut entries = self.entries.lock().expect("session store lock");
         entries.retain(|_, (_, until)| *until > now);
-        entries.insert(id.to_owned(), (Some(record.clone()), now + ttl));
+        if !matches!(entries.get(id), Some((None, _))) {
+            entries.insert(id.to_owned(), (Some(record.clone()), now + ttl));
+        }
         ready(())
     }
 
@@ -248,6 +252,13 @@ mod tests {
         assert_eq!(store.load("s").await.unwrap(), None);
         assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Removed);
         assert!(store.is_empty());
+        store.save("s", &record(), ttl).await.unwrap();
+        assert_eq!(
+            store.load("s").await.unwrap(),
+            None,
+            "a removed id stays removed"
+        );
+        assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Removed);
         store
             .save("t", &record(), Duration::from_millis(30))
             .await
