@@ -765,6 +765,65 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
     listen.abort();
 }
 
+/// After the change bus reconnected (it may have missed a task's status announced through
+/// another instance), a listen stream hears the current state of every task it watches: a
+/// status is state, not a hint a later change would repeat.
+#[tokio::test]
+async fn after_a_bus_reconnect_listen_streams_hear_the_state_of_their_tasks() {
+    let bus = mcp_runtime::changes::LocalBus::new();
+    let server = Server::builder()
+        .change_bus(bus.clone())
+        .max_subscriptions(2)
+        .build()
+        .unwrap();
+    let client = Arc::new(stateless_with_tasks(server).await);
+    let created = client
+        .request(
+            "tools/call",
+            json!({ "name": "work", "arguments": { "ms": 150 } }),
+        )
+        .await
+        .unwrap();
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    poll(&client, &id, None).await;
+    // Watching more tasks than the subscription limit is refused.
+    let e = client
+        .request(
+            "subscriptions/listen",
+            json!({ "notifications": { "taskIds": ["a", "b", "c"] } }),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+    let listener = client.clone();
+    let watched = id.clone();
+    let listen = tokio::spawn(async move {
+        listener
+            .request_with_id(
+                9,
+                "subscriptions/listen",
+                json!({ "notifications": { "taskIds": [watched, "someone-elses"] } }),
+            )
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.take_notifications();
+    bus.resync();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let heard: Vec<Value> = client
+        .take_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/tasks")
+        .collect();
+    assert_eq!(heard.len(), 1, "the watched task it may see: {heard:?}");
+    let params = &heard[0]["params"];
+    assert_eq!(params["taskId"], id.as_str());
+    assert_eq!(params["status"], "completed");
+    assert_eq!(params["result"]["content"][0]["text"], "worked 150 ms");
+    assert_eq!(params["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+    listen.abort();
+}
+
 #[test]
 fn a_sessions_tasks_end_with_the_session() {
     let (tx, rx) = std::sync::mpsc::channel();

@@ -347,6 +347,12 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
             return Step::Reply(scope.err(&req.id, e));
         }
     }
+    // Each change is checked against every watched id, and a resync reads each from the task
+    // store: as bounded as resource subscriptions.
+    if asked.task_ids.as_ref().is_some_and(|ids| ids.len() > limit) {
+        let e = McpError::invalid_params(format!("Too many taskIds: at most {limit} per stream"));
+        return Step::Reply(scope.err(&req.id, e));
+    }
     // Only what this server can ever send is honoured.
     let registry = &conn.server.inner.registry;
     let honoured = Filter {
@@ -413,6 +419,14 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
                     Ok(Change::Everything) | Err(RecvError::Lagged(_)) => {
                         for n in honoured.everything().iter().filter_map(|c| notification(c, Some(&meta))) {
                             sink.send(n);
+                        }
+                        // A task's status is no hint but its state: read it again.
+                        if let (Some(ids), Some(owner)) = (&honoured.task_ids, &honoured.owner) {
+                            for change in super::tasks::current(&conn, owner, ids).await {
+                                if let Some(n) = notification(&change, Some(&meta)) {
+                                    sink.send(n);
+                                }
+                            }
                         }
                     }
                     Ok(_) => {}

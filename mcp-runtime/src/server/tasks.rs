@@ -17,6 +17,7 @@ use serde_json::{Map, Value, json};
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{Outcome, context_with, parse_params, run};
+use crate::changes::Change;
 use crate::protocol::jsonrpc::{Request, encode_notification};
 use crate::protocol::{CallToolResult, Era, ErrorCode, McpError, ProtocolVersion, RequestId};
 use crate::registry::RegisteredTool;
@@ -122,6 +123,24 @@ pub(crate) fn announcer(changes: crate::Changes) -> crate::task::Announce {
             changes.task_changed(&record.id, &record.owner, &task);
         }
     })
+}
+
+/// The state of each of `owner`'s tasks in `ids` (those it may see), as the changes a listen
+/// stream sends after it may have missed some (the change bus reconnected): a task status
+/// announced meanwhile is not lost for good.
+pub(super) async fn current(conn: &Connection, owner: &str, ids: &[String]) -> Vec<Change> {
+    let mut changes = Vec::new();
+    for id in ids {
+        if let Ok(record) = conn.server.inner.tasks.get(id, owner).await {
+            let task = task_object(&record, Era::Stateless, true);
+            changes.push(Change::Task {
+                id: id.as_str().into(),
+                owner: owner.into(),
+                task: task.to_string().into(),
+            });
+        }
+    }
+    changes
 }
 
 /// Who may see the tasks a request creates or names: its session, or (2026-07-28) its caller,

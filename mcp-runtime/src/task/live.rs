@@ -91,6 +91,10 @@ pub(crate) struct Live {
     record: tokio::sync::Mutex<TaskRecord>,
     /// Whether the record is in the store yet (it goes in before the tool's first poll).
     stored: AtomicBool,
+    /// Whether the task ended while the store was unavailable: its end is written again at
+    /// each lease renewal until the store takes it, and the task stays tracked until then
+    /// (else the store would keep it `working` until its lease lapsed, and then `failed`).
+    unsaved: AtomicBool,
     /// Whether the client has been told about the task (its asks no longer go into a
     /// multi-round-trip `InputRequiredResult`).
     pub(crate) started: AtomicBool,
@@ -210,6 +214,7 @@ impl Tasks {
             store: self.store.clone(),
             record: tokio::sync::Mutex::new(record),
             stored: AtomicBool::new(false),
+            unsaved: AtomicBool::new(false),
             started: AtomicBool::new(false),
             cancel: OnceLock::new(),
             waiting: Mutex::default(),
@@ -417,9 +422,16 @@ impl Tasks {
         }
     }
 
-    /// Called by a task's driver when its work is over.
+    /// Called by a task's driver when its work is over. A task whose end the store has not
+    /// taken yet stays tracked: the lease renewals write it again ([`Live::renew`]).
     pub(crate) fn forget(&self, id: &str) {
-        self.live.lock().expect("tasks lock").remove(id);
+        let mut live = self.live.lock().expect("tasks lock");
+        if !live
+            .get(id)
+            .is_some_and(|l| l.unsaved.load(Ordering::Acquire))
+        {
+            live.remove(id);
+        }
     }
 
     /// Makes sure the reaper runs (an instance that only reads tasks sweeps too: the tasks of
@@ -444,23 +456,25 @@ impl Tasks {
             });
             let tasks: Weak<Tasks> = Arc::downgrade(self);
             let every = self.config.lease / 3;
+            // After a failed round, the next comes sooner: a lease renewed a third of a lease
+            // late has only a third left.
+            let retry = every.min(Duration::from_secs(1));
             tokio::spawn(async move {
                 // The first renewal is due a third of a lease after the first task started.
-                let first = tokio::time::Instant::now() + every;
-                let mut tick = tokio::time::interval_at(first, every);
-                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                let mut wait = every;
                 loop {
-                    tick.tick().await;
+                    tokio::time::sleep(wait).await;
                     let Some(tasks) = tasks.upgrade() else { return };
-                    tasks.renew().await;
+                    wait = if tasks.renew().await { every } else { retry };
                 }
             });
         });
     }
 
-    /// Renews the lease of every task running here (until the store fails: the others wait
-    /// for the next round rather than each for the store's own timeout).
-    async fn renew(&self) {
+    /// Renews the lease of every task running here, and writes the ends the store missed
+    /// (until the store fails: the others wait for the next round rather than each for the
+    /// store's own timeout); `false` when the store failed.
+    async fn renew(&self) -> bool {
         let live: Vec<Arc<Live>> = self
             .live
             .lock()
@@ -469,10 +483,16 @@ impl Tasks {
             .cloned()
             .collect();
         for task in live {
+            let unsaved = task.unsaved.load(Ordering::Acquire);
             if !task.renew(self.config.lease).await {
-                return;
+                return false;
+            }
+            if unsaved && !task.unsaved.load(Ordering::Acquire) {
+                tracing::debug!(task = %task.id, "the task's end is in the store at last");
+                self.live.lock().expect("tasks lock").remove(&task.id);
             }
         }
+        true
     }
 
     pub(crate) async fn reap(&self, now: SystemTime) {
@@ -589,7 +609,12 @@ impl Live {
             record.lease = None;
         }
         match self.write(&mut record).await {
-            Wrote::Done | Wrote::Unavailable => {}
+            Wrote::Done => {}
+            Wrote::Unavailable => {
+                if record.status.is_terminal() {
+                    self.unsaved.store(true, Ordering::Release);
+                }
+            }
             how => {
                 self.ended_elsewhere(record, how);
                 return false;
@@ -610,8 +635,21 @@ impl Live {
     /// instance ended it. `false` when the store failed.
     pub(crate) async fn renew(&self, lease: Duration) -> bool {
         let mut record = self.record.lock().await;
-        if record.status.is_terminal() || !self.stored.load(Ordering::Acquire) {
+        if !self.stored.load(Ordering::Acquire) {
             return true;
+        }
+        if record.status.is_terminal() {
+            if !self.unsaved.load(Ordering::Acquire) {
+                return true;
+            }
+            // It ended while the store was down: its end, again (or, if another instance
+            // ended it meanwhile, that end, which the record now holds).
+            let wrote = self.write(&mut record).await;
+            let saved = !matches!(wrote, Wrote::Unavailable);
+            if saved {
+                self.unsaved.store(false, Ordering::Release);
+            }
+            return saved;
         }
         if let Some(claim) = &mut record.lease {
             claim.expires_at = SystemTime::now() + lease;
@@ -767,7 +805,10 @@ mod tests {
     use serde_json::{Map, json};
 
     use super::{TaskConfig, Tasks};
-    use crate::task::{MemoryTaskStore, TaskOutcome, TaskStatus};
+    use crate::task::{
+        MemoryTaskStore, StoreFuture, StoreLimits, TaskOutcome, TaskRecord, TaskStatus, TaskStore,
+        TaskStoreError, Update,
+    };
 
     fn tasks() -> Arc<Tasks> {
         Tasks::new(
@@ -907,6 +948,134 @@ mod tests {
         b.reap(SystemTime::now()).await;
         let swept_record = store.get(&swept.id).await.unwrap().unwrap();
         assert_eq!(swept_record.status, TaskStatus::Failed);
+    }
+
+    /// A shared store that can be taken down: every call fails while `down` is set.
+    struct Flaky {
+        inner: MemoryTaskStore,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl Flaky {
+        fn check(&self) -> Result<(), TaskStoreError> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(TaskStoreError::Unavailable("down".into()));
+            }
+            Ok(())
+        }
+    }
+
+    fn failing<'a, T: Send + 'a>(e: TaskStoreError) -> StoreFuture<'a, T> {
+        Box::pin(std::future::ready(Err(e)))
+    }
+
+    impl TaskStore for Flaky {
+        fn create(&self, record: TaskRecord, limits: StoreLimits) -> StoreFuture<'_, ()> {
+            match self.check() {
+                Ok(()) => self.inner.create(record, limits),
+                Err(e) => failing(e),
+            }
+        }
+        fn get(&self, id: &str) -> StoreFuture<'_, Option<TaskRecord>> {
+            match self.check() {
+                Ok(()) => self.inner.get(id),
+                Err(e) => failing(e),
+            }
+        }
+        fn put(&self, record: TaskRecord) -> StoreFuture<'_, ()> {
+            match self.check() {
+                Ok(()) => self.inner.put(record),
+                Err(e) => failing(e),
+            }
+        }
+        fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+            match self.check() {
+                Ok(()) => self.inner.update(record),
+                Err(e) => failing(e),
+            }
+        }
+        fn lapsed(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+            match self.check() {
+                Ok(()) => self.inner.lapsed(now),
+                Err(e) => failing(e),
+            }
+        }
+        fn remove(&self, id: &str) -> StoreFuture<'_, ()> {
+            match self.check() {
+                Ok(()) => self.inner.remove(id),
+                Err(e) => failing(e),
+            }
+        }
+        fn list(
+            &self,
+            owner: &str,
+            after: Option<&str>,
+            limit: usize,
+        ) -> StoreFuture<'_, (Vec<TaskRecord>, bool)> {
+            match self.check() {
+                Ok(()) => self.inner.list(owner, after, limit),
+                Err(e) => failing(e),
+            }
+        }
+        fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
+            match self.check() {
+                Ok(()) => self.inner.remove_expired(now),
+                Err(e) => failing(e),
+            }
+        }
+    }
+
+    /// A task that ends while the store is down is written when the store is back (at the
+    /// next renewal, which comes within a second after a failed one), not left `working`
+    /// until its lease lapses and another instance ends it `failed`.
+    #[tokio::test]
+    async fn an_end_the_store_missed_is_written_when_it_is_back() {
+        let store = Arc::new(Flaky {
+            inner: MemoryTaskStore::new(),
+            down: false.into(),
+        });
+        let config = TaskConfig {
+            lease: Duration::from_secs(3),
+            ..TaskConfig::default()
+        };
+        let here = Tasks::new(store.clone(), config.clone(), None);
+        let elsewhere = Tasks::new(store.clone(), config, None);
+        let live = here.prepare("me".into(), "t", None, None, None);
+        here.admit(&live).await.unwrap();
+        store.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        live.finish(
+            TaskStatus::Completed,
+            Some(TaskOutcome::Result(json!({"ok": true}))),
+            None,
+        )
+        .await;
+        // The driver is done with it; it stays tracked until its end is stored.
+        here.forget(&live.id);
+        assert!(here.local(&live.id).is_some());
+        // A renewal round fails while the store is down ...
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(
+            store.inner.get(&live.id).await.unwrap().unwrap().status,
+            TaskStatus::Working
+        );
+        // ... and the next, a second later, writes the end.
+        store.down.store(false, std::sync::atomic::Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let stored = elsewhere.get(&live.id, "me").await.unwrap();
+        assert_eq!(stored.status, TaskStatus::Completed);
+        assert_eq!(
+            stored.outcome,
+            Some(TaskOutcome::Result(json!({"ok": true})))
+        );
+        assert_eq!(stored.lease, None);
+        assert!(here.local(&live.id).is_none(), "no longer tracked");
+        // Past the lease it stays completed: nobody ends it failed.
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        elsewhere.reap(SystemTime::now()).await;
+        assert_eq!(
+            elsewhere.get(&live.id, "me").await.unwrap().status,
+            TaskStatus::Completed
+        );
     }
 
     #[tokio::test]
