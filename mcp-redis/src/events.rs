@@ -286,6 +286,10 @@ impl Inner {
         stream: u64,
         after: u64,
     ) -> Result<Option<Replay>, EventStoreError> {
+        if after == u64::MAX {
+            // No event can follow (its seq would not fit): the id is not one this store gave.
+            return Ok(None);
+        }
         let key = self.stream_key(session, stream);
         let mut conn = self.redis.connection();
         let (entries, last): (Vec<Entry>, Vec<Entry>) = redis::pipe()
@@ -298,7 +302,8 @@ impl Inner {
             return Ok(None); // never opened, expired, removed, or lost by Redis
         };
         let mut replay = Replay::default();
-        for (expected, (id, fields)) in (after + 1..).zip(entries) {
+        let mut previous = after;
+        for (id, fields) in entries {
             if id == FINISHED {
                 replay.finished = true;
                 break;
@@ -307,9 +312,10 @@ impl Inner {
                 .strip_prefix("1-")
                 .and_then(|s| s.parse::<u64>().ok())
                 .ok_or_else(|| EventStoreError(format!("unexpected entry {id} in {key}")))?;
-            if seq != expected {
+            if previous.checked_add(1) != Some(seq) {
                 return Ok(None); // trimmed or never stored: a replay would have a gap
             }
+            previous = seq;
             let bytes = fields.get("d").cloned().unwrap_or_default();
             replay.events.push(StoredEvent {
                 seq,
@@ -334,6 +340,9 @@ impl Inner {
     }
 
     async fn wait(&self, session: &str, stream: u64, after: u64) {
+        if after == u64::MAX {
+            return; // nothing can follow: the replay says the stream is unknown
+        }
         let key = self.stream_key(session, stream);
         let pooled = self.waiters.lock().expect("waiters lock").pop();
         let mut conn = match pooled {

@@ -28,9 +28,15 @@ use crate::Redis;
 ///   counter, `tasks:seq`), for `tasks/list`;
 /// - `tasks:open:{owner}` and `tasks:all`: the owner's unfinished tasks and every task, scored
 ///   by expiry, which the limits ([`StoreLimits`]) count in the same Lua script that inserts,
-///   so concurrent calls on any number of instances cannot overshoot them;
+///   so concurrent calls on any number of instances cannot overshoot them; the reapers
+///   ([`TaskStore::remove_expired`]) take expired tasks out of `tasks:all`, with their leases;
 /// - `tasks:leases`: unfinished tasks scored by the expiry of their lease, which the reapers
 ///   of all instances read to end the tasks of stopped instances.
+///
+/// Leases compare the wall clocks of the instances (a lease written by one is judged lapsed by
+/// another): keep the clocks in sync (NTP), and the lease
+/// ([`ServerBuilder::task_lease`](mcp_runtime::ServerBuilder::task_lease)) much longer than
+/// any skew between them. Redis 7.0 or later (the scripts use `PEXPIRETIME`).
 ///
 /// Every write is a Lua script (atomic), a compare-and-set on the record's revision. Commands
 /// go through the shared [`Redis`] connection, which reconnects by itself: while Redis is
@@ -54,6 +60,10 @@ impl std::fmt::Debug for RedisTaskStore {
 
 /// Inserts a record unless a limit forbids it. `{0, seq}` when inserted, `{1, total}` when
 /// the store is full, `{2, unfinished}` when the owner has too many unfinished tasks.
+///
+/// Expired ids are counted out of `tasks:all`, not trimmed from it: the reapers find there
+/// the expired tasks whose leases they must remove too (a lease left behind would stay in
+/// `tasks:leases` for good).
 const CREATE: &str = r"
 local function extend(key, exp)
   if exp == '' then redis.call('PERSIST', key) return end
@@ -62,8 +72,7 @@ local function extend(key, exp)
   if cur < tonumber(exp) then redis.call('PEXPIREAT', key, exp) end
 end
 local now = ARGV[3]
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-local total = redis.call('ZCARD', KEYS[2])
+local total = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
 if total >= tonumber(ARGV[5]) then return {1, total} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local open = redis.call('ZCARD', KEYS[3])
@@ -333,11 +342,44 @@ impl RedisTaskStore {
         Ok(ids)
     }
 
+    /// The lapsed leases of tasks that still have a record. The leases of tasks whose record
+    /// is gone (expired, or lost by Redis) are removed as they are met: nobody else would, and
+    /// left in place they would fill every batch ahead of the tasks the reapers must end.
     async fn lapsed_records(&self, now: SystemTime) -> Result<Vec<String>, TaskStoreError> {
+        const BATCH: isize = 1000;
+        let leases = self.key("leases");
         let mut conn = self.conn.clone();
-        conn.zrangebyscore_limit(self.key("leases"), "-inf", millis(now), 0, 1000)
-            .await
-            .map_err(unavailable)
+        loop {
+            let ids: Vec<String> = conn
+                .zrangebyscore_limit(&leases, "-inf", millis(now), 0, BATCH)
+                .await
+                .map_err(unavailable)?;
+            if ids.is_empty() {
+                return Ok(ids);
+            }
+            let mut pipe = redis::pipe();
+            for id in &ids {
+                pipe.exists(self.record_key(id));
+            }
+            let found: Vec<bool> = pipe.query_async(&mut conn).await.map_err(unavailable)?;
+            let full = ids.len() as isize == BATCH;
+            let (mut live, mut gone) = (Vec::new(), Vec::new());
+            for (id, found) in ids.into_iter().zip(found) {
+                if found {
+                    live.push(id);
+                } else {
+                    gone.push(id);
+                }
+            }
+            if gone.is_empty() {
+                return Ok(live);
+            }
+            let _: () = conn.zrem(&leases, gone).await.map_err(unavailable)?;
+            // A batch of nothing but stale leases: the next one may hold the real ones.
+            if !live.is_empty() || !full {
+                return Ok(live);
+            }
+        }
     }
 }
 

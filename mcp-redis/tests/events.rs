@@ -2,7 +2,8 @@
 //! i2) sharing it and the session store: a client resumes its SSE stream with
 //! `Last-Event-ID` on i2 after i1 is gone, with no gap; a stream whose producer died ends
 //! after what was stored instead of waiting forever; a Redis restart loses what it held
-//! without hanging anyone; one SSE event costs one `XADD`.
+//! without hanging anyone; one SSE event costs one `XADD`; a `Last-Event-ID` at the last
+//! possible seq is an unknown stream, not an error.
 
 #[path = "support/instance.rs"]
 mod instance;
@@ -11,7 +12,10 @@ mod support;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use instance::{Instance, Stores, delta, initialize, read_until, send, status};
+use mcp_redis::{Redis, RedisEventStore};
+use mcp_runtime::transport::http::EventStore;
 use support::RedisServer;
 
 fn shared(lease: Duration) -> Stores {
@@ -194,4 +198,30 @@ fn one_sse_event_costs_one_xadd() {
         .map(|(_, v)| v)
         .sum();
     assert_eq!(others, 0, "{cost:?}");
+}
+
+#[tokio::test]
+async fn nothing_follows_the_last_possible_seq() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisEventStore::new(&Redis::connect(&redis.url(), "edge").await.unwrap());
+    store.open("s", 1).await.unwrap();
+    store.append("s", 1, 1, Bytes::from("one")).await.unwrap();
+    store
+        .append("s", 1, u64::MAX, Bytes::from("last"))
+        .await
+        .unwrap();
+    // `Last-Event-ID: 1-18446744073709551615` (any client may send it): no event can follow,
+    // so the stream is unknown (the GET gets a fresh stream), not a Redis error (a 503 that a
+    // retry would meet again forever), and nobody waits for what cannot come.
+    let replay = store.replay("s", 1, u64::MAX).await;
+    assert!(matches!(replay, Ok(None)), "{replay:?}");
+    let waited = tokio::time::timeout(Duration::from_secs(1), store.wait("s", 1, u64::MAX)).await;
+    assert!(waited.is_ok(), "waited for an event after the last seq");
+    // The seq before it still replays what follows (no overflow counting past it).
+    let replay = store.replay("s", 1, u64::MAX - 1).await.unwrap().unwrap();
+    let seqs: Vec<u64> = replay.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [u64::MAX]);
+    assert_eq!(replay.events[0].bytes, "last");
 }

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant, SystemTime};
 use mcp_redis::{Redis, RedisTaskStore};
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::prelude::*;
-use mcp_runtime::task::{StoreLimits, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Update};
+use mcp_runtime::task::{
+    Lease, StoreLimits, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Update,
+};
 use mcp_runtime::testing::TestClient;
 use serde_json::{Map, Value, json};
 use support::RedisServer;
@@ -251,6 +253,102 @@ fn record(id: &str, owner: &str, ttl: Duration) -> TaskRecord {
         revision: 0,
         lease: None,
     }
+}
+
+/// A record whose (stopped) instance's lease lapses at `lapses`.
+fn leased(id: &str, ttl: Duration, lapses: SystemTime) -> TaskRecord {
+    TaskRecord {
+        lease: Some(Lease {
+            instance: "stopped".into(),
+            expires_at: lapses,
+        }),
+        ..record(id, "me", ttl)
+    }
+}
+
+/// The members of a sorted set of the fleet, in score order.
+async fn members(redis: &RedisServer, fleet: &str, name: &str) -> Vec<String> {
+    let mut conn = redis_handle(redis, fleet).await.connection();
+    redis::cmd("ZRANGE")
+        .arg(format!("mcp:{fleet}:tasks:{name}"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut conn)
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_of_expired_tasks_do_not_hide_a_lapsed_task() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisTaskStore::new(&redis_handle(&redis, "stale").await);
+    let limits = StoreLimits {
+        max_per_owner: 10_000,
+        max_total: 10_000,
+    };
+    // More dead tasks than one read of the leases takes (1,000): their instance stopped, and
+    // their records expired before any reaper ended them.
+    let t0 = SystemTime::now();
+    let mut calls = tokio::task::JoinSet::new();
+    for n in 0..1_100 {
+        let store = store.clone();
+        let dead = leased(
+            &format!("dead-{n}"),
+            Duration::from_millis(300),
+            t0 + Duration::from_millis(100),
+        );
+        calls.spawn(async move { store.create(dead, limits).await });
+    }
+    assert!(calls.join_all().await.iter().all(Result::is_ok));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // A live task whose instance stopped: its lease lapsed after theirs.
+    let hour = Duration::from_secs(3600);
+    store
+        .create(leased("alive", hour, SystemTime::now()), limits)
+        .await
+        .unwrap();
+
+    assert_eq!(store.lapsed(SystemTime::now()).await.unwrap(), ["alive"]);
+    // The dead ids' leases are gone, so they cost nothing at the next sweep.
+    assert_eq!(members(&redis, "stale", "leases").await, ["alive"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_tasks_wait_for_the_reaper_and_no_longer_count_against_the_limit() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisTaskStore::new(&redis_handle(&redis, "sweep").await);
+    let roomy = StoreLimits {
+        max_per_owner: 100,
+        max_total: 100,
+    };
+    let t0 = SystemTime::now();
+    for id in ["a", "b", "c"] {
+        let short = leased(id, Duration::from_millis(200), t0 + Duration::from_secs(60));
+        store.create(short, roomy).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Expired tasks are not counted: a store of one takes a new task.
+    let one = StoreLimits {
+        max_per_owner: 1,
+        max_total: 1,
+    };
+    let hour = Duration::from_secs(3600);
+    store
+        .create(leased("d", hour, t0 + Duration::from_secs(60)), one)
+        .await
+        .unwrap();
+    let full = store.create(record("e", "you", hour), one).await;
+    assert!(matches!(full, Err(TaskStoreError::Full(_))), "{full:?}");
+    // The create left the expired ids to the reaper, which removes them with their leases.
+    let mut swept = store.remove_expired(SystemTime::now()).await.unwrap();
+    swept.sort();
+    assert_eq!(swept, ["a", "b", "c"]);
+    assert_eq!(members(&redis, "sweep", "leases").await, ["d"]);
+    assert_eq!(members(&redis, "sweep", "all").await, ["d"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
