@@ -16,6 +16,12 @@
 //! - [`RedisStateGuard`] (`ServerBuilder::request_state_guard`, optional): a 2026-07-28
 //!   `requestState` accepted once fleet-wide.
 //!
+//! Requirements: **Redis 7.0 or later** (the stores use `PEXPIRETIME`, `SET … PXAT` and
+//! `XADD … NOMKSTREAM`), one server rather than Redis Cluster; and **instances whose clocks
+//! are in sync**: a task lease is a wall-clock time written by one instance and judged by the
+//! clock of another, so keep the lease (`ServerBuilder::task_lease`) much longer than any
+//! clock skew between them.
+//!
 //! The crate's README has a server using them all; `examples/fleet.rs` in the workspace is a
 //! complete instance.
 

@@ -1,18 +1,23 @@
 //! The 2026-07-28 era needs nothing shared per request: a server with every Redis store of
-//! this crate attached answers `tools/call` and `tools/list` without one Redis command
-//! (`INFO commandstats` is unchanged over the run, but for the change bus's keep-alive pings
-//! and the INFO calls themselves).
+//! this crate attached, as examples/fleet.rs attaches them (change bus, task store, session
+//! store, event store, and the requestState guard), answers `tools/call` and `tools/list`
+//! without one Redis command. `INFO commandstats` is unchanged over the run but for what no
+//! request causes: the INFO calls themselves, the change bus's keep-alive PINGs, and the
+//! event store's lease renewal (a SET on a timer, kept out of the run by a long lease).
 
 mod support;
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use mcp_redis::{Redis, RedisChangeBus};
+use mcp_redis::{
+    Redis, RedisChangeBus, RedisEventStore, RedisSessionStore, RedisStateGuard, RedisTaskStore,
+};
 use mcp_runtime::client::{Client, Protocol};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::HttpConfig;
-use mcp_runtime::{Changes, Server};
+use mcp_runtime::{Changes, ProtocolVersion, Server};
 use serde_json::json;
 
 /// Adds two numbers.
@@ -20,6 +25,10 @@ use serde_json::json;
 fn add(a: i64, b: i64) -> i64 {
     a + b
 }
+
+/// The event store's lease: renewed once when the store starts, then every third of it, so
+/// not again during the run.
+const LEASE: Duration = Duration::from_secs(3600);
 
 /// Commands other than the ones that watch (INFO, PING).
 fn work(calls: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
@@ -41,11 +50,16 @@ async fn stateless_calls_send_no_command_to_redis() {
     let server = Server::builder()
         .changes(Changes::new())
         .change_bus(RedisChangeBus::new(&redis))
+        .task_store(RedisTaskStore::new(&redis))
+        .request_state_keys([[7u8; 32]])
+        .request_state_guard(RedisStateGuard::new(&redis))
         .build()
         .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let config = HttpConfig::new("127.0.0.1:0");
+    let config = HttpConfig::new("127.0.0.1:0")
+        .with_session_store(Arc::new(RedisSessionStore::new(&redis)))
+        .with_event_store(Arc::new(RedisEventStore::new(&redis).with_lease(LEASE)));
     tokio::spawn(mcp_runtime::transport::serve_http_on(
         server, listener, config,
     ));
@@ -54,7 +68,7 @@ async fn stateless_calls_send_no_command_to_redis() {
         .connect(&url)
         .await
         .unwrap();
-    // Warm up (the bus subscribes), then count.
+    // Warm up (the bus subscribes, the event store takes its lease), then count.
     assert_eq!(
         client
             .call_tool_as::<i64>("add", json!({"a": 1, "b": 2}))
@@ -63,6 +77,7 @@ async fn stateless_calls_send_no_command_to_redis() {
         3
     );
     tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
     let before = work(&redis_server.command_calls());
     for i in 0..200 {
         let sum: i64 = client
@@ -73,6 +88,29 @@ async fn stateless_calls_send_no_command_to_redis() {
     }
     assert_eq!(client.list_tools().await.unwrap().len(), 1);
     let after = work(&redis_server.command_calls());
+    assert!(
+        started.elapsed() < LEASE / 3,
+        "the lease renewal may have run"
+    );
     assert!(!before.is_empty(), "the counters work: the bus subscribed");
     assert_eq!(before, after, "no Redis command per stateless request");
+
+    // The stores are attached: a legacy session is saved in Redis at once.
+    let legacy = Client::builder()
+        .protocol(Protocol::Session(ProtocolVersion::V2025_11_25))
+        .connect(&url)
+        .await
+        .unwrap();
+    assert_eq!(
+        legacy
+            .call_tool_as::<i64>("add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap(),
+        2
+    );
+    let saved = work(&redis_server.command_calls());
+    assert!(
+        saved.get("evalsha") > before.get("evalsha"),
+        "the session store saw no session: {saved:?}"
+    );
 }
