@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use fleet_support::{
-    Balancers, Client, Fleet, InstanceProgram, Surveys, open_loop, tools_installed,
+    Balancers, Client, Fleet, InstanceProgram, Reply, Surveys, instance_of, open_loop,
+    tools_installed,
 };
 use serde_json::json;
 
@@ -23,6 +24,11 @@ const BOTH: Balancers = Balancers {
 const NGINX: Balancers = Balancers {
     nginx: true,
     haproxy: false,
+};
+
+const HAPROXY: Balancers = Balancers {
+    nginx: false,
+    haproxy: true,
 };
 
 /// The fleet example, built once per test binary.
@@ -175,6 +181,151 @@ fn haproxy_stateless_retries_idempotent_methods_only() {
     );
     assert_eq!(out.failed("tools/list"), 0, "{:?}", out.failures);
     assert!(out.failed("tools/call") <= 5, "{:?}", out.failures);
+}
+
+/// Established TCP connections accepted on each of `ports` (by the instance or still in its
+/// accept queue), from the kernel's table: the requests a balancer has in flight there, one
+/// per connection (HTTP/1.1), once no idle keep-alive connection is left over.
+fn connections_to(ports: &[u16]) -> Vec<usize> {
+    const ESTABLISHED: &str = "01";
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    let mut counts = vec![0; ports.len()];
+    for line in table.lines().skip(1) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (Some(local), Some(&ESTABLISHED)) = (fields.get(1), fields.get(3)) else {
+            continue;
+        };
+        let port = local
+            .rsplit(':')
+            .next()
+            .and_then(|p| u16::from_str_radix(p, 16).ok());
+        if let Some(i) = ports.iter().position(|p| Some(*p) == port) {
+            counts[i] += 1;
+        }
+    }
+    counts
+}
+
+/// Nine 2 s `slow` calls at once through `port` of a fresh fleet; once the balancer has
+/// passed all nine on (each on a connection of its own, counted per instance), and half a
+/// second in, the instance running the most of them is SIGKILLed. The calls it was running
+/// must fail with the balancer's 502, not be resent to another instance (a `tools/call` is
+/// not idempotent: resent, it would run twice), and every other call succeeds where it ran.
+/// Counting by instance rather than assuming an even spread keeps it exact however the
+/// balancer spread them. Resent (nginx with `non_idempotent`), the cut-off calls succeed on
+/// the survivors 2.5 s in, and this fails.
+fn a_call_cut_off_mid_request_is_not_resent(mut fleet: Fleet, port: u16, balancer: &str) {
+    const CALLS: usize = 9;
+    const WORK: Duration = Duration::from_millis(2_000);
+    let rt = runtime();
+    let client = Client::new();
+    let ports: Vec<u16> = fleet.instances.iter().map(|i| i.port).collect();
+    let start = std::time::Instant::now();
+    let calls: Vec<_> = (0..CALLS)
+        .map(|_| {
+            let client = client.clone();
+            rt.spawn(async move {
+                let r = client
+                    .call(port, "slow", json!({"ms": WORK.as_millis()}))
+                    .await;
+                (r, start.elapsed())
+            })
+        })
+        .collect();
+    // All nine in flight (twice the same count, 50 ms apart: not a health check passing by).
+    let running = loop {
+        let seen = connections_to(&ports);
+        std::thread::sleep(Duration::from_millis(50));
+        if seen.iter().sum::<usize>() == CALLS && connections_to(&ports) == seen {
+            break seen;
+        }
+        assert!(
+            start.elapsed() < WORK / 2,
+            "the {CALLS} calls never ran at once through {balancer}: {seen:?}"
+        );
+    };
+    std::thread::sleep((WORK / 4).saturating_sub(start.elapsed()));
+    let cut_off = *running.iter().max().unwrap();
+    let victim = running.iter().position(|n| *n == cut_off).unwrap();
+    fleet.instances[victim].kill();
+    let killed = start.elapsed();
+    let victim = fleet.instances[victim].name.clone();
+    assert!(
+        killed < WORK * 3 / 4,
+        "killed {victim} too late: {killed:?}"
+    );
+    let outcomes: Vec<(Result<Reply, String>, Duration)> = rt.block_on(async {
+        let mut out = Vec::new();
+        for call in calls {
+            out.push(call.await.unwrap());
+        }
+        out
+    });
+
+    let mut answered: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failed = Vec::new();
+    for (r, at) in &outcomes {
+        match r {
+            Ok(reply) if reply.ok() => {
+                let who = reply.tool_text().and_then(instance_of).unwrap_or("?");
+                *answered.entry(who.to_owned()).or_default() += 1;
+            }
+            other => failed.push((other, *at)),
+        }
+    }
+    let log = fleet.log(balancer);
+    // The calls on the victim failed, at once: the balancer's own 502, not an answer from
+    // elsewhere.
+    assert_eq!(
+        failed.len(),
+        cut_off,
+        "{victim} killed, running {running:?}, failed {failed:?}\n{log}"
+    );
+    for (r, at) in &failed {
+        assert!(
+            matches!(r, Ok(reply) if reply.status == 502 && reply.message.is_null()),
+            "not {balancer}'s 502: {r:?}\n{log}"
+        );
+        assert!(*at < killed + WORK / 2, "failed only after {at:?}: {r:?}");
+    }
+    // Every other call was answered by the instance it ran on, none by a second one.
+    let expected: BTreeMap<String, usize> = fleet
+        .instances
+        .iter()
+        .zip(&running)
+        .filter(|(i, n)| i.name != victim && **n > 0)
+        .map(|(i, n)| (i.name.clone(), *n))
+        .collect();
+    assert_eq!(
+        answered, expected,
+        "answers by instance ({victim} killed, running {running:?})"
+    );
+}
+
+/// nginx :8080 resends an idempotent request, and a `tools/call` only when it never reached
+/// an instance: one cut off mid-request is nginx's 502 (`tools/list` during a kill is
+/// answered: `nginx_round_robin_spreads_calls_and_survives_a_sigkill`).
+#[test]
+fn nginx_does_not_resend_a_tools_call_cut_off_mid_request() {
+    let _turn = turn();
+    let Some(fleet) = fleet(false, NGINX) else {
+        return;
+    };
+    let port = fleet.ports.nginx_stateless;
+    a_call_cut_off_mid_request_is_not_resent(fleet, port, "nginx");
+}
+
+/// HAProxy :8091's L7 retries are for idempotent methods only: a `tools/call` cut off
+/// mid-request is HAProxy's 502 (`tools/list` during a kill is answered:
+/// `haproxy_stateless_retries_idempotent_methods_only`).
+#[test]
+fn haproxy_does_not_resend_a_tools_call_cut_off_mid_request() {
+    let _turn = turn();
+    let Some(fleet) = fleet(false, HAPROXY) else {
+        return;
+    };
+    let port = fleet.ports.haproxy_stateless;
+    a_call_cut_off_mid_request_is_not_resent(fleet, port, "haproxy");
 }
 
 /// Opens `sessions` legacy sessions through `port` and makes `calls` `whoami` calls in each:
