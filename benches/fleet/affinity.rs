@@ -103,6 +103,7 @@ pub async fn legacy() {
             ("nginx route-token map", fleet.ports.nginx_route),
             ("HAProxy learned stickiness", fleet.ports.haproxy_legacy),
         ] {
+            let commands = fleet.redis.as_ref().map(|r| r.command_calls());
             let (mut failed, mut steady, mut routed) = (0, 0, 0);
             for _ in 0..sessions {
                 let Ok(session) = client.open_session(port).await else {
@@ -120,11 +121,35 @@ pub async fn legacy() {
                  token {routed}/{sessions}",
                 failed as f64 * 100.0 / (sessions * calls) as f64
             );
+            // A restore is one GET of the session's record, on the instance that did not know
+            // the session.
+            if let (Some(redis), Some(before)) = (fleet.redis.as_ref(), commands) {
+                let (delta, _) = commands_since(redis, &before);
+                let gets = delta
+                    .iter()
+                    .find(|(c, _)| c == "get")
+                    .map_or(0, |(_, n)| *n);
+                println!(
+                    "{:<39} restores (GET) {gets}, {:.2} per session; Redis {delta:?}",
+                    "",
+                    gets as f64 / sessions as f64
+                );
+            }
         }
     }
-    let mut fleet = Fleet::start(instance(), 3, true, both);
-    // The owner of 20 sessions SIGKILLed: each session's next call goes (route-token map) to a
-    // backup, which restores it from Redis.
+    owner_killed(&client, false).await;
+    owner_killed(&client, true).await;
+}
+
+/// S6, the owner of 20 sessions SIGKILLed (route-token map): with Redis each session's next
+/// call goes to a backup, which restores it; without a store the backup answers 404 and the
+/// client starts a new session.
+async fn owner_killed(client: &Client, redis: bool) {
+    let both = Balancers {
+        nginx: true,
+        haproxy: true,
+    };
+    let mut fleet = Fleet::start(instance(), 3, redis, both);
     let port = fleet.ports.nginx_route;
     let mut owned = Vec::new();
     for _ in 0..200 {
@@ -139,23 +164,41 @@ pub async fn legacy() {
     }
     let killed = Instant::now();
     fleet.instances[0].kill();
-    let (mut restored, mut failed, mut slowest) = (0, 0, std::time::Duration::ZERO);
+    let (mut restored, mut renewed, mut failed) = (0, 0, 0);
+    let mut slowest = std::time::Duration::ZERO;
     let mut elsewhere = BTreeSet::new();
     for session in &owned {
         let asked = Instant::now();
-        match session.whoami().await {
+        let who = match session.whoami().await {
             Ok(who) if who != "i1" => {
                 restored += 1;
+                Ok(who)
+            }
+            // No store: the backup does not know the session (404), so the client starts a
+            // new one, as the spec tells it to.
+            Err(e) if !redis && e.starts_with("404") => match client.open_session(port).await {
+                Ok(fresh) => fresh.whoami().await.inspect(|_| renewed += 1),
+                Err(e) => Err(e),
+            },
+            other => other,
+        };
+        match who {
+            Ok(who) if who != "i1" => {
                 elsewhere.insert(who);
                 slowest = slowest.max(asked.elapsed());
             }
             _ => failed += 1,
         }
     }
+    let label = if redis {
+        "owner killed (map, Redis)"
+    } else {
+        "owner killed (map, no store)"
+    };
     println!(
-        "{:<30} {} sessions of i1, i1 SIGKILLed: {restored} restored on {elsewhere:?}, \
-         {failed} failed; the slowest first call {:.1} ms, all done {:.0} ms after the kill",
-        "owner killed (route-token map)",
+        "{label:<30} {} sessions of i1, i1 SIGKILLed: {restored} restored, {renewed} \
+         re-initialized, on {elsewhere:?}, {failed} failed; the slowest until answered {:.1} \
+         ms, all done {:.0} ms after the kill",
         owned.len(),
         slowest.as_secs_f64() * 1e3,
         killed.elapsed().as_secs_f64() * 1e3
@@ -183,6 +226,56 @@ pub async fn store_cost() {
         commands as f64 / run.calls.max(1) as f64
     );
     legacy_store_cost(&fleet).await;
+    drop(fleet);
+    legacy_throughput().await;
+}
+
+/// S7, legacy: `whoami` calls per second in 8 sessions at once through the route-token map,
+/// without a shared store and with Redis (sessions, SSE events, tasks, the change bus).
+async fn legacy_throughput() {
+    let window = secs("FLEET_SECS", 5.0);
+    let mut rates = Vec::new();
+    for redis in [false, true] {
+        let fleet = Fleet::start(instance(), 3, redis, NGINX);
+        let client = Client::new();
+        let mut sessions = Vec::new();
+        for _ in 0..8 {
+            if let Ok(session) = client.open_session(fleet.ports.nginx_route).await {
+                sessions.push(session);
+            }
+        }
+        let started = Instant::now();
+        let end = started + window;
+        let workers: Vec<_> = sessions
+            .into_iter()
+            .map(|session| {
+                tokio::spawn(async move {
+                    let (mut ok, mut failed) = (0usize, 0usize);
+                    while Instant::now() < end {
+                        match session.whoami().await {
+                            Ok(_) => ok += 1,
+                            Err(_) => failed += 1,
+                        }
+                    }
+                    (ok, failed)
+                })
+            })
+            .collect();
+        let (mut ok, mut failed) = (0, 0);
+        for worker in workers {
+            let (o, f) = worker.await.expect("legacy worker");
+            ok += o;
+            failed += f;
+        }
+        let rate = ok as f64 / started.elapsed().as_secs_f64();
+        let store = if redis { "Redis" } else { "no store" };
+        println!("legacy calls/s, 8 sessions, {store:<8} {rate:>8.0} calls/s, failed {failed}");
+        rates.push(rate);
+    }
+    println!(
+        "legacy calls/s with Redis / without = {:.2}",
+        rates[1] / rates[0].max(1.0)
+    );
 }
 
 /// S7, legacy: the Redis commands 20 sessions of 10 calls each cost, by command.

@@ -62,6 +62,16 @@ impl Run {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// `i1 3.3 %, nginx worker 4.1 %`: how busy each process kept one CPU over the window
+    /// (CPU per call × calls per second).
+    pub fn busy(&self) -> String {
+        self.cpu_us
+            .iter()
+            .map(|(p, us)| format!("{p} {:.1} %", us * self.rps() / 1e4))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Every process of `fleet` worth measuring: the instances, nginx's workers, HAProxy.

@@ -19,9 +19,11 @@
 //!   change announced on a random instance 10 times a second for `FLEET_BUMP_SECS` (30), then
 //!   Redis restarted, an instance SIGTERMed and another SIGKILLed;
 //! - `S6` legacy affinity: `FLEET_SESSIONS` (60) sessions through the naive hash (the control),
-//!   the route-token map and HAProxy; then the owner of 20 sessions SIGKILLed;
+//!   the route-token map and HAProxy, without a shared store and with Redis (restores counted
+//!   as Redis `GET`s); then the owner of 20 sessions SIGKILLed, with Redis (restored
+//!   elsewhere) and without (404, a new session);
 //! - `S7` Redis commands per stateless `tools/call` (`INFO commandstats`), and per legacy
-//!   session;
+//!   session; legacy calls/s with Redis against without;
 //! - `S8` tasks: `FLEET_TASKS` (30) started through one instance and polled through the
 //!   others; ten running when their instance is SIGKILLed.
 //!

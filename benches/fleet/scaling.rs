@@ -42,7 +42,7 @@ pub async fn lb_tax() {
 pub async fn latency_bound() {
     let window = secs("FLEET_SECS", 5.0);
     let slow = json!({"name": "slow", "arguments": {"ms": 20}});
-    println!("instances  in flight   figures; share; CPU-µs per call");
+    println!("instances  in flight   figures; share; CPU-µs per call; share of a CPU");
     for n in 1..=3 {
         let fleet = Fleet::start(instance(), n, false, NGINX);
         let concurrency = 32 * n;
@@ -57,6 +57,7 @@ pub async fn latency_bound() {
         println!("{n:>9} {concurrency:>10}   {}", run.summary());
         println!("{:<23}share: {}", "", run.shares());
         println!("{:<23}cpu: {}", "", run.cpu());
+        println!("{:<23}busy: {}", "", run.busy());
         println!(
             "{:<23}ideal {} calls/s (16 slots × 50/s per instance)",
             "",
