@@ -189,6 +189,43 @@ async fn what_travels_is_typed_events_tagged_with_their_origin() {
     assert_ne!(Changes::new().origin(), changes.origin());
 }
 
+/// Hands its inbound to the test, which delivers by hand.
+#[derive(Clone, Default)]
+struct Inbound(Arc<std::sync::Mutex<Option<BusInbound>>>);
+
+impl ChangeBus for Inbound {
+    fn publish(&self, _: BusMessage) {}
+    fn attach(&self, inbound: BusInbound) {
+        *self.0.lock().unwrap() = Some(inbound);
+    }
+}
+
+/// Another instance's `missed` (it dropped changes it could not publish) is a resync here.
+#[tokio::test]
+async fn another_instances_missed_changes_make_every_stream_refetch() {
+    let bus = Inbound::default();
+    let server = Server::builder().change_bus(bus.clone()).build().unwrap();
+    let (on, _t) = listen(
+        server,
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["memo://bus/x"]}),
+    )
+    .await;
+    let missed: BusMessage =
+        serde_json::from_value(json!({"origin": "another-instance", "event": {"kind": "missed"}}))
+            .unwrap();
+    assert_eq!(missed.event, ChangeEvent::Missed);
+    bus.0.lock().unwrap().as_ref().unwrap().deliver(missed);
+    let mut got = methods(&on).await;
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "notifications/resources/updated",
+            "notifications/tools/list_changed"
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_handle_takes_one_bus() {
     let changes = Changes::new();

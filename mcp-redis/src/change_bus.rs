@@ -1,10 +1,11 @@
 //! The change bus over Redis pub/sub: one channel per fleet, `mcp:{fleet}:changes`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_runtime::changes::{BusInbound, BusMessage, ChangeBus};
+use mcp_runtime::changes::{BusInbound, BusMessage, ChangeBus, ChangeEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -30,11 +31,16 @@ const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::fro
 /// subscription is down is lost to it. So when the subscription comes back (Redis restarted,
 /// the connection dropped), the bus [resyncs](BusInbound::resync) its instance: every listen
 /// stream and session client hears that everything it watches changed, and refetches.
-/// Publishing never blocks: messages queue (up to 4,096) for a task that sends them.
+/// Publishing never blocks: messages queue (up to 4,096) for a task that sends them. A message
+/// that could not be sent (Redis unreachable, the queue full) is dropped, and the next message
+/// that goes through is followed by [`ChangeEvent::Missed`], which resyncs every other
+/// instance the same way.
 ///
 /// Its two tasks run on the runtime it was created on, until it is dropped.
 pub struct RedisChangeBus {
     queue: mpsc::Sender<BusMessage>,
+    /// Set when a message was dropped because the queue was full.
+    overflowed: Arc<AtomicBool>,
     inbound: Arc<OnceLock<BusInbound>>,
     tasks: [JoinHandle<()>; 2],
 }
@@ -51,11 +57,18 @@ impl RedisChangeBus {
     pub fn new(redis: &Redis) -> RedisChangeBus {
         let channel = redis.key("changes");
         let (queue, rx) = mpsc::channel(QUEUE);
+        let overflowed = Arc::new(AtomicBool::new(false));
         let inbound = Arc::new(OnceLock::new());
-        let publisher = tokio::spawn(publish(redis.clone(), channel.clone(), rx));
+        let publisher = tokio::spawn(publish(
+            redis.clone(),
+            channel.clone(),
+            rx,
+            overflowed.clone(),
+        ));
         let subscriber = tokio::spawn(subscribe(redis.client.clone(), channel, inbound.clone()));
         RedisChangeBus {
             queue,
+            overflowed,
             inbound,
             tasks: [publisher, subscriber],
         }
@@ -72,8 +85,12 @@ impl Drop for RedisChangeBus {
 
 impl ChangeBus for RedisChangeBus {
     fn publish(&self, message: BusMessage) {
-        if let Err(mpsc::error::TrySendError::Full(_)) = self.queue.try_send(message) {
-            tracing::warn!("change bus: {QUEUE} messages waiting for Redis; dropping one");
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.queue.try_send(message)
+            && !self.overflowed.swap(true, Ordering::AcqRel)
+        {
+            tracing::warn!(
+                "change bus: {QUEUE} messages waiting for Redis; dropping changes (the other instances will be told to refetch everything)"
+            );
         }
     }
 
@@ -85,9 +102,17 @@ impl ChangeBus for RedisChangeBus {
 }
 
 /// Sends queued messages until the bus is dropped. A failed send is logged once per outage.
-async fn publish(redis: Redis, channel: String, mut rx: mpsc::Receiver<BusMessage>) {
+/// Once a message goes through after some were dropped (here, or by a full queue), a
+/// [`ChangeEvent::Missed`] follows it.
+async fn publish(
+    redis: Redis,
+    channel: String,
+    mut rx: mpsc::Receiver<BusMessage>,
+    overflowed: Arc<AtomicBool>,
+) {
     let mut conn = redis.connection();
     let mut failing = false;
+    let mut dropped = false;
     while let Some(message) = rx.recv().await {
         let payload = match serde_json::to_string(&message) {
             Ok(payload) => payload,
@@ -113,16 +138,33 @@ async fn publish(redis: Redis, channel: String, mut rx: mpsc::Receiver<BusMessag
             tokio::time::sleep(BACKOFF.0 * (1 << attempt)).await;
         };
         match sent {
-            Ok(_) if failing => {
-                failing = false;
-                tracing::info!("change bus: publishing to Redis again");
+            Ok(_) => {
+                if failing {
+                    failing = false;
+                    tracing::info!("change bus: publishing to Redis again");
+                }
+                dropped |= overflowed.swap(false, Ordering::AcqRel);
+                if dropped {
+                    let missed = BusMessage {
+                        origin: message.origin,
+                        event: ChangeEvent::Missed,
+                    };
+                    let payload = serde_json::to_string(&missed).unwrap_or_default();
+                    let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
+                        .arg(&channel)
+                        .arg(&payload)
+                        .query_async(&mut conn)
+                        .await;
+                    dropped = sent.is_err();
+                }
             }
-            Ok(_) => {}
-            Err(e) if !failing => {
-                failing = true;
-                tracing::warn!(error = %e, "change bus: cannot publish to Redis; changes stay on this instance meanwhile");
+            Err(e) => {
+                dropped = true;
+                if !failing {
+                    failing = true;
+                    tracing::warn!(error = %e, "change bus: cannot publish to Redis; changes stay on this instance meanwhile");
+                }
             }
-            Err(_) => {}
         }
     }
 }

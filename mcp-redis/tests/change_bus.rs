@@ -159,3 +159,33 @@ async fn instances_hear_each_other_once_and_resync_after_a_redis_restart() {
         ["notifications/tools/list_changed"]
     );
 }
+
+/// Changes a publisher had to drop (its queue overflowed; likewise when Redis refused them)
+/// are not lost in silence: once it publishes again, every other instance hears that
+/// everything its streams watch may have changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_a_publisher_dropped_make_the_other_instances_refetch() {
+    let Some(redis) = support::RedisServer::start() else {
+        return;
+    };
+    let (a_changes, _a) = instance(&redis.url()).await;
+    let (_b_changes, b) = instance(&redis.url()).await;
+    let on_b = listen(b).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Far more than the publisher's queue holds, at once, all about a resource `b`'s stream
+    // does not watch: alone, they would tell it nothing.
+    for _ in 0..20_000 {
+        a_changes.resource_updated("memo://r/unwatched");
+    }
+    let want = [
+        "notifications/tools/list_changed",
+        "notifications/resources/updated",
+    ];
+    let got = collect_each(&on_b, &want, Duration::from_secs(15)).await;
+    for method in want {
+        assert!(
+            got.iter().any(|g| g == method),
+            "b was not told to refetch: {got:?}"
+        );
+    }
+}

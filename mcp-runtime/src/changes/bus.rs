@@ -9,7 +9,9 @@
 //!
 //! Events are refetch hints, so a bus may deliver at most once (Redis pub/sub does): when it
 //! may have missed some (it reconnected), it calls [`BusInbound::resync`], and every local
-//! stream hears that everything it watches changed.
+//! stream hears that everything it watches changed; when it could not send some, it
+//! publishes [`ChangeEvent::Missed`] once it can, which does the same on every other
+//! instance.
 //!
 //! Without a bus (the default) changes stay in the process. [`LocalBus`] joins several
 //! [`Changes`](super::Changes) handles of one process (tests, several servers in one
@@ -46,6 +48,10 @@ pub enum ChangeEvent {
         /// The task object, as `tasks/get` shows it.
         task: serde_json::Value,
     },
+    /// The announcing instance could not publish some of its changes (its bus connection
+    /// failed, or its queue overflowed): every stream should hear that everything it
+    /// watches may have changed, as after a [`BusInbound::resync`].
+    Missed,
 }
 
 /// A [`ChangeEvent`] and the instance that announced it.
@@ -138,6 +144,7 @@ impl From<ChangeEvent> for Change {
                 owner: owner.into(),
                 task: task.to_string().into(),
             },
+            ChangeEvent::Missed => Change::Everything,
         }
     }
 }
