@@ -25,6 +25,11 @@ const LEASE: Duration = Duration::from_secs(15);
 
 /// Blocking connections kept for waiting resumers when idle.
 const IDLE_WAITERS: usize = 8;
+/// Resumers waiting in `XREAD BLOCK` at once, each on a connection of its own; the others
+/// poll (a replay every [`POLL`]) rather than open more connections to Redis.
+const MAX_BLOCKING: usize = 64;
+/// How often a resumer past [`MAX_BLOCKING`] looks for new events.
+const POLL: Duration = Duration::from_millis(250);
 
 /// An [`EventStore`] in Redis Streams, shared by a fleet.
 ///
@@ -44,7 +49,8 @@ const IDLE_WAITERS: usize = 8;
 /// - Waiting resumers block in `XREAD BLOCK` (a third of the lease at a time, at most 5 s) on connections of their own, not
 ///   on the shared multiplexed one (a blocking read would stall every other command there),
 ///   so a new event reaches a resumer on another instance at once; polling would cost a
-///   command per interval per resumer and add its latency.
+///   command per interval per resumer and add its latency. At most 64 resumers of an
+///   instance block at once (64 connections); more poll every 250 ms.
 ///
 /// Build it inside a Tokio runtime: it spawns the task renewing the instance's lease (which
 /// ends when the store is dropped).
@@ -62,6 +68,8 @@ struct Inner {
     /// When each stream's TTL was last set, for streams that outlive a quarter of it.
     expiries: Mutex<HashMap<String, Instant>>,
     waiters: Mutex<Vec<MultiplexedConnection>>,
+    /// Permits to block in `XREAD` (one connection each).
+    blocking: tokio::sync::Semaphore,
 }
 
 impl std::fmt::Debug for RedisEventStore {
@@ -98,6 +106,7 @@ impl RedisEventStore {
             lease: LEASE,
             expiries: Mutex::default(),
             waiters: Mutex::default(),
+            blocking: tokio::sync::Semaphore::new(MAX_BLOCKING),
         });
         tokio::spawn(renew(Arc::downgrade(&inner)));
         RedisEventStore { inner }
@@ -130,6 +139,7 @@ impl RedisEventStore {
             lease: old.lease,
             expiries: Mutex::default(),
             waiters: Mutex::default(),
+            blocking: tokio::sync::Semaphore::new(MAX_BLOCKING),
         };
         change(&mut inner);
         let inner = Arc::new(inner);
@@ -343,6 +353,10 @@ impl Inner {
         if after == u64::MAX {
             return; // nothing can follow: the replay says the stream is unknown
         }
+        let Ok(_permit) = self.blocking.try_acquire() else {
+            tokio::time::sleep(POLL).await;
+            return;
+        };
         let key = self.stream_key(session, stream);
         let pooled = self.waiters.lock().expect("waiters lock").pop();
         let mut conn = match pooled {

@@ -3,7 +3,8 @@
 //! `Last-Event-ID` on i2 after i1 is gone, with no gap; a stream whose producer died ends
 //! after what was stored instead of waiting forever; a Redis restart loses what it held
 //! without hanging anyone; one SSE event costs one `XADD`; a `Last-Event-ID` at the last
-//! possible seq is an unknown stream, not an error.
+//! possible seq is an unknown stream, not an error; many resumers waiting at once open a
+//! bounded number of connections.
 
 #[path = "support/instance.rs"]
 mod instance;
@@ -224,4 +225,54 @@ async fn nothing_follows_the_last_possible_seq() {
     let seqs: Vec<u64> = replay.events.iter().map(|e| e.seq).collect();
     assert_eq!(seqs, [u64::MAX]);
     assert_eq!(replay.events[0].bytes, "last");
+}
+
+/// Resumers waiting at once block on connections of their own, but only so many: past 64 they
+/// poll (each wait returns within a quarter second) rather than open a connection each, and
+/// an event still reaches them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_waiting_resumers_open_a_bounded_number_of_connections() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = std::sync::Arc::new(RedisEventStore::new(
+        &Redis::connect(&redis.url(), "waiters").await.unwrap(),
+    ));
+    let before = redis.connected_clients();
+    let resumers: Vec<_> = (0..200u64)
+        .map(|stream| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store.open("s", stream).await.unwrap();
+                // Waits until an event comes, as a resumed SSE stream does.
+                let started = Instant::now();
+                loop {
+                    let replay = store.replay("s", stream, 0).await.unwrap().unwrap();
+                    if !replay.events.is_empty() {
+                        return started.elapsed();
+                    }
+                    store.wait("s", stream, 0).await;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let during = redis.connected_clients();
+    assert!(
+        during <= before + 64 + 2,
+        "{during} connections with 200 resumers waiting (before: {before})"
+    );
+    for stream in 0..200u64 {
+        store
+            .append("s", stream, 1, Bytes::from("event"))
+            .await
+            .unwrap();
+    }
+    for resumer in resumers {
+        let waited = tokio::time::timeout(Duration::from_secs(10), resumer)
+            .await
+            .expect("every resumer hears its event")
+            .unwrap();
+        assert!(waited < Duration::from_secs(10));
+    }
 }

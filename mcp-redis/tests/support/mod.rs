@@ -71,6 +71,19 @@ impl RedisServer {
         self.spawn();
     }
 
+    /// `INFO clients`' `connected_clients`: the connections open to it now.
+    pub fn connected_clients(&self) -> usize {
+        let out = Command::new("redis-cli")
+            .args(["-p", &self.port.to_string(), "INFO", "clients"])
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_clients:"))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("INFO clients has connected_clients")
+    }
+
     /// A field of `INFO commandstats`: calls per command (`get` → 12).
     pub fn command_calls(&self) -> std::collections::BTreeMap<String, u64> {
         let out = Command::new("redis-cli")
