@@ -712,6 +712,43 @@ async fn older_sessions_never_run_tasks() {
     assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
 }
 
+/// Opens listen stream 9 for the tasks `task_ids`; it runs until aborted.
+fn listen_to_tasks(
+    client: &Arc<TestClient>,
+    task_ids: Value,
+) -> tokio::task::JoinHandle<Result<Value, McpError>> {
+    let listener = client.clone();
+    tokio::spawn(async move {
+        listener
+            .request_with_id(
+                9,
+                "subscriptions/listen",
+                json!({ "notifications": { "taskIds": task_ids } }),
+            )
+            .await
+    })
+}
+
+/// The `notifications/tasks` that arrived, once they had a moment to.
+async fn task_notifications(client: &TestClient) -> Vec<Value> {
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client
+        .take_notifications()
+        .into_iter()
+        .filter(|n| n["method"] == "notifications/tasks")
+        .collect()
+}
+
+/// `heard` is one notification, on listen stream 9, of task `id` completed by `work` (150 ms).
+fn assert_heard_completed(heard: &[Value], id: &str) {
+    assert_eq!(heard.len(), 1, "one notification: {heard:?}");
+    let params = &heard[0]["params"];
+    assert_eq!(params["taskId"], id);
+    assert_eq!(params["status"], "completed");
+    assert_eq!(params["result"]["content"][0]["text"], "worked 150 ms");
+    assert_eq!(params["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+}
+
 #[tokio::test]
 async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
     let client = Arc::new(stateless_with_tasks(server()).await);
@@ -730,17 +767,7 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
         )
         .await
         .unwrap();
-    let listener = client.clone();
-    let watched = id.clone();
-    let listen = tokio::spawn(async move {
-        listener
-            .request_with_id(
-                9,
-                "subscriptions/listen",
-                json!({ "notifications": { "taskIds": [watched] } }),
-            )
-            .await
-    });
+    let listen = listen_to_tasks(&client, json!([id]));
     tokio::time::sleep(Duration::from_millis(50)).await;
     let ack = client.take_notifications();
     assert_eq!(
@@ -750,18 +777,8 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
     );
     poll(&client, &id, None).await;
     poll(&client, other["taskId"].as_str().unwrap(), None).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let heard: Vec<Value> = client
-        .take_notifications()
-        .into_iter()
-        .filter(|n| n["method"] == "notifications/tasks")
-        .collect();
-    assert_eq!(heard.len(), 1, "only the watched task: {heard:?}");
-    let params = &heard[0]["params"];
-    assert_eq!(params["taskId"], id.as_str());
-    assert_eq!(params["status"], "completed");
-    assert_eq!(params["result"]["content"][0]["text"], "worked 150 ms");
-    assert_eq!(params["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+    // Only the watched task.
+    assert_heard_completed(&task_notifications(&client).await, &id);
     listen.abort();
 }
 
@@ -795,32 +812,12 @@ async fn after_a_bus_reconnect_listen_streams_hear_the_state_of_their_tasks() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
-    let listener = client.clone();
-    let watched = id.clone();
-    let listen = tokio::spawn(async move {
-        listener
-            .request_with_id(
-                9,
-                "subscriptions/listen",
-                json!({ "notifications": { "taskIds": [watched, "someone-elses"] } }),
-            )
-            .await
-    });
+    // Its own task and another's (of which it hears nothing).
+    let listen = listen_to_tasks(&client, json!([id, "someone-elses"]));
     tokio::time::sleep(Duration::from_millis(50)).await;
     client.take_notifications();
     bus.resync();
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let heard: Vec<Value> = client
-        .take_notifications()
-        .into_iter()
-        .filter(|n| n["method"] == "notifications/tasks")
-        .collect();
-    assert_eq!(heard.len(), 1, "the watched task it may see: {heard:?}");
-    let params = &heard[0]["params"];
-    assert_eq!(params["taskId"], id.as_str());
-    assert_eq!(params["status"], "completed");
-    assert_eq!(params["result"]["content"][0]["text"], "worked 150 ms");
-    assert_eq!(params["_meta"]["io.modelcontextprotocol/subscriptionId"], 9);
+    assert_heard_completed(&task_notifications(&client).await, &id);
     listen.abort();
 }
 
