@@ -712,6 +712,18 @@ async fn older_sessions_never_run_tasks() {
     assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
 }
 
+/// Starts `work` (150 ms) as a task; its id.
+async fn work_as_a_task(client: &TestClient) -> String {
+    let created = client
+        .request(
+            "tools/call",
+            json!({ "name": "work", "arguments": { "ms": 150 } }),
+        )
+        .await
+        .unwrap();
+    created["taskId"].as_str().unwrap().to_owned()
+}
+
 /// Opens listen stream 9 for the tasks `task_ids`; it runs until aborted.
 fn listen_to_tasks(
     client: &Arc<TestClient>,
@@ -752,21 +764,8 @@ fn assert_heard_completed(heard: &[Value], id: &str) {
 #[tokio::test]
 async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
     let client = Arc::new(stateless_with_tasks(server()).await);
-    let created = client
-        .request(
-            "tools/call",
-            json!({ "name": "work", "arguments": { "ms": 150 } }),
-        )
-        .await
-        .unwrap();
-    let id = created["taskId"].as_str().unwrap().to_owned();
-    let other = client
-        .request(
-            "tools/call",
-            json!({ "name": "work", "arguments": { "ms": 150 } }),
-        )
-        .await
-        .unwrap();
+    let id = work_as_a_task(&client).await;
+    let other = work_as_a_task(&client).await;
     let listen = listen_to_tasks(&client, json!([id]));
     tokio::time::sleep(Duration::from_millis(50)).await;
     let ack = client.take_notifications();
@@ -776,7 +775,7 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
         "{ack:?}"
     );
     poll(&client, &id, None).await;
-    poll(&client, other["taskId"].as_str().unwrap(), None).await;
+    poll(&client, &other, None).await;
     // Only the watched task.
     assert_heard_completed(&task_notifications(&client).await, &id);
     listen.abort();
@@ -794,14 +793,7 @@ async fn after_a_bus_reconnect_listen_streams_hear_the_state_of_their_tasks() {
         .build()
         .unwrap();
     let client = Arc::new(stateless_with_tasks(server).await);
-    let created = client
-        .request(
-            "tools/call",
-            json!({ "name": "work", "arguments": { "ms": 150 } }),
-        )
-        .await
-        .unwrap();
-    let id = created["taskId"].as_str().unwrap().to_owned();
+    let id = work_as_a_task(&client).await;
     poll(&client, &id, None).await;
     // Watching more tasks than the subscription limit is refused.
     let e = client
