@@ -360,6 +360,28 @@ fn stateless_tools_call_with_matching_headers() {
     );
 }
 
+/// Legacy leftovers on a 2026-07-28 request are ignored, not errors (a gateway, or AWS
+/// AgentCore, may add its own `Mcp-Session-Id`): the request is served, and no session id is
+/// echoed or minted. GET and DELETE, which 2026-07-28 removed, are 405 naming POST.
+#[test]
+fn stateless_requests_ignore_session_leftovers_and_get_and_delete_are_405() {
+    let server = quickstart();
+    let mut headers = STATELESS_HEADERS.to_vec();
+    headers.push(("Mcp-Session-Id", "i9-0123456789abcdef0123456789abcdef"));
+    headers.push(("Last-Event-ID", "1-5"));
+    let r = server.post(&stateless_add(), &headers);
+    assert_add_result(&r);
+    assert_eq!(r.header("mcp-session-id"), None, "{r}");
+    for method in ["GET", "DELETE"] {
+        let r = server.send(&Req::new(method, "/mcp").headers(&[
+            ("Accept", "text/event-stream"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+        ]));
+        assert_eq!(r.status(), 405, "{method}: {r}");
+        assert_eq!(r.header("allow"), Some("POST"), "{method}: {r}");
+    }
+}
+
 #[test]
 fn stateless_discover_issues_no_session_id() {
     let server = quickstart();

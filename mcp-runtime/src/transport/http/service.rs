@@ -542,6 +542,10 @@ async fn delete(
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
+        // 2026-07-28 has no sessions to end: as for GET, the endpoint only takes POST there.
+        if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
+            return not_allowed("POST");
+        }
         return body::error(
             StatusCode::BAD_REQUEST,
             McpError::invalid_request("Missing Mcp-Session-Id header"),
