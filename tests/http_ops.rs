@@ -239,6 +239,36 @@ fn health_and_readiness_come_before_the_host_origin_and_method_checks() {
     assert_eq!(status(&s, "/ready"), 404);
 }
 
+/// `X-Mcp-Instance` names the answering instance on every answer (health checks, results,
+/// errors) once configured, and on none by default.
+#[test]
+fn the_instance_header_is_on_every_answer_only_when_configured() {
+    let named = start(
+        HttpConfig::default()
+            .with_instance_header(mcp_runtime::http::HeaderValue::from_static("i7")),
+    );
+    let plain = start(HttpConfig::default());
+    let unknown_session = || {
+        Req::post("/mcp")
+            .json(&rpc(1, "tools/list", json!({})))
+            .header("Mcp-Session-Id", "i1-0123456789abcdef0123456789abcdef")
+            .header("MCP-Protocol-Version", "2025-11-25")
+    };
+    let requests = [
+        Req::get("/healthz"),
+        call("/mcp", 1, "slow", json!({"ms": 1})),
+        unknown_session(),
+    ];
+    for req in &requests {
+        let r = named.send(req);
+        assert!(r.status() < 500, "{r}");
+        assert_eq!(r.header("x-mcp-instance"), Some("i7"), "{r}");
+        let r = plain.send(req);
+        assert_eq!(r.header("x-mcp-instance"), None, "{r}");
+    }
+    assert_eq!(named.send(&unknown_session()).status(), 404);
+}
+
 /// Every kind of SSE stream: the header that turns nginx's buffering off, and a keep-alive
 /// comment within the configured interval (1 s here; never more than 15 s).
 #[test]
@@ -538,6 +568,26 @@ fn a_second_sigterm_skips_the_rest_of_the_drain_delay() {
     server.proc.signal(15);
     assert_eq!(server.proc.wait_exit(Duration::from_secs(5)), Some(0));
     assert!(again.elapsed() < Duration::from_secs(5));
+}
+
+/// `MCP_INSTANCE_HEADER` turns the header on for a `run!()` server; a value that cannot be a
+/// header stops it at start with a message naming the variable.
+#[test]
+fn the_instance_header_comes_from_the_environment() {
+    let server = conformance_with(&[("MCP_INSTANCE_HEADER", "pod-7")]);
+    let r = server.send(&Req::get("/readyz"));
+    assert_eq!(r.header("x-mcp-instance"), Some("pod-7"), "{r}");
+    let program = support::interop::build_examples(&["conformance"])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .remove(0);
+    let mut proc = support::Proc::spawn_program(
+        &program,
+        &["--http", "127.0.0.1:0"],
+        &[("MCP_INSTANCE_HEADER", "i1\u{1}")],
+    );
+    assert_eq!(proc.wait_exit(Duration::from_secs(10)), Some(2));
+    let log = proc.stderr_text();
+    assert!(log.contains("MCP_INSTANCE_HEADER"), "{log}");
 }
 
 #[test]

@@ -123,6 +123,7 @@ mod http_env {
         /// - `MCP_ROUTE_TOKEN=TOKEN`: [`HttpConfig::with_route_token`];
         /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::with_drain_delay`] (0 to 600, decimals
         ///   allowed);
+        /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::with_instance_header`];
         /// - `MCP_AUTH_ISSUER`, `MCP_AUTH_RESOURCE`, `MCP_AUTH_SCOPES` (with the `auth`
         ///   feature): [`HttpConfig::with_auth`].
         ///
@@ -159,6 +160,14 @@ mod http_env {
                 let delay = parse_drain_delay(&raw)
                     .map_err(|e| invalid(format!("MCP_DRAIN_DELAY: {e}")))?;
                 config = config.with_drain_delay(delay);
+            }
+            if let Some(raw) = var("MCP_INSTANCE_HEADER")? {
+                let name = http::HeaderValue::from_str(raw.trim()).map_err(|_| {
+                    invalid(format!(
+                        "MCP_INSTANCE_HEADER={raw:?}: not a header value (control characters)"
+                    ))
+                })?;
+                config = config.with_instance_header(name);
             }
             with_env_auth(config)
         }

@@ -33,7 +33,8 @@ same), MCP_REQUEST_STATE_AUDIENCE=NAME the fleet's name in it (default: the serv
 MCP_ROUTE_TOKEN=TOKEN (1 to 16 letters and digits) starts every session id an HTTP server
 mints, for a load balancer to route on; MCP_DRAIN_DELAY=SECONDS how long an HTTP server keeps
 serving after SIGTERM while /readyz answers 503 (default 5 on a non-loopback address, 0 on
-loopback); RUST_LOG sets the log filter (logs go to stderr)."
+loopback); MCP_INSTANCE_HEADER=NAME names the instance in an X-Mcp-Instance header on every
+HTTP answer (off by default); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -424,6 +425,7 @@ mod tests {
             "MCP_REQUEST_STATE_AUDIENCE",
             "MCP_ROUTE_TOKEN",
             "MCP_DRAIN_DELAY",
+            "MCP_INSTANCE_HEADER",
             "RUST_LOG",
         ] {
             assert!(usage("s").contains(var), "{var}");

@@ -44,6 +44,7 @@ pub struct HttpConfig {
     pub(crate) mount_prefix: String,
     pub(crate) route: Option<RouteToken>,
     pub(crate) sessions: Option<Arc<dyn SessionStore>>,
+    pub(crate) instance_header: Option<http::HeaderValue>,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
@@ -88,6 +89,7 @@ impl Default for HttpConfig {
             mount_prefix: String::new(),
             route: None,
             sessions: None,
+            instance_header: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -258,6 +260,21 @@ impl HttpConfig {
     /// reads `MCP_ROUTE_TOKEN`).
     pub fn with_route_token(mut self, token: RouteToken) -> Self {
         self.route = Some(token);
+        self
+    }
+
+    /// Names this instance in an `X-Mcp-Instance` header on every answer (health checks
+    /// included), to see which instance of a fleet a load balancer picked. Off by default: it
+    /// tells clients something about the deployment. The runner reads `MCP_INSTANCE_HEADER`.
+    ///
+    /// ```
+    /// use mcp_runtime::http::HeaderValue;
+    /// use mcp_runtime::transport::HttpConfig;
+    /// let config = HttpConfig::new("0.0.0.0:8001").with_instance_header(HeaderValue::from_static("i1"));
+    /// # let _ = config;
+    /// ```
+    pub fn with_instance_header(mut self, name: http::HeaderValue) -> Self {
+        self.instance_header = Some(name);
         self
     }
 

@@ -38,12 +38,13 @@ pub(crate) async fn handle<B: RequestBody>(
 ) -> HttpResponse {
     // Health checks come before everything (they expose nothing) and are not logged at info:
     // a load balancer asks every second.
-    if let Some(response) = health::answer(&state, req.method(), req.uri().path()) {
+    if let Some(mut response) = health::answer(&state, req.method(), req.uri().path()) {
         tracing::debug!(
             path = req.uri().path(),
             status = response.status().as_u16(),
             "health check"
         );
+        name_instance(&state, &mut response);
         return response;
     }
     let start = Instant::now();
@@ -58,9 +59,23 @@ pub(crate) async fn handle<B: RequestBody>(
     {
         cors::expose(&mut response, origin);
     }
+    name_instance(&state, &mut response);
     tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
     response
 }
+
+/// `X-Mcp-Instance`, when configured ([`HttpConfig::with_instance_header`]): which instance
+/// of a fleet answered, for whoever debugs the routing.
+///
+/// [`HttpConfig::with_instance_header`]: super::HttpConfig::with_instance_header
+fn name_instance(state: &Shared, response: &mut HttpResponse) {
+    if let Some(name) = &state.config.instance_header {
+        response.headers_mut().insert(INSTANCE_HEADER, name.clone());
+    }
+}
+
+/// The header naming the answering instance.
+const INSTANCE_HEADER: http::HeaderName = http::HeaderName::from_static("x-mcp-instance");
 
 async fn route<B: RequestBody>(
     state: &Arc<Shared>,
