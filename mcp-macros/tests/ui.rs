@@ -1,5 +1,6 @@
 //! Compile-time behaviour of the macros: what must compile, and the error (with its span) for
-//! each kind of mistake. Regenerate snapshots with `TRYBUILD=overwrite cargo test --test ui`
+//! each kind of mistake. Regenerate snapshots with
+//! `TRYBUILD=overwrite cargo test -p mcp-runtime-macros --test ui`
 //! and review them in the diff.
 
 #[test]
