@@ -1025,21 +1025,18 @@ mod tests {
         }
     }
 
-    /// A task that ends while the store is down is written when the store is back (at the
-    /// next renewal, which comes within a second after a failed one), not left `working`
-    /// until its lease lapses and another instance ends it `failed`.
+    /// A task that ends while the store is down is written when the store is back (by the
+    /// next lease renewal round, which comes within a second after a failed one), not left
+    /// `working` until its lease lapses and another instance ends it `failed`. The rounds are
+    /// run by hand here (the default lease puts the first timed one 10 s away).
     #[tokio::test]
     async fn an_end_the_store_missed_is_written_when_it_is_back() {
         let store = Arc::new(Flaky {
             inner: MemoryTaskStore::new(),
             down: false.into(),
         });
-        let config = TaskConfig {
-            lease: Duration::from_secs(3),
-            ..TaskConfig::default()
-        };
-        let here = Tasks::new(store.clone(), config.clone(), None);
-        let elsewhere = Tasks::new(store.clone(), config, None);
+        let here = Tasks::new(store.clone(), TaskConfig::default(), None);
+        let elsewhere = Tasks::new(store.clone(), TaskConfig::default(), None);
         let live = here.prepare("me".into(), "t", None, None, None);
         here.admit(&live).await.unwrap();
         store.down.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -1052,15 +1049,16 @@ mod tests {
         // The driver is done with it; it stays tracked until its end is stored.
         here.forget(&live.id);
         assert!(here.local(&live.id).is_some());
-        // A renewal round fails while the store is down ...
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        // A renewal round while the store is down fails (the next comes sooner) ...
+        assert!(!here.renew().await);
         assert_eq!(
             store.inner.get(&live.id).await.unwrap().unwrap().status,
             TaskStatus::Working
         );
-        // ... and the next, a second later, writes the end.
+        assert!(here.local(&live.id).is_some());
+        // ... and the one after it, with the store back, writes the end.
         store.down.store(false, std::sync::atomic::Ordering::SeqCst);
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(here.renew().await);
         let stored = elsewhere.get(&live.id, "me").await.unwrap();
         assert_eq!(stored.status, TaskStatus::Completed);
         assert_eq!(
@@ -1069,9 +1067,10 @@ mod tests {
         );
         assert_eq!(stored.lease, None);
         assert!(here.local(&live.id).is_none(), "no longer tracked");
-        // Past the lease it stays completed: nobody ends it failed.
-        tokio::time::sleep(Duration::from_millis(2000)).await;
-        elsewhere.reap(SystemTime::now()).await;
+        // Long after its lease would have lapsed, it is still completed: nobody failed it.
+        elsewhere
+            .reap(SystemTime::now() + 4 * TaskConfig::default().lease)
+            .await;
         assert_eq!(
             elsewhere.get(&live.id, "me").await.unwrap().status,
             TaskStatus::Completed
