@@ -126,11 +126,7 @@ async fn publish(
         // first change after an outage is not lost.
         let mut attempt = 0;
         let sent = loop {
-            let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
-                .arg(&channel)
-                .arg(&payload)
-                .query_async(&mut conn)
-                .await;
+            let sent = publish_payload(&mut conn, &channel, &payload).await;
             attempt += 1;
             if sent.is_ok() || failing || attempt == PUBLISH_ATTEMPTS {
                 break sent;
@@ -150,12 +146,9 @@ async fn publish(
                         event: ChangeEvent::Missed,
                     };
                     let payload = serde_json::to_string(&missed).unwrap_or_default();
-                    let sent: redis::RedisResult<i64> = redis::cmd("PUBLISH")
-                        .arg(&channel)
-                        .arg(&payload)
-                        .query_async(&mut conn)
-                        .await;
-                    dropped = sent.is_err();
+                    dropped = publish_payload(&mut conn, &channel, &payload)
+                        .await
+                        .is_err();
                 }
             }
             Err(e) => {
@@ -167,6 +160,19 @@ async fn publish(
             }
         }
     }
+}
+
+/// One `PUBLISH` of `payload` on `channel`: how many subscribers received it.
+async fn publish_payload(
+    conn: &mut redis::aio::ConnectionManager,
+    channel: &str,
+    payload: &str,
+) -> redis::RedisResult<i64> {
+    redis::cmd("PUBLISH")
+        .arg(channel)
+        .arg(payload)
+        .query_async(conn)
+        .await
 }
 
 /// Keeps a subscription to `channel`, reconnecting with backoff; delivers what it hears, and
