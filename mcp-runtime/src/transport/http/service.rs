@@ -466,19 +466,25 @@ async fn stateless(
     .await
 }
 
+/// A GET or DELETE without `Mcp-Session-Id`: 405 naming POST at 2026-07-28 (which has no
+/// session, no GET stream and nothing to delete), else 400.
+fn without_session(headers: &HeaderMap) -> HttpResponse {
+    if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
+        return not_allowed("POST");
+    }
+    body::error(
+        StatusCode::BAD_REQUEST,
+        McpError::invalid_request("Missing Mcp-Session-Id header"),
+    )
+}
+
 async fn get(
     state: &Arc<Shared>,
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
-        if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
-            return not_allowed("POST");
-        }
-        return body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::invalid_request("Missing Mcp-Session-Id header"),
-        );
+        return without_session(headers);
     };
     let found = state
         .sessions
@@ -557,14 +563,7 @@ async fn delete(
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
     let Some(id) = header(headers, SESSION_HEADER) else {
-        // 2026-07-28 has no sessions to end: as for GET, the endpoint only takes POST there.
-        if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
-            return not_allowed("POST");
-        }
-        return body::error(
-            StatusCode::BAD_REQUEST,
-            McpError::invalid_request("Missing Mcp-Session-Id header"),
-        );
+        return without_session(headers);
     };
     let owner = owner(state, headers, principal.map(|p| &**p));
     match state.sessions.delete(id, owner.as_ref()).await {
