@@ -365,7 +365,9 @@ async fn keys_are_stable_across_rounds_whatever_the_poll_order() {
 
 /// Params serde_json cannot read as a value (`"pad":1e400`) used to bind a state to `null`:
 /// one issued for `two_steps` then opened for any other request padded the same way, with its
-/// answers and memo. Such params are now -32602 before any state is issued.
+/// answers and memo. A state is now bound to what the request acts on, as decoded once (the
+/// tool's name and arguments): a member the method does not have is skipped unread, and the
+/// state opens for that tool with those arguments only.
 #[tokio::test]
 async fn unreadable_params_get_no_request_state() {
     let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
@@ -373,12 +375,19 @@ async fn unreadable_params_get_no_request_state() {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": ALL_CAPS(),
     });
-    let text = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"two_steps","arguments":{{}},"pad":1e400}}}}"#
-    );
-    let r = c.send_raw(&text).await.unwrap();
+    let padded = |extra: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{meta},"name":"two_steps","arguments":{{}},"pad":1e400{extra}}}}}"#
+        )
+    };
+    let r = c.send_raw(&padded("")).await.unwrap();
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let state = r["result"]["requestState"].as_str().unwrap().to_owned();
+    // Opened for other arguments (padded the same way), the state is refused.
+    let other = padded(&format!(r#","requestState":"{state}""#))
+        .replace(r#""arguments":{}"#, r#""arguments":{"other":1}"#);
+    let r = c.send_raw(&other).await.unwrap();
     assert_eq!(r["error"]["code"], -32602, "{r}");
-    assert!(r.get("result").is_none(), "{r}");
     // Without the padding the same call asks its question, on the same connection.
     let r = c
         .request("tools/call", json!({"name": "two_steps", "arguments": {}}))

@@ -868,3 +868,134 @@ async fn completions_subscriptions_and_listens_need_the_scopes_of_what_they_touc
     })
     .await;
 }
+
+/// A member the method does not have, holding what serde_json's value parser refuses (a
+/// number out of range, nesting past its depth limit). The scope check once read params with
+/// that parser and, refused, saw no target (no scope needed), while the dispatcher skipped
+/// the member and ran the tool. Both now read the one decode.
+fn paddings() -> Vec<(&'static str, String)> {
+    vec![
+        ("1e400", r#""x":1e400,"#.to_owned()),
+        (
+            "200 levels",
+            format!(r#""x":{}1{},"#, "[".repeat(200), "]".repeat(200)),
+        ),
+    ]
+}
+
+/// A JSON-RPC request whose params start with `pad` (serde_json cannot hold it in a `Value`).
+fn padded(id: u32, method: &str, params: &Value, pad: &str) -> String {
+    let params = params.to_string();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{{pad}{}}}"#,
+        &params[1..]
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn padding_cannot_hide_what_a_request_touches_from_the_scope_check() {
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
+    blocking(move || {
+        let auth = format!("Bearer {reader}");
+        let refused = |what: &str, r: &support::http::Response| {
+            assert_eq!(r.status(), 403, "{what}: {r}");
+            let challenge = r.header("www-authenticate").unwrap_or_default();
+            assert!(challenge.contains("tickets:write"), "{what}: {r}");
+        };
+        let prompt_ref = json!({"ref": {"type": "ref/prompt", "name": "draft"}, "argument": {"name": "topic", "value": "b"}});
+        let template_ref = json!({"ref": {"type": "ref/resource", "uri": "notes://{id}"}, "argument": {"name": "id", "value": ""}});
+        let scoped = [
+            ("tools/call", json!({"name": "close_ticket", "arguments": {"id": 1}}), "close_ticket"),
+            ("prompts/get", json!({"name": "draft", "arguments": {"topic": "x"}}), "draft"),
+            ("resources/read", json!({"uri": "notes://1"}), "notes://1"),
+            ("completion/complete", prompt_ref, ""),
+            ("completion/complete", template_ref, ""),
+        ];
+        for version in ["2025-11-25", "2025-03-26"] {
+            let r = mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &auth)
+                    .json(&support::http::initialize_request(version)),
+            );
+            assert_eq!(r.status(), 200, "{r}");
+            let session = r.header("mcp-session-id").unwrap().to_owned();
+            let send = |body: String| {
+                mcp.send(
+                    &Req::post("/mcp")
+                        .header("Authorization", &auth)
+                        .header("Mcp-Session-Id", &session)
+                        .header("MCP-Protocol-Version", version)
+                        .header("Content-Type", "application/json")
+                        .body(body),
+                )
+            };
+            let subscribe = ("resources/subscribe", json!({"uri": "notes://1"}), "");
+            for (pad_name, pad) in paddings() {
+                for (method, params, _) in scoped.iter().chain([&subscribe]) {
+                    let what = format!("{version} {method} padded with {pad_name}");
+                    refused(&what, &send(padded(1, method, params, &pad)));
+                    if version == "2025-03-26" {
+                        // In a batch, beside a call the token allows.
+                        let batch = format!(
+                            r#"[{},{}]"#,
+                            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "read_tickets"}}),
+                            padded(2, method, params, &pad)
+                        );
+                        refused(&format!("{what}, in a batch"), &send(batch));
+                    }
+                }
+            }
+        }
+        // 2026-07-28: the same requests with `_meta` (its headers agreeing), and a listen.
+        let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#;
+        let listen = (
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": ["notes://1"]}}),
+            "",
+        );
+        for (pad_name, pad) in paddings() {
+            for (method, params, name) in scoped.iter().chain([&listen]) {
+                let mut req = Req::post("/mcp")
+                    .header("Authorization", &auth)
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", method)
+                    .header("Content-Type", "application/json");
+                if !name.is_empty() {
+                    req = req.header("Mcp-Name", name);
+                }
+                let body = padded(1, method, params, &format!("{meta}{pad}"));
+                refused(&format!("2026-07-28 {method} padded with {pad_name}"), &mcp.send(&req.body(body)));
+            }
+        }
+        // HTTP+SSE: POST /messages of a 2024-11-05 session.
+        let mut stream = mcp.open_stream(
+            &Req::get("/sse")
+                .header("Accept", "text/event-stream")
+                .header("Authorization", &auth),
+        );
+        assert_eq!(stream.head.status, 200, "GET /sse: {}", stream.seen());
+        let endpoint = loop {
+            let event = stream.expect_event("the endpoint event");
+            if event.event.as_deref() == Some("endpoint") {
+                break event.data;
+            }
+        };
+        let post = |body: String| {
+            mcp.send(
+                &Req::post(&endpoint)
+                    .header("Authorization", &auth)
+                    .header("Content-Type", "application/json")
+                    .body(body),
+            )
+        };
+        let r = post(support::http::initialize_request("2024-11-05").to_string());
+        assert_eq!(r.status(), 202, "{r}");
+        for (pad_name, pad) in paddings() {
+            for (method, params, _) in &scoped {
+                refused(&format!("/messages {method} padded with {pad_name}"), &post(padded(1, method, params, &pad)));
+            }
+        }
+    })
+    .await;
+}

@@ -251,7 +251,7 @@ async fn unread_responses_pass_through_unchanged() {
 }
 
 #[tokio::test]
-async fn unreadable_params_and_panicking_layers_are_errors() {
+async fn unreadable_arguments_pass_unread_and_panicking_layers_are_errors() {
     let server = server_with(vec![Box::new(|b| {
         b.middleware(middleware::from_fn(
             |req: McpRequest, next: Next| async move {
@@ -265,11 +265,16 @@ async fn unreadable_params_and_panicking_layers_are_errors() {
     let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
         .await
         .unwrap();
-    let r = client
-        .send_raw(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":1e400}}}"#)
+    // The layers get the request as decoded, the value the dispatcher acts on: arguments a
+    // value parser cannot read (`1e400`) pass them unread and meet the tool's own argument
+    // check, exactly as on a server without middleware.
+    let plain = TestClient::connect_to(server_with(vec![]), ProtocolVersion::V2025_11_25)
         .await
         .unwrap();
-    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let unreadable = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":1e400}}}"#;
+    let r = client.send_raw(unreadable).await.unwrap();
+    assert_eq!(r, plain.send_raw(unreadable).await.unwrap());
+    assert_eq!(r["result"]["isError"], true, "{r}");
     let e = client
         .call_tool("internal_reset", json!({}))
         .await
@@ -283,4 +288,37 @@ async fn unreadable_params_and_panicking_layers_are_errors() {
             .text(),
         "still"
     );
+}
+
+/// The transport checked the caller's scopes for what the client's request names: a layer
+/// that changes the params may not make it name another tool (nor could it, through the
+/// typed accessors, read a different name than the dispatcher acts on).
+#[tokio::test]
+async fn a_layer_cannot_point_a_request_at_another_tool() {
+    let server = server_with(vec![Box::new(|b| {
+        b.middleware(middleware::from_fn(
+            |mut req: McpRequest, next: Next| async move {
+                assert_eq!(req.name(), req.tool_name());
+                if req.tool_name() == Some("echo") {
+                    req.params_mut()["name"] = "internal_reset".into();
+                }
+                next.run(req).await
+            },
+        ))
+    })]);
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let e = client
+        .call_tool("echo", json!({"text": "hi"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR, "{e:?}");
+    assert!(
+        e.message.contains("changed what the request names"),
+        "{e:?}"
+    );
+    // Requests it leaves alone reach the dispatcher as decoded.
+    let r = client.call_tool("internal_reset", json!({})).await.unwrap();
+    assert!(!r.is_error(), "{r:?}");
 }

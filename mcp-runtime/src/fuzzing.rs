@@ -16,11 +16,11 @@ use sha2::Sha256;
 use crate::Server;
 use crate::ask::seal::{Binding, Sealed, Sealer};
 use crate::outbound::{LogLevel, Sink};
-use crate::protocol::jsonrpc::Incoming;
 use crate::protocol::{ProtocolVersion, RequestId};
 use crate::request::{ClientInfo, ReplyKind};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
-use crate::server::{dispatch, envelope, era};
+use crate::server::envelope::Message;
+use crate::server::{dispatch, envelope, era, params};
 use crate::transport::http::session::{Session, Sessions};
 use crate::transport::http::stateless;
 
@@ -37,6 +37,11 @@ pub enum Decoded {
         params: Option<String>,
         /// Whether its params carry a `_meta` the envelope parsed.
         has_head: bool,
+        /// Whether its params do not fit its method (it is refused before any check).
+        invalid: bool,
+        /// What the scope checks read: `(lookup, name)` of each tool, prompt, resource or
+        /// template it uses (see `server/params.rs`).
+        targets: Vec<(String, String)>,
         /// Whether `_meta` names a protocol version (a 2026-07-28 request).
         stateless: bool,
     },
@@ -70,20 +75,31 @@ pub fn decode(text: &str) -> Decoded {
     match envelope::decode(text) {
         Ok(env) => {
             let stateless = env.is_stateless();
-            let has_head = env.head.is_some();
             match env.message {
-                Incoming::Request(r) => Decoded::Request {
+                Message::Request(r) => Decoded::Request {
+                    // The raw member, read by the envelope alone (the decode keeps no text).
+                    params: match crate::protocol::jsonrpc::decode(text) {
+                        Ok(crate::protocol::jsonrpc::Incoming::Request(raw)) => {
+                            raw.params.map(|p| p.get().to_owned())
+                        }
+                        _ => None,
+                    },
+                    has_head: r.params.meta.is_some(),
+                    invalid: matches!(r.params.body, params::Body::Invalid(_)),
+                    targets: r
+                        .targets()
+                        .into_iter()
+                        .map(|(lookup, name)| (lookup.to_owned(), name.to_owned()))
+                        .collect(),
                     id: r.id,
-                    method: r.method.into_owned(),
-                    params: r.params.map(|p| p.get().to_owned()),
-                    has_head,
+                    method: r.method,
                     stateless,
                 },
-                Incoming::Notification(n) => Decoded::Notification {
+                Message::Notification(n) => Decoded::Notification {
                     method: n.method.into_owned(),
                     params: n.params.map(|p| p.get().to_owned()),
                 },
-                Incoming::Response(r) => Decoded::Response {
+                Message::Response(r) => Decoded::Response {
                     id: r.id,
                     ok: r.outcome.is_ok(),
                 },
@@ -202,18 +218,11 @@ pub fn stateless_checks(
     if !env.is_stateless() {
         return None;
     }
-    let Incoming::Request(req) = &env.message else {
-        return None;
-    };
-    let head = env.head.as_ref();
-    let checked = stateless::check_stateless_headers(&map, req, head)
-        .and_then(|()| stateless::check_param_headers(&map, req, head, &server.inner.registry))
+    let req = env.request()?;
+    let checked = stateless::check_stateless_headers(&map, req)
+        .and_then(|()| stateless::check_param_headers(&map, req, &server.inner.registry))
         .map_err(|e| e.code.0);
-    let meta = || {
-        serde_json::from_str::<envelope::Head<'_>>(req.params.map_or("{}", |p| p.get()))
-            .ok()
-            .and_then(|h| h.meta)
-    };
+    let meta = || req.params.meta.as_deref().cloned();
     let resolve = |session| {
         era::resolve(&req.id, meta(), session)
             .map(|scope| scope.client.version)

@@ -36,13 +36,15 @@
 //! ```
 //!
 //! Only requests pass through middleware (notifications and the client's responses do not).
-//! A server with no middleware pays nothing; with some, each request's params are parsed once
-//! more and a changed response is encoded again. [`Timing`] is the built-in layer that logs each
+//! A server with no middleware pays nothing; with some, each layer gets the request as the
+//! server decoded it (the same typed value the checks and the dispatcher read: nothing is
+//! parsed again unless a layer asks for the params as JSON), and the dispatcher's encoded
+//! response, read as JSON only when a layer asks for the result. [`Timing`] is the built-in layer that logs each
 //! request's method, target, duration and outcome.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde::de::DeserializeOwned;
@@ -81,12 +83,15 @@ where
     }
 }
 
-/// A request on its way through the chain.
+/// A request on its way through the chain: the request as the server decoded it, once (the
+/// same value the dispatcher and every check read).
 #[derive(Clone, Debug)]
 pub struct McpRequest {
-    pub(crate) id: RequestId,
-    pub(crate) method: String,
-    pub(crate) params: Value,
+    pub(crate) request: crate::server::params::Request,
+    /// The params as JSON, made on first use by [`params`](McpRequest::params).
+    pub(crate) json: OnceLock<Value>,
+    /// A layer changed the params through [`params_mut`](McpRequest::params_mut).
+    pub(crate) edited: bool,
     pub(crate) caller: String,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
 }
@@ -94,36 +99,62 @@ pub struct McpRequest {
 impl McpRequest {
     /// The JSON-RPC method (`tools/call`, `tools/list`, …).
     pub fn method(&self) -> &str {
-        &self.method
+        &self.request.method
     }
 
     /// The JSON-RPC id.
     pub fn id(&self) -> &RequestId {
-        &self.id
-    }
-
-    /// The params object (`null` when the request has none).
-    pub fn params(&self) -> &Value {
-        &self.params
-    }
-
-    /// The params, to change before passing the request on.
-    pub fn params_mut(&mut self) -> &mut Value {
-        &mut self.params
-    }
-
-    /// The params as `T` (-32602 when they do not fit).
-    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, McpError> {
-        serde_json::from_value(self.params.clone()).map_err(|e| {
-            McpError::invalid_params(format!("Invalid params for {}: {e}", self.method))
-        })
+        &self.request.id
     }
 
     /// The tool a `tools/call` names.
     pub fn tool_name(&self) -> Option<&str> {
-        (self.method == "tools/call")
-            .then(|| self.params.get("name").and_then(Value::as_str))
+        (self.request.method == "tools/call")
+            .then(|| self.request.params.name())
             .flatten()
+    }
+
+    /// The tool or prompt a `tools/call` or `prompts/get` names.
+    pub fn name(&self) -> Option<&str> {
+        self.request.params.name()
+    }
+
+    /// The resource a `resources/read`, `resources/subscribe` or `resources/unsubscribe`
+    /// names.
+    pub fn uri(&self) -> Option<&str> {
+        self.request.params.uri()
+    }
+
+    /// A `tools/call`'s arguments, as the JSON text the client sent.
+    pub fn arguments(&self) -> Option<&serde_json::value::RawValue> {
+        match &self.request.params.body {
+            crate::server::params::Body::CallTool(p) => p.arguments.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The params as JSON (`null` when the request has none): the members of the method
+    /// and the `_meta` members the server reads. Made on first use (the typed accessors above
+    /// cost nothing).
+    pub fn params(&self) -> &Value {
+        self.json.get_or_init(|| self.request.params.to_json())
+    }
+
+    /// The params, to change before passing the request on. A changed request is decoded
+    /// again before it reaches the dispatcher; it may not name another tool, prompt,
+    /// resource or task than the client's request did (whose scopes were checked), and is
+    /// refused with -32603 if it does.
+    pub fn params_mut(&mut self) -> &mut Value {
+        self.params();
+        self.edited = true;
+        self.json.get_mut().expect("made just above")
+    }
+
+    /// The params as `T` (-32602 when they do not fit).
+    pub fn params_as<T: DeserializeOwned>(&self) -> Result<T, McpError> {
+        T::deserialize(self.params()).map_err(|e| {
+            McpError::invalid_params(format!("Invalid params for {}: {e}", self.method()))
+        })
     }
 
     /// Who is calling, stably across requests: `caller:<digest>` for a request that names its
@@ -142,12 +173,14 @@ impl McpRequest {
 }
 
 /// What the rest of the chain answered: a result or a JSON-RPC error, as the client will get
-/// it unless a layer changes it.
+/// it unless a layer changes it. The dispatcher's own encoding is kept, and read as JSON only
+/// when a layer asks for the result.
 #[derive(Debug)]
 pub struct Response {
-    pub(crate) outcome: Result<Value, McpError>,
     /// The dispatcher's own encoding, while nothing has changed.
     pub(crate) encoded: Option<crate::request::Reply>,
+    /// The result or error, read from `encoded` on first use (or set by a layer).
+    pub(crate) outcome: OnceLock<Result<Value, McpError>>,
     /// The request was cancelled: nothing is sent (unless a layer answers anyway).
     pub(crate) cancelled: bool,
 }
@@ -156,7 +189,7 @@ impl Response {
     /// A successful response with this result.
     pub fn result(result: Value) -> Response {
         Response {
-            outcome: Ok(result),
+            outcome: OnceLock::from(Ok(result)),
             encoded: None,
             cancelled: false,
         }
@@ -164,24 +197,52 @@ impl Response {
 
     /// The result, or the error the client gets.
     pub fn outcome(&self) -> Result<&Value, &McpError> {
-        self.outcome.as_ref()
+        self.read().as_ref()
+    }
+
+    fn read(&self) -> &Result<Value, McpError> {
+        self.outcome.get_or_init(|| match &self.encoded {
+            Some(reply) => read_reply(&reply.bytes),
+            None => Err(McpError::internal("The request was cancelled")),
+        })
     }
 
     /// Whether it is a JSON-RPC error.
     pub fn is_error(&self) -> bool {
-        self.outcome.is_err()
+        match (&self.encoded, self.outcome.get()) {
+            (_, Some(outcome)) => outcome.is_err(),
+            (Some(reply), None) => !matches!(reply.kind, crate::request::ReplyKind::Result),
+            (None, None) => true,
+        }
     }
 
     /// Whether it is a tool result with `isError: true`.
     pub fn is_tool_error(&self) -> bool {
-        self.outcome
-            .as_ref()
-            .is_ok_and(|r| r.get("isError").and_then(Value::as_bool) == Some(true))
+        match (&self.encoded, self.outcome.get()) {
+            (Some(reply), None) => reply.tool_error,
+            _ => self
+                .read()
+                .as_ref()
+                .is_ok_and(|r| r.get("isError").and_then(Value::as_bool) == Some(true)),
+        }
+    }
+
+    /// The JSON-RPC error code, for an error.
+    pub fn error_code(&self) -> Option<ErrorCode> {
+        match (&self.encoded, self.outcome.get()) {
+            (Some(reply), None) => match reply.kind {
+                crate::request::ReplyKind::Result => None,
+                crate::request::ReplyKind::Error(code)
+                | crate::request::ReplyKind::Missing(code) => Some(code),
+            },
+            _ => self.read().as_ref().err().map(|e| e.code),
+        }
     }
 
     /// Changes the result (nothing happens for an error).
     pub fn edit_result(&mut self, edit: impl FnOnce(&mut Value)) {
-        if let Ok(result) = &mut self.outcome {
+        self.read();
+        if let Some(Ok(result)) = self.outcome.get_mut() {
             edit(result);
             self.encoded = None;
             self.cancelled = false;
@@ -190,7 +251,8 @@ impl Response {
 
     /// The result or error, for a layer that rebuilds the response.
     pub fn into_outcome(self) -> Result<Value, McpError> {
-        self.outcome
+        self.read();
+        self.outcome.into_inner().expect("read just above")
     }
 }
 
@@ -235,14 +297,14 @@ impl Middleware for Timing {
     fn call(&self, req: McpRequest, next: Next) -> MiddlewareFuture {
         Box::pin(async move {
             let started = Instant::now();
-            let (method, tool) = (req.method.clone(), req.tool_name().map(str::to_owned));
+            let (method, tool) = (req.method().to_owned(), req.tool_name().map(str::to_owned));
             let response = next.run(req).await;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
             let outcome = match &response {
                 Ok(r) if r.is_tool_error() => "tool_error".to_owned(),
-                Ok(r) => match r.outcome() {
-                    Ok(_) => "ok".to_owned(),
-                    Err(e) => e.code.0.to_string(),
+                Ok(r) => match r.error_code() {
+                    None => "ok".to_owned(),
+                    Some(code) => code.0.to_string(),
                 },
                 Err(e) => e.code.0.to_string(),
             };
@@ -262,21 +324,23 @@ impl Middleware for Timing {
 /// A response a layer refused with: the JSON-RPC error as the client gets it.
 pub(crate) fn refused(e: McpError) -> Response {
     Response {
-        outcome: Err(e),
+        outcome: OnceLock::from(Err(e)),
         encoded: None,
         cancelled: false,
     }
 }
 
-/// What the dispatcher answered, read back for the layers (its bytes kept for the client).
+/// What the dispatcher answered, kept as it was encoded.
 pub(crate) fn from_reply(reply: Option<crate::request::Reply>) -> Response {
-    let Some(reply) = reply else {
-        return Response {
-            outcome: Err(McpError::internal("The request was cancelled")),
-            encoded: None,
-            cancelled: true,
-        };
-    };
+    Response {
+        cancelled: reply.is_none(),
+        encoded: reply,
+        outcome: OnceLock::new(),
+    }
+}
+
+/// A response's result or error, read from its encoding.
+fn read_reply(bytes: &[u8]) -> Result<Value, McpError> {
     #[derive(serde::Deserialize)]
     struct ErrorBody {
         code: i32,
@@ -288,7 +352,7 @@ pub(crate) fn from_reply(reply: Option<crate::request::Reply>) -> Response {
         result: Option<Value>,
         error: Option<ErrorBody>,
     }
-    let outcome = match serde_json::from_slice::<Message>(&reply.bytes) {
+    match serde_json::from_slice::<Message>(bytes) {
         Ok(Message { error: Some(e), .. }) => {
             let mut error = McpError::new(ErrorCode(e.code), e.message);
             error.data = e.data;
@@ -299,10 +363,5 @@ pub(crate) fn from_reply(reply: Option<crate::request::Reply>) -> Response {
             ErrorCode::INTERNAL_ERROR,
             "Internal error: unreadable response",
         )),
-    };
-    Response {
-        outcome,
-        encoded: Some(reply),
-        cancelled: false,
     }
 }

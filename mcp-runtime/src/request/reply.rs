@@ -9,6 +9,8 @@ use crate::protocol::{ErrorCode, McpError, RequestId};
 pub(crate) struct Reply {
     pub(crate) bytes: Encoded,
     pub(crate) kind: ReplyKind,
+    /// A tool result with `isError: true` (for middleware, which then need not read it).
+    pub(crate) tool_error: bool,
 }
 
 /// What a [`Reply`] says, as far as a transport cares (HTTP maps it to a status).
@@ -29,6 +31,7 @@ impl Reply {
         Reply {
             bytes,
             kind: ReplyKind::Result,
+            tool_error: false,
         }
     }
 
@@ -37,6 +40,7 @@ impl Reply {
         Reply {
             bytes: encode_error(id, error),
             kind: ReplyKind::Error(error.code),
+            tool_error: false,
         }
     }
 
@@ -45,6 +49,7 @@ impl Reply {
         Reply {
             bytes: encode_error(id, error),
             kind: ReplyKind::Missing(error.code),
+            tool_error: false,
         }
     }
 }

@@ -1,46 +1,14 @@
 //! `completion/complete` for prompt arguments and resource-template variables.
 
-use std::collections::HashMap;
-
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
-use super::handler::{Outcome, parse_params, run};
+use super::handler::{Outcome, params_of, run};
+use super::params::{Body, Reference, Request};
 use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
 use crate::protocol::McpError;
-use crate::protocol::jsonrpc::Request;
 use crate::registry::Listed;
-
-#[derive(Deserialize)]
-#[serde(tag = "type")]
-enum Reference {
-    #[serde(rename = "ref/prompt")]
-    Prompt { name: String },
-    #[serde(rename = "ref/resource")]
-    Resource { uri: String },
-}
-
-#[derive(Deserialize)]
-struct Argument {
-    name: String,
-    value: String,
-}
-
-#[derive(Deserialize, Default)]
-struct CompletionContext {
-    #[serde(default)]
-    arguments: HashMap<String, String>,
-}
-
-#[derive(Deserialize)]
-struct Params {
-    #[serde(rename = "ref")]
-    reference: Reference,
-    argument: Argument,
-    #[serde(default)]
-    context: Option<CompletionContext>,
-}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -57,11 +25,8 @@ struct CompleteResult {
 
 impl Outcome for CompleteResult {}
 
-pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Request<'_>) -> Step {
-    let params: Params = match parse_params(req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Request) -> Step {
+    let params = params_of!(scope, req, Body::Complete);
     let registry = &conn.server.inner.registry;
     let changes = &conn.server.inner.changes;
     let table: &[(&str, CompleteFn)] = match &params.reference {
@@ -109,9 +74,13 @@ pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Re
         .find(|(name, _)| *name == params.argument.name)
         .map(|(_, f)| *f);
     let request = CompletionRequest {
-        argument: params.argument.name,
-        value: params.argument.value,
-        arguments: params.context.unwrap_or_default().arguments,
+        argument: params.argument.name.clone(),
+        value: params.argument.value.clone(),
+        arguments: params
+            .context
+            .as_ref()
+            .map(|c| c.arguments.clone())
+            .unwrap_or_default(),
     };
     run(
         conn,

@@ -5,21 +5,22 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::completion::complete;
 use super::connection::{Arrival, Connection, Step, panic_message};
-use super::envelope::{self, Envelope, Head, RequestMeta};
+use super::envelope::{self, Decoded, Envelope, Message, RequestMeta};
 use super::era::{self, Cache, Scope};
-use super::handler::{list_page, parse_params, reply};
+use super::handler::{list_page, reply};
+use super::params::{Body, Request};
 use super::prompts::get_prompt;
 use super::resources::{list_resources, read_resource};
 use super::skills;
 use super::subscriptions::{listen, subscribe, unsubscribe};
 use super::tools::call_tool;
-use crate::protocol::jsonrpc::{self, Encoded, Incoming, Request};
+use crate::protocol::jsonrpc::{DecodeError, Encoded};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 use crate::request::{ClientInfo, Reply};
 
@@ -31,19 +32,27 @@ pub(crate) fn on_message(conn: &Arc<Connection>, text: &str) -> Step {
 /// Like [`on_message`], with what the transport knows of this message:
 /// where its notifications go (the SSE stream of its HTTP response) and its HTTP headers.
 pub(crate) fn on_message_with(conn: &Arc<Connection>, text: &str, arrival: Arrival) -> Step {
-    if text.trim_start().starts_with('[') {
-        return on_batch(conn, text, &arrival);
+    on_decoded(conn, envelope::decode_any(text), arrival)
+}
+
+/// Like [`on_message_with`], for a message the transport has decoded (and checked).
+pub(crate) fn on_decoded(conn: &Arc<Connection>, decoded: Decoded<'_>, arrival: Arrival) -> Step {
+    match decoded {
+        Decoded::One(Ok(envelope)) => on_envelope(conn, envelope, arrival),
+        Decoded::One(Err(e)) => undecodable(e),
+        Decoded::Batch(items) => on_batch(conn, items, &arrival),
     }
-    match envelope::decode(text) {
-        Ok(envelope) => on_envelope(conn, envelope, arrival),
+}
+
+/// A message that did not decode.
+fn undecodable(e: DecodeError) -> Step {
+    if e.notification {
         // No response to a notification, however malformed (JSON-RPC and the spec's
         // cancellation rules both say so).
-        Err(e) if e.notification => {
-            tracing::debug!(error = %e.error, "ignoring a malformed notification");
-            Step::Nothing
-        }
-        Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
+        tracing::debug!(error = %e.error, "ignoring a malformed notification");
+        return Step::Nothing;
     }
+    Step::Reply(Reply::error(e.id.as_ref(), &e.error))
 }
 
 /// Decides what to do with a message the transport has decoded (and maybe routed by).
@@ -53,24 +62,23 @@ pub(crate) fn on_envelope(
     arrival: Arrival,
 ) -> Step {
     match envelope.message {
-        Incoming::Request(req) if !conn.server.inner.middleware.is_empty() => {
+        Message::Request(req) if !conn.server.inner.middleware.is_empty() => {
             super::layers::through(conn, req, arrival, on_request)
         }
-        Incoming::Request(req) => {
+        Message::Request(req) => {
             let id = req.id.clone();
-            let head = envelope.head;
             // Handlers run user code (argument parsing, defaults) before any task exists;
             // a panic there fails this request only.
-            catch_unwind(AssertUnwindSafe(|| super::dispatch::on_request(conn, req, head, arrival))).unwrap_or_else(|payload| {
+            catch_unwind(AssertUnwindSafe(|| super::dispatch::on_request(conn, req, arrival))).unwrap_or_else(|payload| {
                 tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
                 Step::Reply(Reply::error(Some(&id), &McpError::internal("Internal error")))
             })
         }
-        Incoming::Notification(n) => {
+        Message::Notification(n) => {
             conn.on_notification(n);
             Step::Nothing
         }
-        Incoming::Response(r) => {
+        Message::Response(r) => {
             conn.on_response(r);
             Step::Nothing
         }
@@ -81,7 +89,11 @@ pub(crate) fn on_envelope(
 /// answer is one array of the responses, or nothing when the batch held only notifications.
 /// Each request of the batch keeps the HTTP headers and the verified principal it came with
 /// (its answer goes into the batch's reply, not a stream of its own).
-pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str, arrival: &Arrival) -> Step {
+pub(crate) fn on_batch(
+    conn: &Arc<Connection>,
+    items: Result<Vec<Result<Envelope<'_>, DecodeError>>, McpError>,
+    arrival: &Arrival,
+) -> Step {
     let batches_allowed = conn
         .session()
         .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
@@ -93,60 +105,40 @@ pub(crate) fn on_batch(conn: &Arc<Connection>, text: &str, arrival: &Arrival) ->
             ),
         ));
     }
-    let items: Vec<&RawValue> = match serde_json::from_str(text) {
+    let items = match items {
         Ok(items) => items,
-        Err(e) => {
-            let e = McpError::new(
-                crate::protocol::ErrorCode::PARSE_ERROR,
-                format!("Parse error: {}", jsonrpc::strip_position(&e)),
-            );
-            return Step::Reply(Reply::error(None, &e));
-        }
+        Err(e) => return Step::Reply(Reply::error(None, &e)),
     };
-    if items.is_empty() {
-        return Step::Reply(Reply::error(
-            None,
-            &McpError::invalid_request("Invalid request: empty batch"),
-        ));
-    }
     let mut ready = Vec::new();
     let mut pending = Vec::new();
     for item in items {
-        let text = item.get();
-        let step = if text.starts_with('[') {
-            Step::Reply(Reply::error(
-                None,
-                &McpError::invalid_request("Invalid request: nested batch"),
-            ))
-        } else {
-            match envelope::decode(text) {
-                Ok(envelope) => match &envelope.message {
-                    Incoming::Request(r) if r.method == "initialize" => {
-                        let e = McpError::invalid_request(
-                            "Invalid request: `initialize` must not be batched",
-                        );
-                        Step::Reply(Reply::error(Some(&r.id), &e))
-                    }
-                    // A batch belongs to a 2025-03-26 session: a 2026-07-28 request (its
-                    // `_meta` naming that era) is not served inside one.
-                    Incoming::Request(r) if envelope.is_stateless() => {
-                        let e = McpError::invalid_request(
-                            "Invalid request: a 2026-07-28 request cannot be part of a batch",
-                        );
-                        Step::Reply(Reply::error(Some(&r.id), &e))
-                    }
-                    _ => {
-                        let each = Arrival {
-                            headers: arrival.headers.clone(),
-                            principal: arrival.principal.clone(),
-                            ..Arrival::default()
-                        };
-                        on_envelope(conn, envelope, each)
-                    }
-                },
-                Err(e) if e.notification => Step::Nothing,
-                Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
-            }
+        let step = match item {
+            Ok(envelope) => match &envelope.message {
+                Message::Request(r) if r.method == "initialize" => {
+                    let e = McpError::invalid_request(
+                        "Invalid request: `initialize` must not be batched",
+                    );
+                    Step::Reply(Reply::error(Some(&r.id), &e))
+                }
+                // A batch belongs to a 2025-03-26 session: a 2026-07-28 request (its
+                // `_meta` naming that era) is not served inside one.
+                Message::Request(r) if envelope.is_stateless() => {
+                    let e = McpError::invalid_request(
+                        "Invalid request: a 2026-07-28 request cannot be part of a batch",
+                    );
+                    Step::Reply(Reply::error(Some(&r.id), &e))
+                }
+                _ => {
+                    let each = Arrival {
+                        headers: arrival.headers.clone(),
+                        principal: arrival.principal.clone(),
+                        ..Arrival::default()
+                    };
+                    on_envelope(conn, envelope, each)
+                }
+            },
+            Err(e) if e.notification => Step::Nothing,
+            Err(e) => Step::Reply(Reply::error(e.id.as_ref(), &e.error)),
         };
         match step {
             Step::Reply(out) => ready.push(out),
@@ -203,18 +195,13 @@ pub(crate) fn invalid_utf8() -> Reply {
     )
 }
 
-pub(crate) fn on_request(
-    conn: &Arc<Connection>,
-    req: Request<'_>,
-    head: Option<Head<'_>>,
-    arrival: Arrival,
-) -> Step {
+pub(crate) fn on_request(conn: &Arc<Connection>, req: Request, arrival: Arrival) -> Step {
     use tracing::Instrument;
-    let span = super::trace::request_span(conn, &req, head.as_ref(), arrival.headers.as_deref());
+    let span = super::trace::request_span(conn, &req, arrival.headers.as_deref());
     if span.is_disabled() {
-        return dispatch_request(conn, req, head, arrival);
+        return dispatch_request(conn, req, arrival);
     }
-    let step = span.in_scope(|| dispatch_request(conn, req, head, arrival));
+    let step = span.in_scope(|| dispatch_request(conn, req, arrival));
     match step {
         Step::Reply(reply) => {
             super::trace::record_reply(&span, &reply);
@@ -237,13 +224,9 @@ pub(crate) fn on_request(
     }
 }
 
-fn dispatch_request(
-    conn: &Arc<Connection>,
-    req: Request<'_>,
-    head: Option<Head<'_>>,
-    arrival: Arrival,
-) -> Step {
-    let meta = head.and_then(|h| h.meta);
+fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) -> Step {
+    let invalid = matches!(req.params.body, Body::Invalid(_));
+    let meta = req.params.meta.take().map(|meta| *meta);
     let with_meta = meta.as_ref().is_some_and(RequestMeta::is_stateless);
     if req.method == "initialize" {
         // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
@@ -252,7 +235,7 @@ fn dispatch_request(
             let e = McpError::method_not_found(&req.method);
             return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
         }
-        let reply = initialize(conn, &req);
+        let reply = initialize(conn, req);
         if conn.session().is_some() {
             conn.start_forwarding();
         }
@@ -260,7 +243,7 @@ fn dispatch_request(
     }
     // A ping is answered even before `initialize` (the lifecycle allows pings then); a
     // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
-    if req.method == "ping" && !with_meta {
+    if req.method == "ping" && !with_meta && !invalid {
         return Step::Reply(era::encode_ok(
             &conn.server.inner,
             Era::Session,
@@ -275,6 +258,11 @@ fn dispatch_request(
         Ok(scope) => scope,
         Err(reply) => return Step::Reply(reply),
     };
+    // Params that do not fit the method are refused once the era is known (to word the
+    // refusal for it), before any handler reads them.
+    if let Body::Invalid(e) = &req.params.body {
+        return Step::Reply(scope.err(&req.id, e.clone()));
+    }
     scope.sink = conn.sink_for(arrival.sink);
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;
@@ -330,14 +318,11 @@ fn dispatch_request(
     }
 }
 
-fn set_level(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params {
-        level: String,
-    }
-    let level =
-        parse_params::<Params>(req).and_then(|p| crate::outbound::LogLevel::parse(&p.level));
-    match level {
+fn set_level(conn: &Connection, scope: &Scope, req: &Request) -> Step {
+    let Body::SetLevel(params) = &req.params.body else {
+        return Step::Reply(scope.err(&req.id, super::handler::unread(req)));
+    };
+    match crate::outbound::LogLevel::parse(&params.level) {
         Ok(level) => {
             conn.set_log_level(level);
             reply(conn, scope, req, &serde_json::Map::new(), Cache::No)
@@ -346,19 +331,11 @@ fn set_level(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
     }
 }
 
-fn initialize(conn: &Connection, req: &Request<'_>) -> Reply {
-    #[derive(Deserialize)]
-    struct Params {
-        #[serde(rename = "protocolVersion")]
-        protocol_version: String,
-        #[serde(default)]
-        capabilities: Option<Value>,
-        #[serde(rename = "clientInfo")]
-        client_info: Option<Value>,
-    }
-    let params: Params = match parse_params(req) {
-        Ok(p) => p,
-        Err(e) => return Reply::error(Some(&req.id), &e),
+fn initialize(conn: &Connection, req: Request) -> Reply {
+    let params = match req.params.body {
+        Body::Initialize(params) => params,
+        Body::Invalid(e) => return Reply::error(Some(&req.id), &e),
+        _ => return Reply::error(Some(&req.id), &super::handler::unread(&req)),
     };
     // Echo a session-era version we speak; otherwise offer our newest (the client decides).
     let version = ProtocolVersion::parse(&params.protocol_version)
@@ -404,7 +381,7 @@ fn initialize(conn: &Connection, req: &Request<'_>) -> Reply {
     era::encode_ok(inner, Era::Session, &req.id, &body, None, Cache::No)
 }
 
-fn discover(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+fn discover(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     #[derive(Serialize)]
     #[serde(rename_all = "camelCase")]
     struct DiscoverResult<'a> {

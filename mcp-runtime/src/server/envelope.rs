@@ -1,132 +1,129 @@
-//! One incoming message, decoded once: the JSON-RPC envelope and, for a request that carries
-//! `_meta`, the members of its params the runtime reads before any handler runs (the
-//! 2026-07-28 protocol version, client capabilities and info, progress token and log level, and
-//! the `name`/`uri` its HTTP headers must agree with). Transports decode a message with
-//! [`decode`], route it with what they find, and hand the same [`Envelope`] to the dispatcher.
+//! One incoming message, decoded once: the JSON-RPC envelope and, for a request, its params
+//! typed by method with `_meta` ([`params`](super::params)). Transports decode a message (or a
+//! batch) here, route and check it with what they find, and hand the same value to the
+//! dispatcher: nothing after this reads the message text again.
 
-use serde::Deserialize;
-use serde_json::Value;
-use serde_json::value::RawValue;
-
-use crate::protocol::jsonrpc::{self, DecodeError, Incoming, Request};
+use super::params::{self, Request};
+use crate::protocol::jsonrpc::{self, ClientResponse, DecodeError, Incoming, Notification};
 use crate::protocol::{ErrorCode, McpError};
 
-/// A decoded message and its request's head.
+pub(crate) use super::params::RequestMeta;
+
+/// A decoded message: a request with its params read by method, or a notification or client
+/// response (which borrow from the text).
 pub(crate) struct Envelope<'a> {
-    pub(crate) message: Incoming<'a>,
-    /// The request's `_meta` and naming members, when its params carry `_meta`.
-    pub(crate) head: Option<Head<'a>>,
+    pub(crate) message: Message<'a>,
 }
 
-/// What a request's params say about the request itself, parsed once.
-#[derive(Deserialize, Default)]
-pub(crate) struct Head<'a> {
-    #[serde(rename = "_meta")]
-    pub(crate) meta: Option<RequestMeta>,
-    /// `tools/call` and `prompts/get` name their target (any JSON: the handler reports a bad one).
-    #[serde(borrow)]
-    pub(crate) name: Option<&'a RawValue>,
-    /// `resources/read` names its resource.
-    #[serde(borrow)]
-    pub(crate) uri: Option<&'a RawValue>,
-    /// `tasks/get`, `tasks/update` and `tasks/cancel` name their task.
-    #[serde(rename = "taskId", borrow)]
-    pub(crate) task_id: Option<&'a RawValue>,
+/// What a message is.
+// It lives on the stack for one message: boxing the request would cost an allocation each.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Message<'a> {
+    /// A request, decoded whole.
+    Request(Request),
+    /// A notification.
+    Notification(Notification<'a>),
+    /// A response to a server-to-client request.
+    Response(ClientResponse<'a>),
 }
 
-/// The `_meta` members of a request that the runtime reads.
-#[derive(Deserialize, Default)]
-pub(crate) struct RequestMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    pub(crate) protocol_version: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    pub(crate) client_capabilities: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-    pub(crate) client_info: Option<Value>,
-    #[serde(rename = "progressToken")]
-    pub(crate) progress_token: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel")]
-    pub(crate) log_level: Option<String>,
-    /// W3C trace context (the spec reserves these `_meta` keys for it): any JSON, so that a
-    /// malformed one is ignored rather than failing the request.
-    #[cfg(feature = "opentelemetry")]
-    pub(crate) traceparent: Option<serde_json::Value>,
-    #[cfg(feature = "opentelemetry")]
-    pub(crate) tracestate: Option<serde_json::Value>,
-}
-
-/// Decodes one message (not a batch).
+/// Decodes one message (not a batch): the JSON-RPC envelope, then a request's params by its
+/// method ([`params::decode`]), `_meta` included, in one pass.
 ///
-/// Params that may carry `_meta` but do not read as a [`Head`] make the request fail: -32700 for
-/// a member serde_json cannot read (`1e400`, nesting past its depth limit), -32602 for one of the
-/// wrong type or a repeated `_meta`. The era and the header checks are decided by this one parse, so a request whose
-/// `_meta` cannot be read must not go on as if it had none.
+/// A request whose params serde_json cannot read at all (`1e400`, nesting past its depth
+/// limit) is a parse error (-32700). Params that read but do not fit the method decode to
+/// [`params::Body::Invalid`]: the dispatcher refuses the request before anything looks at it.
 pub(crate) fn decode(text: &str) -> Result<Envelope<'_>, DecodeError> {
-    let message = jsonrpc::decode(text)?;
-    let head = match &message {
-        Incoming::Request(req) => head_of(req).map_err(|e| {
-            let why = jsonrpc::strip_position(&e);
-            // What serde_json cannot read at all (a number out of range, nesting past its depth
-            // limit) is a parse error; members of the wrong type or repeated are invalid params.
-            let error = if e.is_syntax() || e.is_eof() {
-                McpError::new(ErrorCode::PARSE_ERROR, format!("Parse error: {why}"))
-            } else {
-                McpError::invalid_params(format!("Invalid params: {why}"))
-            };
-            DecodeError {
-                id: Some(req.id.clone()),
-                notification: false,
-                error,
-            }
-        })?,
-        _ => None,
+    let message = match jsonrpc::decode(text)? {
+        Incoming::Request(req) => {
+            let params = params::decode(&req.method, req.params.map(|p| p.get())).map_err(|e| {
+                DecodeError {
+                    id: Some(req.id.clone()),
+                    notification: false,
+                    error: McpError::new(
+                        ErrorCode::PARSE_ERROR,
+                        format!("Parse error: {}", jsonrpc::strip_position(&e)),
+                    ),
+                }
+            })?;
+            Message::Request(Request {
+                id: req.id,
+                method: req.method.into_owned(),
+                params,
+            })
+        }
+        Incoming::Notification(n) => Message::Notification(n),
+        Incoming::Response(r) => Message::Response(r),
     };
-    Ok(Envelope { message, head })
+    Ok(Envelope { message })
 }
 
-/// Whether JSON `text` may have a member named `key` (made of letters and `_`): any spelling
-/// serde_json reads as `key` contains either `key` itself or a `\u` escape (no other JSON
-/// escape yields a letter or `_`). A cheap test before a parse, never a false "no".
-pub(crate) fn may_have_member(text: &str, key: &str) -> bool {
-    text.contains(key) || text.contains("\\u")
+/// A message or a 2025-03-26 batch, decoded once (the HTTP transport checks each request of a
+/// batch before the connection runs it).
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Decoded<'a> {
+    /// One message.
+    One(Result<Envelope<'a>, DecodeError>),
+    /// A JSON array: each member decoded, or the error for the whole array.
+    Batch(Result<Vec<Result<Envelope<'a>, DecodeError>>, McpError>),
 }
 
-/// Most session-era requests carry no `_meta`: [`may_have_member`] spares them a second parse
-/// of their params. (A `_meta` inside an argument's text only costs that parse.)
-fn head_of<'a>(req: &Request<'a>) -> Result<Option<Head<'a>>, serde_json::Error> {
-    let Some(params) = req.params else {
-        return Ok(None);
-    };
-    let text = params.get();
-    // Array params have no members (the handler refuses them); serde would read a struct
-    // from an array by position.
-    if !text.trim_start().starts_with('{') || !may_have_member(text, "_meta") {
-        return Ok(None);
+/// Decodes a message or a batch.
+pub(crate) fn decode_any(text: &str) -> Decoded<'_> {
+    if !text.trim_start().starts_with('[') {
+        return Decoded::One(decode(text));
     }
-    serde_json::from_str(text).map(Some)
+    let items: Vec<&serde_json::value::RawValue> = match serde_json::from_str(text) {
+        Ok(items) => items,
+        Err(e) => {
+            return Decoded::Batch(Err(McpError::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: {}", jsonrpc::strip_position(&e)),
+            )));
+        }
+    };
+    if items.is_empty() {
+        return Decoded::Batch(Err(McpError::invalid_request(
+            "Invalid request: empty batch",
+        )));
+    }
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let text = item.get();
+            if text.starts_with('[') {
+                return Err(DecodeError {
+                    id: None,
+                    notification: false,
+                    error: McpError::invalid_request("Invalid request: nested batch"),
+                });
+            }
+            decode(text)
+        })
+        .collect();
+    Decoded::Batch(Ok(items))
 }
 
 impl Envelope<'_> {
     /// Whether the message is a request naming a protocol version in its `_meta`: a
     /// stateless-era (2026-07-28) request.
     pub(crate) fn is_stateless(&self) -> bool {
-        self.head
-            .as_ref()
-            .and_then(|h| h.meta.as_ref())
-            .is_some_and(RequestMeta::is_stateless)
+        matches!(&self.message, Message::Request(r) if r.params.is_stateless())
     }
-}
 
-impl RequestMeta {
-    /// Whether it names a protocol version: the mark of a stateless-era request.
-    pub(crate) fn is_stateless(&self) -> bool {
-        self.protocol_version.is_some()
+    /// The request, if the message is one.
+    pub(crate) fn request(&self) -> Option<&Request> {
+        match &self.message {
+            Message::Request(r) => Some(r),
+            _ => None,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::RequestId;
 
     const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
@@ -142,39 +139,49 @@ mod tests {
             assert!(envelope.is_stateless(), "{key}");
         }
         let escaped = META.replace('/', r"\/");
-        let text = request(&format!(r#"{{"_meta":{escaped}}}"#));
+        let text = request(&format!(r#"{{"_meta":{escaped},"name":"t"}}"#));
         assert!(decode(&text).ok().unwrap().is_stateless());
     }
 
     #[test]
-    fn unreadable_meta_is_an_error_not_absent() {
-        use crate::protocol::ErrorCode;
+    fn unreadable_params_are_a_parse_error_and_ill_fitting_ones_invalid() {
         let deep = format!(
-            r#"{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{}{}}}}}"#,
+            r#"{{"_meta":{{"io.modelcontextprotocol/clientCapabilities":{}{}}},"name":"t"}}"#,
             "[".repeat(300),
             "]".repeat(300)
         );
-        for (params, code) in [
-            (
-                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1e400}}"#.to_owned(),
-                ErrorCode::PARSE_ERROR,
-            ),
-            (deep, ErrorCode::PARSE_ERROR),
-            (
-                format!(r#"{{"_meta":{META},"_meta":{META}}}"#),
-                ErrorCode::INVALID_PARAMS,
-            ),
-            (r#"{"_meta":"x"}"#.to_owned(), ErrorCode::INVALID_PARAMS),
+        for params in [
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":1e400},"name":"t"}"#.to_owned(),
+            deep,
         ] {
             let err = decode(&request(&params)).err().expect(&params);
-            assert_eq!(err.error.code, code, "{params}");
-            assert_eq!(err.id, Some(crate::protocol::RequestId::Number(7)));
+            assert_eq!(err.error.code, ErrorCode::PARSE_ERROR, "{params}");
+            assert_eq!(err.id, Some(RequestId::Number(7)));
+        }
+        for params in [
+            format!(r#"{{"_meta":{META},"_meta":{META},"name":"t"}}"#),
+            r#"{"_meta":"x","name":"t"}"#.to_owned(),
+            r#"{"name":7}"#.to_owned(),
+        ] {
+            let text = request(&params);
+            let Ok(envelope) = decode(&text) else {
+                panic!("{params}")
+            };
+            let req = envelope.request().expect("a request");
+            assert!(
+                matches!(req.params.body, params::Body::Invalid(_)),
+                "{params}"
+            );
+            assert!(!envelope.is_stateless());
         }
     }
 
     #[test]
-    fn array_params_have_no_head() {
+    fn array_params_are_invalid_for_a_method_with_members() {
         let text = request(&format!(r#"[{META},"t",null]"#));
-        assert!(decode(&text).ok().unwrap().head.is_none());
+        let envelope = decode(&text).ok().unwrap();
+        let req = envelope.request().unwrap();
+        assert!(matches!(req.params.body, params::Body::Invalid(_)));
+        assert!(req.params.meta.is_none());
     }
 }

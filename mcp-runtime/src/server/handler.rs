@@ -5,20 +5,20 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
-use crate::protocol::jsonrpc::Request;
+use super::params::{Body, Request};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 use crate::request::{Asker, Cancellation, Context, RequestInfo, Slot};
 
 pub(super) fn reply<T: Serialize>(
     conn: &Connection,
     scope: &Scope,
-    req: &Request<'_>,
+    req: &Request,
     body: &T,
     cache: Cache,
 ) -> Step {
@@ -108,11 +108,14 @@ pub(super) fn run<T: Outcome>(
         let inner = &conn.server.inner;
         Some(match outcome {
             Ok(Ok(mut result)) => {
-                if result.is_tool_error() {
+                let tool_error = result.is_tool_error();
+                if tool_error {
                     super::trace::record_tool_error();
                 }
                 result.shape_for(scope.version());
-                scope.ok(inner, &id, &result, result.meta(), cache)
+                let mut reply = scope.ok(inner, &id, &result, result.meta(), cache);
+                reply.tool_error = tool_error;
+                reply
             }
             Ok(Err(e)) => scope.err(&id, e),
             Err(panic) => {
@@ -173,15 +176,12 @@ pub(super) fn context_with(
 pub(super) fn list_page<T: crate::registry::Listed>(
     conn: &Connection,
     scope: &Scope,
-    req: &Request<'_>,
+    req: &Request,
     key: &'static str,
     paged: &super::super::registry::Paged<T>,
     listing: impl Fn(&T) -> &RawValue,
 ) -> Step {
-    let cursor = match cursor_of(req) {
-        Ok(c) => c,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let cursor = cursor_of(req);
     let inner = &conn.server.inner;
     let Some((items, next_cursor)) = paged.page_enabled(
         &inner.changes,
@@ -236,39 +236,35 @@ impl<I: Serialize> Serialize for ListPage<I> {
     }
 }
 
+/// The params of `req` when they are of `$variant`; else returns the [`unread`] error.
+macro_rules! params_of {
+    ($scope:expr, $req:expr, $variant:path) => {
+        match &$req.params.body {
+            $variant(p) => p,
+            _ => {
+                return $crate::server::connection::Step::Reply(
+                    $scope.err(&$req.id, super::handler::unread(&$req)),
+                );
+            }
+        }
+    };
+}
+pub(super) use params_of;
+
 /// The `cursor` of a list request (absent params mean the first page).
-pub(super) fn cursor_of(req: &Request<'_>) -> Result<Option<String>, McpError> {
-    #[derive(Deserialize)]
-    struct Params {
-        cursor: Option<String>,
+pub(super) fn cursor_of(req: &Request) -> Option<String> {
+    match &req.params.body {
+        Body::List(p) => p.cursor.clone(),
+        Body::Directory(p) => p.cursor.clone(),
+        _ => None,
     }
-    Ok(parse_optional_params::<Params>(req)?.and_then(|p| p.cursor))
 }
 
-/// Parses required params; errors are -32602 with serde's reason.
-pub(super) fn parse_params<'a, T: Deserialize<'a>>(req: &Request<'a>) -> Result<T, McpError> {
-    let text = req.params.map_or("{}", RawValue::get);
-    // MCP params are objects; serde would read a struct from an array by position.
-    if !text.trim_start().starts_with('{') {
-        return Err(McpError::invalid_params(format!(
-            "Invalid params for {}: params must be an object",
-            req.method
-        )));
-    }
-    serde_json::from_str(text).map_err(|e| {
-        McpError::invalid_params(format!(
-            "Invalid params for {}: {}",
-            req.method,
-            crate::protocol::jsonrpc::strip_position(&e)
-        ))
-    })
-}
-
-pub(super) fn parse_optional_params<T: for<'de> Deserialize<'de>>(
-    req: &Request<'_>,
-) -> Result<Option<T>, McpError> {
-    match req.params {
-        None => Ok(None),
-        Some(_) => parse_params(req).map(Some),
-    }
+/// The error for a request whose decoded params are not of its method's kind. The decode is
+/// keyed on the method, so this answers only a request a handler was not written for.
+pub(super) fn unread(req: &Request) -> McpError {
+    McpError::internal(format!(
+        "Internal error: the params of {} were not decoded for it",
+        req.method
+    ))
 }

@@ -5,21 +5,12 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::envelope::may_have_member;
 use super::era::Scope;
+use super::params::Request;
 use crate::ask::round::Round;
-use crate::protocol::jsonrpc::Request;
 use crate::protocol::{Era, McpError};
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RoundParams {
-    input_responses: Option<Value>,
-    request_state: Option<Value>,
-}
 
 impl super::ServerInner {
     /// Who is asking: the verified principal's issuer and subject when the request carries
@@ -46,27 +37,24 @@ impl super::ServerInner {
     /// Opens the round of a stateless `tools/call`, `prompts/get` or `resources/read` (the
     /// methods that may answer `InputRequiredResult`): checks the state's seal and binding and
     /// collects the answers. Other requests and the session era have no round.
-    pub(crate) fn open_round(&self, scope: &mut Scope, req: &Request<'_>) -> Result<(), McpError> {
+    pub(crate) fn open_round(&self, scope: &mut Scope, req: &Request) -> Result<(), McpError> {
         if scope.version().era() != Era::Stateless {
             return Ok(());
         }
-        let text = req.params.map(|p| p.get());
         let principal = self.caller(scope.headers.as_deref(), scope.principal.as_deref());
-        let round = Round::new(&req.method, text, principal.as_deref());
-        let carries = text.is_some_and(|t| {
-            may_have_member(t, "inputResponses") || may_have_member(t, "requestState")
-        });
+        let bound = req.params.bound();
+        let round = Round::new(&req.method, bound.as_deref(), principal.as_deref());
+        let (input_responses, request_state) = req.params.round();
+        let carries = input_responses.is_some() || request_state.is_some();
         let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
         let mut memo = Map::new();
         let mut claim = None;
         if carries {
-            let params: RoundParams = serde_json::from_str(text.unwrap_or("{}"))
-                .map_err(|e| McpError::invalid_params(format!("Invalid params: {e}")))?;
             let mut pending = Map::new();
-            match params.request_state {
+            match request_state {
                 None | Some(Value::Null) => {}
                 Some(Value::String(state)) => {
-                    let opened = self.sealer.open(&state, round.binding()?)?;
+                    let opened = self.sealer.open(state, round.binding()?)?;
                     claim = opened.claim;
                     let sealed = opened.sealed;
                     pending = sealed.pending;
@@ -82,7 +70,7 @@ impl super::ServerInner {
                 }
                 Some(_) => return Err(McpError::invalid_params("`requestState` must be a string")),
             }
-            match params.input_responses {
+            match input_responses {
                 None | Some(Value::Null) => {}
                 // This round's answers, each bound to the question the state says it answers.
                 // An answer to a question not asked yet is taken as given (the client could
@@ -90,8 +78,10 @@ impl super::ServerInner {
                 // asking). Answers sealed in earlier rounds stand: a retry cannot change them.
                 Some(Value::Object(given)) => {
                     for (key, answer) in given {
-                        let asked = pending.get(&key).and_then(Value::as_str).map(str::to_owned);
-                        answers.entry(key).or_insert((answer, asked));
+                        let asked = pending.get(key).and_then(Value::as_str).map(str::to_owned);
+                        answers
+                            .entry(key.clone())
+                            .or_insert((answer.clone(), asked));
                     }
                 }
                 Some(_) => {

@@ -11,6 +11,7 @@ mod handler;
 mod input;
 mod layers;
 mod manifest;
+pub(crate) mod params;
 mod prompts;
 mod resources;
 mod skills;

@@ -3,29 +3,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
-use super::handler::{Outcome, parse_params, run};
+use super::handler::{Outcome, params_of, run};
+use super::params::{Body, Request};
 use crate::prompt::PromptCall;
-use crate::protocol::jsonrpc::Request;
 use crate::protocol::{GetPromptResult, McpError};
 
 impl Outcome for GetPromptResult {}
 
-pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params {
-        name: String,
-        #[serde(default)]
-        arguments: Option<HashMap<String, Value>>,
-    }
-    let params: Params = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request) -> Step {
+    let params = params_of!(scope, req, Body::GetPrompt);
     let inner = &conn.server.inner;
     let found = inner.registry.prompt(&params.name);
     let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
@@ -37,9 +27,9 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request<
     };
     // Prompt arguments are strings; numbers and booleans are taken as their text.
     let mut arguments = HashMap::new();
-    for (name, value) in params.arguments.unwrap_or_default() {
+    for (name, value) in params.arguments.iter().flatten() {
         let text = match value {
-            Value::String(s) => s,
+            Value::String(s) => s.clone(),
             Value::Number(n) => n.to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Null => continue,
@@ -48,7 +38,7 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request<
                 return Step::Reply(scope.err(&req.id, e));
             }
         };
-        arguments.insert(name, text);
+        arguments.insert(name.clone(), text);
     }
     if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));

@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
-use super::handler::{ListPage, Outcome, cursor_of, list_page, parse_params, run};
-use crate::protocol::jsonrpc::Request;
+use super::handler::{ListPage, Outcome, cursor_of, list_page, params_of, run};
+use super::params::{Body, Request};
 use crate::protocol::{McpError, Resource, ResourceContents};
 use crate::registry::{Listed, page_of};
 use crate::resource::{ResourceCall, not_found};
@@ -22,7 +22,7 @@ pub(super) struct ReadResourceResult {
 
 impl Outcome for ReadResourceResult {}
 
-pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
+pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
     let registry = &conn.server.inner.registry;
     let changes = conn.server.inner.changes.clone();
     let listers: Vec<fn() -> Vec<Resource>> = registry
@@ -41,10 +41,7 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<
     }
     // Templates that list their instances make the list dynamic: the listers run on the
     // blocking pool (they typically query a store), then the whole list is paged.
-    let cursor = match cursor_of(&req) {
-        Ok(c) => c,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let cursor = cursor_of(&req);
     let page_size = conn.server.inner.limits.page_size;
     let server = conn.server.clone();
     run(
@@ -93,16 +90,8 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request<
     )
 }
 
-pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params {
-        uri: String,
-    }
-    let params: Params = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
-    let uri = params.uri;
+pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Request) -> Step {
+    let uri = params_of!(scope, req, Body::Uri).uri.clone();
     if let Err(e) = check_uri_length(conn, &uri) {
         return Step::Reply(scope.err(&req.id, e));
     }

@@ -5,38 +5,24 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
-use super::handler::{ListPage, Outcome, cursor_of, parse_params, reply, run};
+use super::handler::{ListPage, Outcome, cursor_of, params_of, reply, run};
+use super::params::{Body, Request};
 use super::resources::{check_uri_length, read_resource};
-use crate::protocol::jsonrpc::Request;
 use crate::protocol::{McpError, ResourceContents};
 use crate::registry::page_of;
 use crate::skills::Catalog;
 
-#[derive(Deserialize)]
-struct UriParams {
-    uri: String,
-}
-
-#[derive(Deserialize)]
-struct DirectoryParams {
-    uri: String,
-    cursor: Option<String>,
-}
-
 /// `skills/list`: the entries, paged like the other lists (an entry is never split).
-pub(super) fn list_skills(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+pub(super) fn list_skills(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     let Some(skills) = catalog(conn) else {
         return not_served(scope, req);
     };
-    let cursor = match cursor_of(req) {
-        Ok(c) => c,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let cursor = cursor_of(req);
     page(
         conn,
         scope,
@@ -49,7 +35,7 @@ pub(super) fn list_skills(conn: &Connection, scope: &Scope, req: &Request<'_>) -
 
 /// `skills/get {uri}`: one entry, as `skills/list` has it; -32602 for a URI that is not a
 /// skill's `SKILL.md`.
-pub(super) fn get_skill(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+pub(super) fn get_skill(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     let Some(skills) = catalog(conn) else {
         return not_served(scope, req);
     };
@@ -57,10 +43,7 @@ pub(super) fn get_skill(conn: &Connection, scope: &Scope, req: &Request<'_>) -> 
     struct GetSkillResult<'a> {
         skill: &'a RawValue,
     }
-    let params: UriParams = match parse_params(req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let params = params_of!(scope, req, Body::Uri);
     match skills.entry(&params.uri) {
         Some(skill) => reply(conn, scope, req, &GetSkillResult { skill }, Cache::Listing),
         None => Step::Reply(scope.err(
@@ -72,14 +55,11 @@ pub(super) fn get_skill(conn: &Connection, scope: &Scope, req: &Request<'_>) -> 
 
 /// `resources/directory/read {uri, cursor?}`: the direct children of a skill directory;
 /// -32602 for anything that is not one (a file, an unknown URI).
-pub(super) fn read_directory(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
+pub(super) fn read_directory(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     let Some(skills) = catalog(conn) else {
         return not_served(scope, req);
     };
-    let params: DirectoryParams = match parse_params(req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let params = params_of!(scope, req, Body::Directory);
     match skills.directory(&params.uri) {
         Some(children) => page(
             conn,
@@ -101,14 +81,14 @@ fn catalog(conn: &Connection) -> Option<&Arc<Catalog>> {
     conn.server.inner.skills.as_ref()
 }
 
-fn not_served(scope: &Scope, req: &Request<'_>) -> Step {
+fn not_served(scope: &Scope, req: &Request) -> Step {
     Step::Reply(scope.err(&req.id, McpError::method_not_found(&req.method)))
 }
 
 fn page(
     conn: &Connection,
     scope: &Scope,
-    req: &Request<'_>,
+    req: &Request,
     key: &'static str,
     items: &[Box<RawValue>],
     cursor: Option<&str>,
@@ -139,27 +119,23 @@ impl Outcome for SkillFileContents {}
 pub(super) fn read(
     conn: &Arc<Connection>,
     scope: Scope,
-    req: Request<'_>,
+    req: Request,
     has_resources: bool,
 ) -> Step {
     let Some(skills) = catalog(conn) else {
         return not_served(&scope, &req);
     };
-    let params: UriParams = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
-    let Some(file) = skills.file(&params.uri).cloned() else {
+    let uri = params_of!(scope, req, Body::Uri).uri.clone();
+    let Some(file) = skills.file(&uri).cloned() else {
         if has_resources {
             return read_resource(conn, scope, req);
         }
-        if let Err(e) = check_uri_length(conn, &params.uri) {
+        if let Err(e) = check_uri_length(conn, &uri) {
             return Step::Reply(scope.err(&req.id, e));
         }
-        return Step::Reply(scope.err(&req.id, crate::resource::not_found(&params.uri, None)));
+        return Step::Reply(scope.err(&req.id, crate::resource::not_found(&uri, None)));
     };
     let skills = skills.clone();
-    let uri = params.uri;
     run(
         conn,
         scope,

@@ -4,15 +4,16 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
-use super::handler::{context, parse_params, reply};
+use super::handler::{context, params_of, reply};
+use super::params::{Body, ListenFilter, Request};
 use super::resources::check_uri_length;
 use crate::changes::{Change, covers};
-use crate::protocol::jsonrpc::{Request, encode_notification};
+use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::{McpError, RequestId};
 use crate::registry::Listed;
 use crate::request::Asker;
@@ -20,26 +21,12 @@ use crate::request::Reply;
 
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
-#[derive(Deserialize)]
-struct UriParams {
-    uri: String,
-}
-
-/// What a `subscriptions/listen` asks for (and, acknowledged, what it gets).
-#[derive(Clone, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// What a `subscriptions/listen` gets: what it asked for ([`ListenFilter`]) that this server
+/// can send, and whose tasks.
+#[derive(Clone, Default, Serialize)]
 struct Filter {
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    tools_list_changed: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    prompts_list_changed: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    resources_list_changed: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    resource_subscriptions: Option<Vec<String>>,
-    /// Tasks extension: the tasks whose status changes the stream carries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    task_ids: Option<Vec<String>>,
+    #[serde(flatten)]
+    honoured: ListenFilter,
     /// Whose tasks those may be (the stream's caller); not on the wire.
     #[serde(skip)]
     owner: Option<String>,
@@ -50,15 +37,15 @@ impl Filter {
     fn everything(&self) -> Vec<Change> {
         let mut all = Vec::new();
         for (wanted, change) in [
-            (self.tools_list_changed, Change::Tools),
-            (self.prompts_list_changed, Change::Prompts),
-            (self.resources_list_changed, Change::Resources),
+            (self.honoured.tools_list_changed, Change::Tools),
+            (self.honoured.prompts_list_changed, Change::Prompts),
+            (self.honoured.resources_list_changed, Change::Resources),
         ] {
             if wanted {
                 all.push(change);
             }
         }
-        for uri in self.resource_subscriptions.iter().flatten() {
+        for uri in self.honoured.resource_subscriptions.iter().flatten() {
             all.push(Change::Updated(uri.as_str().into()));
         }
         all
@@ -66,10 +53,11 @@ impl Filter {
 
     fn wants(&self, change: &Change) -> bool {
         match change {
-            Change::Tools => self.tools_list_changed,
-            Change::Prompts => self.prompts_list_changed,
-            Change::Resources => self.resources_list_changed,
+            Change::Tools => self.honoured.tools_list_changed,
+            Change::Prompts => self.honoured.prompts_list_changed,
+            Change::Resources => self.honoured.resources_list_changed,
             Change::Updated(uri) => self
+                .honoured
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|subs| subs.iter().any(|s| covers(s, uri))),
@@ -77,6 +65,7 @@ impl Filter {
             Change::Task { id, owner, .. } => {
                 self.owner.as_deref() == Some(&**owner)
                     && self
+                        .honoured
                         .task_ids
                         .as_ref()
                         .is_some_and(|ids| ids.iter().any(|t| **t == **id))
@@ -278,11 +267,8 @@ fn knows_resource(conn: &Connection, uri: &str) -> bool {
     }
 }
 
-pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
-    let uri = match parse_params::<UriParams>(req) {
-        Ok(p) => p.uri,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
+    let uri = params_of!(scope, req, Body::Uri).uri.clone();
     if let Err(e) = check_uri_length(conn, &uri) {
         return Step::Reply(scope.err(&req.id, e));
     }
@@ -307,11 +293,8 @@ pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> 
     reply(conn, scope, req, &Map::new(), Cache::No)
 }
 
-pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Step {
-    let uri = match parse_params::<UriParams>(req) {
-        Ok(p) => p.uri,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
+    let uri = params_of!(scope, req, Body::Uri).uri.clone();
     if let Some(subscribed) = conn.subscriptions() {
         subscribed.lock().expect("subscriptions lock").remove(&uri);
     }
@@ -322,15 +305,8 @@ pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request<'_>) -
 /// announced change the client asked for, tagged with the subscription id (the request's
 /// id), until the client cancels (or closes the HTTP stream) or the server shuts down, when
 /// it answers the request.
-pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params {
-        notifications: Filter,
-    }
-    let asked = match parse_params::<Params>(&req) {
-        Ok(p) => p.notifications,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
+    let asked: &ListenFilter = &params_of!(scope, req, Body::Listen).notifications;
     let limit = conn.server.inner.limits.max_subscriptions;
     if asked
         .resource_subscriptions
@@ -356,15 +332,19 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
     // Only what this server can ever send is honoured.
     let registry = &conn.server.inner.registry;
     let honoured = Filter {
-        tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
-        prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
-        resources_list_changed: asked.resources_list_changed && registry.has_resources(),
-        resource_subscriptions: asked
-            .resource_subscriptions
-            .filter(|_| registry.has_resources()),
-        task_ids: asked
-            .task_ids
-            .filter(|_| registry.has_task_tools() && super::tasks::declares_extension(&scope)),
+        honoured: ListenFilter {
+            tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
+            prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
+            resources_list_changed: asked.resources_list_changed && registry.has_resources(),
+            resource_subscriptions: asked
+                .resource_subscriptions
+                .clone()
+                .filter(|_| registry.has_resources()),
+            task_ids: asked
+                .task_ids
+                .clone()
+                .filter(|_| registry.has_task_tools() && super::tasks::declares_extension(&scope)),
+        },
         owner: Some(super::tasks::owner(conn, &scope)),
     };
     let Some(sink) = scope.sink.clone() else {
@@ -421,7 +401,7 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
                             sink.send(n);
                         }
                         // A task's status is no hint but its state: read it again.
-                        if let (Some(ids), Some(owner)) = (&honoured.task_ids, &honoured.owner) {
+                        if let (Some(ids), Some(owner)) = (&honoured.honoured.task_ids, &honoured.owner) {
                             for change in super::tasks::current(&conn, owner, ids).await {
                                 if let Some(n) = notification(&change, Some(&meta)) {
                                     sink.send(n);

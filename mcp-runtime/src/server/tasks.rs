@@ -16,9 +16,10 @@ use serde_json::{Map, Value, json};
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
-use super::handler::{Outcome, context_with, parse_params, run};
+use super::handler::{Outcome, context_with, run, unread};
+use super::params::{Body, Request};
 use crate::changes::Change;
-use crate::protocol::jsonrpc::{Request, encode_notification};
+use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::{CallToolResult, Era, ErrorCode, McpError, ProtocolVersion, RequestId};
 use crate::registry::RegisteredTool;
 use crate::request::{Asker, Context, Peer};
@@ -41,7 +42,7 @@ pub(super) enum Mode {
 pub(super) fn mode(
     scope: &Scope,
     tool: &RegisteredTool,
-    task_param: Option<&RawValue>,
+    task_param: Option<&Value>,
 ) -> Result<Mode, McpError> {
     let support = tool.def.task;
     match scope.version().era() {
@@ -62,17 +63,16 @@ pub(super) fn mode(
             struct TaskParam {
                 ttl: Option<u64>,
             }
-            let wanted =
-                match task_param.map(|raw| serde_json::from_str::<Option<TaskParam>>(raw.get())) {
-                    None | Some(Ok(None)) => None,
-                    Some(Ok(Some(p))) => Some(p.ttl.map(Duration::from_millis)),
-                    Some(Err(e)) => {
-                        return Err(McpError::invalid_params(format!(
-                            "Invalid params for tools/call: `task`: {}",
-                            crate::protocol::jsonrpc::strip_position(&e)
-                        )));
-                    }
-                };
+            let wanted = match task_param.map(<Option<TaskParam> as Deserialize>::deserialize) {
+                None | Some(Ok(None)) => None,
+                Some(Ok(Some(p))) => Some(p.ttl.map(Duration::from_millis)),
+                Some(Err(e)) => {
+                    return Err(McpError::invalid_params(format!(
+                        "Invalid params for tools/call: `task`: {}",
+                        crate::protocol::jsonrpc::strip_position(&e)
+                    )));
+                }
+            };
             match (support, wanted) {
                 (TaskSupport::Forbidden, Some(_)) => Err(McpError::new(
                     ErrorCode::METHOD_NOT_FOUND,
@@ -464,14 +464,8 @@ pub(crate) fn task_object(record: &TaskRecord, era: Era, detailed: bool) -> Valu
     Value::Object(task)
 }
 
-#[derive(Deserialize)]
-struct TaskParams {
-    #[serde(rename = "taskId")]
-    task_id: String,
-}
-
 /// Whether this request may use the `tasks/*` methods; `Err` is the reply refusing it.
-fn gate(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Result<(), Step> {
+fn gate(conn: &Connection, scope: &Scope, req: &Request) -> Result<(), Step> {
     let refuse = |e: McpError| Err(Step::Reply(scope.err(&req.id, e)));
     match scope.version().era() {
         Era::Stateless if !declares_extension(scope) => {
@@ -490,27 +484,26 @@ fn gate(conn: &Connection, scope: &Scope, req: &Request<'_>) -> Result<(), Step>
     }
 }
 
-/// What every `tasks/*` handler starts with: the gate, its params, and who asks.
-fn open<'a, T: Deserialize<'a>>(
-    conn: &Connection,
-    scope: &Scope,
-    req: &Request<'a>,
-) -> Result<(T, String), Step> {
+/// What every `tasks/*` handler but `tasks/update` starts with: the gate, the task id, and
+/// who asks.
+fn open(conn: &Connection, scope: &Scope, req: &Request) -> Result<(String, String), Step> {
     gate(conn, scope, req)?;
-    let params = parse_params(req).map_err(|e| Step::Reply(scope.err(&req.id, e)))?;
-    Ok((params, owner(conn, scope)))
+    match &req.params.body {
+        Body::Task(p) => Ok((p.task_id.clone(), owner(conn, scope))),
+        _ => Err(Step::Reply(scope.err(&req.id, unread(req)))),
+    }
 }
 
 /// `tasks/get`: the task, with (2026-07-28) its questions, result or error.
-pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
+    let (task_id, owner) = match open(conn, &scope, &req) {
         Ok(opened) => opened,
         Err(step) => return step,
     };
     let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
-        Some(match inner.tasks.get(&params.task_id, &owner).await {
+        Some(match inner.tasks.get(&task_id, &owner).await {
             Ok(record) => {
                 let era = scope.version().era();
                 let body = task_object(&record, era, era == Era::Stateless);
@@ -522,18 +515,14 @@ pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Ste
 }
 
 /// `tasks/update` (2026-07-28): answers to a task's questions; an empty acknowledgement.
-pub(super) fn update(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params {
-        #[serde(rename = "taskId")]
-        task_id: String,
-        #[serde(rename = "inputResponses", default)]
-        input_responses: Map<String, Value>,
+pub(super) fn update(conn: &Arc<Connection>, scope: Scope, mut req: Request) -> Step {
+    if let Err(step) = gate(conn, &scope, &req) {
+        return step;
     }
-    let (params, owner): (Params, String) = match open(conn, &scope, &req) {
-        Ok(opened) => opened,
-        Err(step) => return step,
+    let Body::UpdateTask(params) = std::mem::take(&mut req.params.body) else {
+        return Step::Reply(scope.err(&req.id, unread(&req)));
     };
+    let owner = owner(conn, &scope);
     let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
@@ -552,15 +541,15 @@ pub(super) fn update(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
 
 /// `tasks/cancel`: 2026-07-28 acknowledges (also for a task already over); 2025-11-25 returns
 /// the cancelled task, and refuses one already over (-32602).
-pub(super) fn cancel(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+pub(super) fn cancel(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
+    let (task_id, owner) = match open(conn, &scope, &req) {
         Ok(opened) => opened,
         Err(step) => return step,
     };
     let (conn, id) = (conn.clone(), req.id.clone());
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
-        let before = match inner.tasks.cancel(&params.task_id, &owner).await {
+        let before = match inner.tasks.cancel(&task_id, &owner).await {
             Ok(before) => before,
             Err(e) => return Some(scope.err(&id, e)),
         };
@@ -576,7 +565,7 @@ pub(super) fn cancel(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
                         .unwrap_or_default()
                 )),
             ),
-            Era::Session => match inner.tasks.get(&params.task_id, &owner).await {
+            Era::Session => match inner.tasks.get(&task_id, &owner).await {
                 Ok(after) => scope.ok(
                     inner,
                     &id,
@@ -599,8 +588,8 @@ impl Outcome for TaskResult {}
 
 /// `tasks/result` (2025-11-25): waits until the task is over, then answers what the call would
 /// have: the tool's result (naming the task in `_meta`), or its error.
-pub(super) fn result(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
-    let (params, owner): (TaskParams, String) = match open(conn, &scope, &req) {
+pub(super) fn result(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
+    let (task_id, owner) = match open(conn, &scope, &req) {
         Ok(opened) => opened,
         Err(step) => return step,
     };
@@ -608,7 +597,7 @@ pub(super) fn result(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> 
     let id = req.id.clone();
     run(conn, scope, &id, "tasks/result", Cache::No, move |_ctx| {
         Box::pin(async move {
-            let record = tasks.wait(&params.task_id, &owner).await?;
+            let record = tasks.wait(&task_id, &owner).await?;
             match record.outcome {
                 Some(TaskOutcome::Result(mut result)) => {
                     if let Value::Object(result) = &mut result {
@@ -656,14 +645,11 @@ impl ErrorBody {
 }
 
 /// `tasks/list` (2025-11-25): the session's tasks, paged.
-pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request<'_>) -> Step {
+pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
     if let Err(step) = gate(conn, &scope, &req) {
         return step;
     }
-    let cursor = match super::handler::cursor_of(&req) {
-        Ok(c) => c,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+    let cursor = super::handler::cursor_of(&req);
     let (conn, id, owner) = (conn.clone(), req.id.clone(), owner(conn, &scope));
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;

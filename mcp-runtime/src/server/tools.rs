@@ -2,13 +2,10 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-
 use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
-use super::handler::{Outcome, parse_params, run};
-use crate::protocol::jsonrpc::Request;
+use super::handler::{Outcome, params_of, run};
+use super::params::{Body, Request};
 use crate::protocol::{CallToolResult, McpError, ProtocolVersion};
 use crate::tool::ToolCall;
 
@@ -24,25 +21,13 @@ impl Outcome for CallToolResult {
     }
 }
 
-pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'_>) -> Step {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(borrow)]
-        name: std::borrow::Cow<'a, str>,
-        #[serde(borrow)]
-        arguments: Option<&'a RawValue>,
-        /// 2025-11-25: the client asks for a task.
-        #[serde(borrow)]
-        task: Option<&'a RawValue>,
-    }
-    let params: Params<'_> = match parse_params(&req) {
-        Ok(p) => p,
-        Err(e) => return Step::Reply(scope.err(&req.id, e)),
-    };
+pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request) -> Step {
+    let params = params_of!(scope, req, Body::CallTool);
     // `arguments` must be an object by the CallToolRequest schema: a protocol error. Objects
     // that do not fit the tool's own schema are tool errors the model can fix (isError).
     if params
         .arguments
+        .as_ref()
         .is_some_and(|a| !matches!(a.get().as_bytes().first(), Some(b'{') | Some(b'n')))
     {
         let e = McpError::invalid_params(
@@ -58,7 +43,7 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'
             .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
-    let task = match super::tasks::mode(&scope, tool, params.task) {
+    let task = match super::tasks::mode(&scope, tool, params.task.as_ref()) {
         Ok(mode) => mode,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
@@ -66,9 +51,16 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request<'
         return Step::Reply(scope.err(&req.id, e));
     }
     if let super::tasks::Mode::Task(ttl) = task {
-        return super::tasks::call_as_task(conn, scope, &req.id, tool, params.arguments, ttl);
+        return super::tasks::call_as_task(
+            conn,
+            scope,
+            &req.id,
+            tool,
+            params.arguments.as_deref(),
+            ttl,
+        );
     }
-    let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments);
+    let (call, mode, arguments) = (tool.def.call, tool.mode, params.arguments.as_deref());
     run(conn, scope, &req.id, tool.def.name, Cache::No, |context| {
         call(ToolCall {
             context,

@@ -18,15 +18,13 @@ use sha2::{Digest, Sha256};
 use tracing::field::Empty;
 
 use super::connection::Connection;
-use super::envelope::Head;
-use crate::protocol::jsonrpc::Request;
+use super::params::Request;
 use crate::request::{Reply, ReplyKind};
 
 /// The span of one request (disabled, and free, when nothing listens).
 pub(super) fn request_span(
     conn: &Connection,
-    req: &Request<'_>,
-    head: Option<&Head<'_>>,
+    req: &Request,
     headers: Option<&http::HeaderMap>,
 ) -> tracing::Span {
     let span = tracing::debug_span!(
@@ -51,38 +49,16 @@ pub(super) fn request_span(
     if span.is_disabled() {
         return span;
     }
-    // The envelope reads `name` and `uri` only for 2026-07-28 requests: read them here for the
-    // others (only when the span is wanted).
-    #[derive(serde::Deserialize)]
-    struct Targets<'a> {
-        #[serde(borrow)]
-        name: Option<&'a serde_json::value::RawValue>,
-        #[serde(borrow)]
-        uri: Option<&'a serde_json::value::RawValue>,
-    }
-    let read = head.is_none_or(|h| h.name.is_none() && h.uri.is_none());
-    let targets = req
-        .params
-        .filter(|_| read)
-        .and_then(|p| serde_json::from_str::<Targets<'_>>(p.get()).ok());
-    let (name, uri) = match (head, &targets) {
-        (_, Some(t)) => (t.name, t.uri),
-        (Some(h), None) => (h.name, h.uri),
-        (None, None) => (None, None),
-    };
-    let text = |raw: Option<&serde_json::value::RawValue>| {
-        raw.and_then(|raw| serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get()).ok())
-    };
-    let name = text(name);
-    let target = match (&*req.method, &name) {
+    let name = req.params.name();
+    let target = match (&*req.method, name) {
         ("tools/call", Some(tool)) => {
-            span.record("gen_ai.tool.name", &**tool);
+            span.record("gen_ai.tool.name", tool);
             span.record("gen_ai.operation.name", "execute_tool");
-            Some(&**tool)
+            Some(tool)
         }
         ("prompts/get", Some(prompt)) => {
-            span.record("gen_ai.prompt.name", &**prompt);
-            Some(&**prompt)
+            span.record("gen_ai.prompt.name", prompt);
+            Some(prompt)
         }
         _ => None,
     };
@@ -90,8 +66,8 @@ pub(super) fn request_span(
         Some(target) => span.record("otel.name", format!("{} {target}", req.method)),
         None => span.record("otel.name", &*req.method),
     };
-    if let Some(uri) = text(uri) {
-        span.record("mcp.resource.uri", &*uri);
+    if let Some(uri) = req.params.uri() {
+        span.record("mcp.resource.uri", uri);
     }
     match conn.wire.name {
         "stdio" => span.record("network.transport", "pipe"),
@@ -110,7 +86,7 @@ pub(super) fn request_span(
                 .then(|| conn.task_owner().into_bytes())
         });
     #[cfg(feature = "opentelemetry")]
-    if let Some(meta) = head.and_then(|h| h.meta.as_ref()) {
+    if let Some(meta) = req.params.meta.as_ref() {
         parent_from_meta(&span, meta);
     }
     if let Some(session) = session {
@@ -123,7 +99,7 @@ pub(super) fn request_span(
 /// Makes the W3C trace context in `_meta` (`traceparent`, `tracestate`) the span's parent, so
 /// that a trace started by the client continues here. A malformed `traceparent` is ignored.
 #[cfg(feature = "opentelemetry")]
-fn parent_from_meta(span: &tracing::Span, meta: &super::envelope::RequestMeta) {
+fn parent_from_meta(span: &tracing::Span, meta: &super::params::RequestMeta) {
     use opentelemetry::trace::{
         SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
     };

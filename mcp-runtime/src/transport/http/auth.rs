@@ -13,8 +13,8 @@ use http::{HeaderMap, Method, Uri};
 use super::body::HttpResponse;
 use super::state::Shared;
 use crate::auth::Principal;
-use crate::protocol::jsonrpc;
-use crate::server::envelope::Head;
+use crate::server::envelope::{Decoded, Envelope};
+use crate::server::params::Request;
 
 /// The metadata document, for a `GET` of its path(s); `None` for any other request.
 pub(crate) fn metadata(state: &Shared, method: &Method, path: &str) -> Option<HttpResponse> {
@@ -42,47 +42,39 @@ pub(crate) async fn authenticate(
 }
 
 /// 403 `insufficient_scope` when the request calls a tool, gets a prompt or reads a resource
-/// whose `scopes` the principal lacks.
+/// whose `scopes` the principal lacks. It reads the request as decoded, the value the
+/// dispatcher acts on ([`Request::targets`]).
 pub(crate) fn check_scopes(
     state: &Shared,
-    req: &jsonrpc::Request<'_>,
-    head: Option<&Head<'_>>,
+    req: &Request,
     who: Option<&Principal>,
 ) -> Result<(), HttpResponse> {
     #[cfg(feature = "auth")]
     if let (Some(auth), Some(who)) = (&state.config.auth, who) {
-        return enabled::check_scopes(state, auth, req, head, who);
+        return enabled::check_scopes(state, auth, req, who);
     }
-    let _ = (state, req, head, who);
+    let _ = (state, req, who);
     Ok(())
 }
 
-/// [`check_scopes`] for a message not decoded yet: the HTTP+SSE transport's, and a batch (a
-/// JSON array, taken apart later by the connection), every request of which is checked: one
-/// call the token's scopes do not allow refuses the whole batch.
-pub(crate) fn check_scopes_text(
+/// [`check_scopes`] for every request of a decoded message or batch: one call the token's
+/// scopes do not allow refuses the whole batch.
+pub(crate) fn check_scopes_all(
     state: &Shared,
-    text: &str,
+    decoded: &Decoded<'_>,
     who: Option<&Principal>,
 ) -> Result<(), HttpResponse> {
-    #[cfg(feature = "auth")]
-    if state.config.auth.is_some() {
-        if text.trim_start().starts_with('[') {
-            if let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(text) {
-                for item in items {
-                    check_scopes_text(state, item.get(), who)?;
-                }
-            }
-            return Ok(());
-        }
-        if let Ok(envelope) = crate::server::envelope::decode(text)
-            && let jsonrpc::Incoming::Request(req) = &envelope.message
-        {
-            return check_scopes(state, req, envelope.head.as_ref(), who);
-        }
+    let one = |item: &Result<Envelope<'_>, _>| match item {
+        Ok(envelope) => envelope
+            .request()
+            .map_or(Ok(()), |req| check_scopes(state, req, who)),
+        Err(_) => Ok(()),
+    };
+    match decoded {
+        Decoded::One(item) => one(item),
+        Decoded::Batch(Ok(items)) => items.iter().try_for_each(one),
+        Decoded::Batch(Err(_)) => Ok(()),
     }
-    let _ = (state, text, who);
-    Ok(())
 }
 
 #[cfg(feature = "auth")]
@@ -96,8 +88,7 @@ mod enabled {
     use super::super::body::{self, HttpResponse};
     use super::super::state::Shared;
     use crate::auth::{Auth, Principal, TokenError};
-    use crate::protocol::jsonrpc;
-    use crate::server::envelope::Head;
+    use crate::server::params::Request;
 
     pub(super) fn metadata(
         state: &Shared,
@@ -251,77 +242,17 @@ mod enabled {
         Ok(Arc::new(principal))
     }
 
-    /// What a request uses, as `(lookup, name)` pairs for `Registry::scopes_for`: the tool,
-    /// prompt or resource it calls or reads, and also the prompt or template a completion is
-    /// for, the resource a subscription (or a listen's `resourceSubscriptions`) watches.
-    fn targets(req: &jsonrpc::Request<'_>, head: Option<&Head<'_>>) -> Vec<(&'static str, String)> {
-        use serde_json::Value;
-        let params = || {
-            req.params
-                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-                .unwrap_or(Value::Null)
-        };
-        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-        // The name from the head when the envelope read one, else from the params.
-        let named = |key: &str| {
-            head.and_then(|h| if key == "uri" { h.uri } else { h.name })
-                .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
-                .or_else(|| text(&params(), key))
-        };
-        match &*req.method {
-            "tools/call" => named("name")
-                .map(|n| ("tools/call", n))
-                .into_iter()
-                .collect(),
-            "prompts/get" => named("name")
-                .map(|n| ("prompts/get", n))
-                .into_iter()
-                .collect(),
-            "resources/read" | "resources/subscribe" => named("uri")
-                .map(|u| ("resources/read", u))
-                .into_iter()
-                .collect(),
-            "completion/complete" => {
-                let p = params();
-                let reference = p.get("ref").cloned().unwrap_or(Value::Null);
-                match reference.get("type").and_then(Value::as_str) {
-                    Some("ref/prompt") => text(&reference, "name")
-                        .map(|n| ("prompts/get", n))
-                        .into_iter()
-                        .collect(),
-                    Some("ref/resource") => text(&reference, "uri")
-                        .map(|u| ("template", u))
-                        .into_iter()
-                        .collect(),
-                    _ => Vec::new(),
-                }
-            }
-            "subscriptions/listen" => params()
-                .pointer("/notifications/resourceSubscriptions")
-                .and_then(Value::as_array)
-                .map(|uris| {
-                    uris.iter()
-                        .filter_map(Value::as_str)
-                        .map(|u| ("resources/read", u.to_owned()))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
-        }
-    }
-
     pub(super) fn check_scopes(
         state: &Shared,
         auth: &Auth,
-        req: &jsonrpc::Request<'_>,
-        head: Option<&Head<'_>>,
+        req: &Request,
         who: &Principal,
     ) -> Result<(), HttpResponse> {
         let inner = &state.server.inner;
         let mut scopes: Vec<&'static str> = Vec::new();
-        let mut name = String::new();
-        for (lookup, target) in targets(req, head) {
-            for s in inner.registry.scopes_for(&inner.changes, lookup, &target) {
+        let mut name = "";
+        for (lookup, target) in req.targets() {
+            for s in inner.registry.scopes_for(&inner.changes, lookup, target) {
                 if !scopes.contains(s) {
                     scopes.push(s);
                 }

@@ -15,7 +15,7 @@ use super::stream::spawn_stream;
 use crate::auth::Principal;
 use crate::protocol::McpError;
 use crate::server::connection::{Arrival, Step};
-use crate::server::dispatch::on_message_with;
+use crate::server::dispatch::on_decoded;
 
 pub(crate) fn open(
     state: &Arc<Shared>,
@@ -95,7 +95,9 @@ pub(crate) async fn post<B: RequestBody>(
         Ok(text) => text,
         Err(r) => return r,
     };
-    if let Err(refused) = super::auth::check_scopes_text(state, text, principal.as_deref()) {
+    // Decoded once: the scope checks read the value the connection runs.
+    let decoded = crate::server::envelope::decode_any(text);
+    if let Err(refused) = super::auth::check_scopes_all(state, &decoded, principal.as_deref()) {
         return refused;
     }
     // Responses go on the session's one stream without waiting: a client that stops reading
@@ -127,7 +129,7 @@ pub(crate) async fn post<B: RequestBody>(
         closer: None,
         principal,
     };
-    match on_message_with(&session.conn, text, arrival) {
+    match on_decoded(&session.conn, decoded, arrival) {
         Step::Reply(out) => respond(out.bytes),
         Step::Nothing => {}
         // The request holds its in-flight slot until `fut` completes, so these tasks are

@@ -22,12 +22,12 @@ use super::state::{
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
 use crate::auth::Principal;
-use crate::protocol::jsonrpc::{self, Incoming as Message};
+use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::request::Reply;
 use crate::server::connection::{Arrival, Connection, Step};
 use crate::server::dispatch;
-use crate::server::envelope::{self, Envelope};
+use crate::server::envelope::{self, Decoded, Envelope};
 
 /// Serves one request; `local_loopback` says whether it came in through a loopback address.
 pub(crate) async fn handle<B: RequestBody>(
@@ -199,16 +199,14 @@ async fn post<B: RequestBody>(
         Err(r) => return r,
     };
     let headers = &parts.headers;
-    // Decoded once: routing reads the envelope and `_meta`, and the dispatcher gets them.
-    let decoded = envelope::decode(text);
+    // Decoded once: routing, the header checks and the scope checks read the decoded value,
+    // and the dispatcher gets it.
+    let body = Body(envelope::decode_any(text));
     // Errors found here still name the request they answer.
-    let request_id = match &decoded {
-        Ok(Envelope {
-            message: Message::Request(req),
-            ..
-        }) => Some(req.id.clone()),
-        Err(e) => e.id.clone(),
-        _ => None,
+    let request_id = match &body.0 {
+        Decoded::One(Ok(envelope)) => envelope.request().map(|r| r.id.clone()),
+        Decoded::One(Err(e)) => e.id.clone(),
+        Decoded::Batch(_) => None,
     };
     let fail = |status: StatusCode, e: McpError| {
         body::json(status, jsonrpc::encode_error(request_id.as_ref(), &e))
@@ -216,13 +214,12 @@ async fn post<B: RequestBody>(
     if let Some(e) = repeated_header(headers) {
         return fail(StatusCode::BAD_REQUEST, e);
     }
-    // A request that is not JSON-RPC (-32700, -32600) is a bad request in either era
-    // (nothing runs). Invalid params go on to the session, whose errors travel in a 200;
-    // batches (an array) are taken apart by the connection, which words their errors.
-    if let Err(e) = &decoded
+    // A message that is not JSON-RPC (-32700, -32600) is a bad request in either era (nothing
+    // runs); batches (an array) are taken apart by the connection, which words their errors.
+    // (Params that do not fit their method decode as a request, refused by the dispatcher
+    // before anything reads them.)
+    if let Decoded::One(Err(e)) = &body.0
         && !e.notification
-        && e.error.code != ErrorCode::INVALID_PARAMS
-        && !text.trim_start().starts_with('[')
     {
         return fail(StatusCode::BAD_REQUEST, e.error.clone());
     }
@@ -230,24 +227,18 @@ async fn post<B: RequestBody>(
     // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
     let stateless_header =
         header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
-    let (body, undecodable) = match decoded {
-        Ok(envelope) => (Body::Decoded(envelope), None),
-        Err(e) => (Body::Raw(text), Some(e)),
-    };
-    if let Body::Decoded(envelope) = &body
-        && let Message::Request(req) = &envelope.message
+    if let Decoded::One(Ok(envelope)) = &body.0
+        && let Some(req) = envelope.request()
     {
         let with_meta = envelope.is_stateless();
         if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
-            let head = envelope.head.as_ref();
             if with_meta
-                && let Err(e) = check_stateless_headers(headers, req, head).and_then(|()| {
-                    check_param_headers(headers, req, head, &state.server.inner.registry)
-                })
+                && let Err(e) = check_stateless_headers(headers, req)
+                    .and_then(|()| check_param_headers(headers, req, &state.server.inner.registry))
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }
-            if let Err(refused) = auth::check_scopes(state, req, head, who) {
+            if let Err(refused) = auth::check_scopes(state, req, who) {
                 return refused;
             }
             let key = match owner(state, headers, who) {
@@ -294,28 +285,20 @@ async fn post<B: RequestBody>(
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
-        let scoped = match &body {
-            Body::Decoded(envelope) => match &envelope.message {
-                Message::Request(req) => {
-                    auth::check_scopes(state, req, envelope.head.as_ref(), who)
-                }
-                _ => Ok(()),
-            },
-            // A batch: each of its requests is checked.
-            Body::Raw(text) => auth::check_scopes_text(state, text, who),
-        };
-        if let Err(refused) = scoped {
+        // A batch: each of its requests is checked.
+        if let Err(refused) = auth::check_scopes_all(state, &body.0, who) {
             return refused;
         }
         return in_session(state, &session, body, headers, principal).await;
     }
-    match (body, undecodable) {
-        (Body::Decoded(envelope), _) if matches!(&envelope.message, Message::Request(req) if req.method == "initialize") => {
-            initialize(state, Body::Decoded(envelope), headers, principal).await
-        }
-        (_, Some(e)) if !e.notification => fail(StatusCode::BAD_REQUEST, e.error),
-        _ => fail(StatusCode::BAD_REQUEST, no_session()),
+    let initializing = matches!(
+        &body.0,
+        Decoded::One(Ok(envelope)) if envelope.request().is_some_and(|r| r.method == "initialize")
+    );
+    if initializing {
+        return initialize(state, body, headers, principal).await;
     }
+    fail(StatusCode::BAD_REQUEST, no_session())
 }
 
 /// A session that could not be looked up: 503 with `Retry-After`, never 404 (which tells
@@ -348,14 +331,8 @@ fn no_session() -> McpError {
     )
 }
 
-/// A POST body on its way to a connection: decoded here when it is one message, raw when it
-/// is a batch or does not decode (the connection takes batches apart and words the errors).
-// It lives on the stack for one POST: boxing the envelope would cost an allocation per request.
-#[allow(clippy::large_enum_variant)]
-enum Body<'a> {
-    Decoded(Envelope<'a>),
-    Raw(&'a str),
-}
+/// A POST body on its way to a connection: a message or a batch, decoded once.
+struct Body<'a>(Decoded<'a>);
 
 /// The session-era methods that change what a session's stored record holds.
 const RECORDED: [&str; 3] = [
@@ -365,22 +342,23 @@ const RECORDED: [&str; 3] = [
 ];
 
 impl Body<'_> {
-    /// Whether running it may change the session's record (a batch is looked at as text).
+    /// Whether running it may change the session's record.
     fn changes_record(&self) -> bool {
-        match self {
-            Body::Decoded(envelope) => matches!(
-                &envelope.message,
-                Message::Request(req) if RECORDED.contains(&&*req.method)
-            ),
-            Body::Raw(text) => RECORDED.iter().any(|m| text.contains(m)),
+        let recorded = |item: &Result<Envelope<'_>, _>| {
+            item.as_ref()
+                .ok()
+                .and_then(Envelope::request)
+                .is_some_and(|req| RECORDED.contains(&&*req.method))
+        };
+        match &self.0 {
+            Decoded::One(item) => recorded(item),
+            Decoded::Batch(Ok(items)) => items.iter().any(recorded),
+            Decoded::Batch(Err(_)) => false,
         }
     }
 
     fn run(self, conn: &Arc<Connection>, arrival: Arrival) -> Step {
-        match self {
-            Body::Decoded(envelope) => dispatch::on_envelope(conn, envelope, arrival),
-            Body::Raw(text) => dispatch::on_message_with(conn, text, arrival),
-        }
+        dispatch::on_decoded(conn, self.0, arrival)
     }
 }
 

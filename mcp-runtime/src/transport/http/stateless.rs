@@ -2,14 +2,13 @@
 //! the HTTP status of each kind of error.
 
 use http::{HeaderMap, StatusCode};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::state::header;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, McpError};
 use crate::request::{Reply, ReplyKind};
-use crate::server::envelope::Head;
+use crate::server::params::{Body, Request};
 
 /// The HTTP status of a 2026-07-28 response, from its kind (the spec's mapping).
 pub(crate) fn stateless_status(reply: &Reply) -> StatusCode {
@@ -47,11 +46,7 @@ fn header_value(raw: &str) -> Option<String> {
 
 /// 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` must be present and agree
 /// with the body (-32020 otherwise).
-pub(crate) fn check_stateless_headers(
-    headers: &HeaderMap,
-    req: &jsonrpc::Request<'_>,
-    head: Option<&Head<'_>>,
-) -> Result<(), McpError> {
+pub(crate) fn check_stateless_headers(headers: &HeaderMap, req: &Request) -> Result<(), McpError> {
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
     let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
         // Only `Mcp-Name` (and `Mcp-Param-*`) may carry the `=?base64?…?=` form.
@@ -68,8 +63,10 @@ pub(crate) fn check_stateless_headers(
             (_, None) => Ok(()),
         }
     };
-    let version = head
-        .and_then(|h| h.meta.as_ref())
+    let version = req
+        .params
+        .meta
+        .as_ref()
         .and_then(|m| m.protocol_version.as_ref());
     let version = match version {
         None => None,
@@ -82,20 +79,15 @@ pub(crate) fn check_stateless_headers(
     };
     check("mcp-protocol-version", version)?;
     check("mcp-method", Some(&req.method))?;
-    let named = head.and_then(|h| match &*req.method {
-        "tools/call" | "prompts/get" => h.name,
-        "resources/read" => h.uri,
-        "tasks/get" | "tasks/update" | "tasks/cancel" => h.task_id,
+    // The decoded request's own members: a body whose `name` is not a string never gets
+    // here (its params are invalid, and refused first).
+    let name = match &*req.method {
+        "tools/call" | "prompts/get" => req.params.name(),
+        "resources/read" => req.params.uri(),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => req.params.task_id(),
         _ => None,
-    });
-    // Any JSON: a body whose `name` is not a string must still have its headers checked (the
-    // dispatcher then reports the bad `name` itself). A string compares decoded; anything else
-    // as its JSON text, so a value serde_json will not read (`1e400`) cannot skip the check.
-    let name = named.map(|raw| {
-        serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get())
-            .map_or_else(|_| raw.get().to_owned(), |s| s.into_owned())
-    });
-    check("mcp-name", name.as_deref())
+    };
+    check("mcp-name", name)
 }
 
 /// 2026-07-28 `tools/call`: each argument the tool mirrors into a header (`x-mcp-header`) must
@@ -103,33 +95,29 @@ pub(crate) fn check_stateless_headers(
 /// header for an argument that is absent is a mismatch as well.
 pub(crate) fn check_param_headers(
     headers: &HeaderMap,
-    req: &jsonrpc::Request<'_>,
-    head: Option<&Head<'_>>,
+    req: &Request,
     registry: &crate::registry::Registry,
 ) -> Result<(), McpError> {
-    if req.method != "tools/call" {
+    let Body::CallTool(params) = &req.params.body else {
         return Ok(());
-    }
-    let Some(name) = head
-        .and_then(|h| h.name)
-        .and_then(|raw| serde_json::from_str::<std::borrow::Cow<'_, str>>(raw.get()).ok())
+    };
+    let Some(tool) = registry
+        .tool(&params.name)
+        .filter(|t| !t.header_params.is_empty())
     else {
-        return Ok(()); // a bad body is the dispatcher's to report
-    };
-    let Some(tool) = registry.tool(&name).filter(|t| !t.header_params.is_empty()) else {
         return Ok(());
     };
-    // Only a tool that mirrors arguments into headers pays for reading its arguments here.
-    #[derive(Deserialize)]
-    struct Params {
-        arguments: Option<Value>,
-    }
-    // Arguments that do not read as values are refused here: read as absent, they would pass
-    // this check while the tool's own argument parsing (which skips members it does not know)
-    // could still accept them.
-    let arguments = match req.params.map(|p| serde_json::from_str::<Params>(p.get())) {
+    // Only a tool that mirrors arguments into headers pays for reading its arguments as
+    // values here. Arguments that do not read as values are refused: read as absent, they
+    // would pass this check while the tool's own argument parsing (which skips members it
+    // does not know) could still accept them.
+    let arguments = match params
+        .arguments
+        .as_ref()
+        .map(|a| serde_json::from_str::<Value>(a.get()))
+    {
         None => None,
-        Some(Ok(p)) => p.arguments,
+        Some(Ok(arguments)) => Some(arguments),
         Some(Err(e)) => {
             return Err(McpError::invalid_params(format!(
                 "Invalid params: {} (the arguments are checked against Mcp-Param-* headers)",

@@ -1,0 +1,697 @@
+//! A request's params, decoded once and by method: each method's members typed as its handler
+//! needs them, and `_meta` read in the same pass. Everything that looks at a request after the
+//! envelope (era resolution, the 2026-07-28 header checks, scope checks, tracing, middleware,
+//! the dispatcher and the handlers) reads this value; none of them parses the params text
+//! again. A check and the action it guards therefore see the same name, URI or task id: a
+//! second parser over the same bytes, accepting what the first refused, is how a scoped tool
+//! once ran for a token without its scope.
+
+use std::collections::HashMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::protocol::jsonrpc::strip_position;
+use crate::protocol::{McpError, RequestId};
+
+/// One decoded request: its id, method and params.
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) params: Params,
+}
+
+/// The params of one request.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Params {
+    /// `_meta`, when the params carry one (boxed: most session-era requests have none).
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    /// The method's own members.
+    pub(crate) body: Body,
+}
+
+/// The `_meta` members of a request that the runtime reads.
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+pub(crate) struct RequestMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) protocol_version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client_capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client_info: Option<Value>,
+    #[serde(rename = "progressToken")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) progress_token: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) log_level: Option<String>,
+    /// W3C trace context (the spec reserves these `_meta` keys for it): any JSON, so that a
+    /// malformed one is ignored rather than failing the request.
+    #[cfg(feature = "opentelemetry")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) traceparent: Option<Value>,
+    #[cfg(feature = "opentelemetry")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tracestate: Option<Value>,
+}
+
+impl RequestMeta {
+    /// Whether it names a protocol version: the mark of a stateless-era (2026-07-28) request.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.protocol_version.is_some()
+    }
+}
+
+/// Each method's members. Unknown members are skipped; a member of the wrong type, a missing
+/// required one, or a repeated one makes the params [`Body::Invalid`].
+#[derive(Clone, Debug, Default)]
+pub(crate) enum Body {
+    /// No params, or a method whose params the runtime does not read (`ping`,
+    /// `server/discover`, an unknown method).
+    #[default]
+    None,
+    /// Params that do not fit the method: the request is answered with this error, before
+    /// any check and any handler.
+    Invalid(McpError),
+    /// `initialize`.
+    Initialize(InitializeParams),
+    /// `logging/setLevel`.
+    SetLevel(SetLevelParams),
+    /// The list methods (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`, `skills/list`, `tasks/list`).
+    List(ListParams),
+    /// `tools/call`.
+    CallTool(CallToolParams),
+    /// `prompts/get`.
+    GetPrompt(GetPromptParams),
+    /// `resources/read`, `resources/subscribe`, `resources/unsubscribe`, `skills/get`.
+    Uri(UriParams),
+    /// `resources/directory/read`.
+    Directory(DirectoryParams),
+    /// `completion/complete`.
+    Complete(CompleteParams),
+    /// `subscriptions/listen`.
+    Listen(ListenParams),
+    /// `tasks/get`, `tasks/cancel`, `tasks/result`.
+    Task(TaskParams),
+    /// `tasks/update`.
+    UpdateTask(UpdateTaskParams),
+}
+
+/// `initialize`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InitializeParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) protocol_version: String,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) capabilities: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client_info: Option<Value>,
+}
+
+/// `logging/setLevel`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct SetLevelParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) level: String,
+}
+
+/// A list method's page.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct ListParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+}
+
+/// `tools/call`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct CallToolParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) name: String,
+    /// Kept as JSON text: the tool's generated adapter reads it into its own arguments type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) arguments: Option<Box<RawValue>>,
+    /// 2025-11-25: the client asks for a task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<Value>,
+    #[serde(rename = "inputResponses")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input_responses: Option<Value>,
+    #[serde(rename = "requestState")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) request_state: Option<Value>,
+}
+
+/// `prompts/get`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct GetPromptParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) name: String,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) arguments: Option<HashMap<String, Value>>,
+    #[serde(rename = "inputResponses")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input_responses: Option<Value>,
+    #[serde(rename = "requestState")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) request_state: Option<Value>,
+}
+
+/// The methods that name one resource.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct UriParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) uri: String,
+    #[serde(rename = "inputResponses")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) input_responses: Option<Value>,
+    #[serde(rename = "requestState")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) request_state: Option<Value>,
+}
+
+/// `resources/directory/read`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct DirectoryParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+}
+
+/// `completion/complete`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct CompleteParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    #[serde(rename = "ref")]
+    pub(crate) reference: Reference,
+    pub(crate) argument: CompleteArgument,
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) context: Option<CompletionContext>,
+}
+
+/// What a completion is for.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(tag = "type")]
+pub(crate) enum Reference {
+    /// A prompt's argument.
+    #[serde(rename = "ref/prompt")]
+    Prompt { name: String },
+    /// A resource template's variable.
+    #[serde(rename = "ref/resource")]
+    Resource { uri: String },
+}
+
+/// The argument being completed.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct CompleteArgument {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+/// The values already given for the other arguments.
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+pub(crate) struct CompletionContext {
+    #[serde(default)]
+    pub(crate) arguments: HashMap<String, String>,
+}
+
+/// `subscriptions/listen`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct ListenParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    pub(crate) notifications: ListenFilter,
+}
+
+/// What a `subscriptions/listen` asks for (and, acknowledged, what it gets).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListenFilter {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) tools_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) prompts_list_changed: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) resources_list_changed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) resource_subscriptions: Option<Vec<String>>,
+    /// Tasks extension: the tasks whose status changes the stream carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task_ids: Option<Vec<String>>,
+}
+
+/// `tasks/get`, `tasks/cancel`, `tasks/result`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct TaskParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    #[serde(rename = "taskId")]
+    pub(crate) task_id: String,
+}
+
+/// `tasks/update`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct UpdateTaskParams {
+    #[serde(rename = "_meta")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<Box<RequestMeta>>,
+    #[serde(rename = "taskId")]
+    pub(crate) task_id: String,
+    #[serde(rename = "inputResponses", default)]
+    pub(crate) input_responses: Map<String, Value>,
+}
+
+/// Decodes `params` (the raw member, or `None` when absent) of a request for `method`.
+///
+/// `Err` is what serde_json cannot read at all (a number out of range, nesting past its depth
+/// limit, invalid text): the whole message is a parse error. Params that read but do not fit
+/// the method come back as [`Body::Invalid`], with `_meta` unread: such a request is refused
+/// before anything else looks at it.
+pub(crate) fn decode(method: &str, params: Option<&str>) -> Result<Params, serde_json::Error> {
+    match Kind::of(method) {
+        Kind::Ignored => ignored(method, params),
+        Kind::Initialize => typed(method, params, false, Body::Initialize),
+        Kind::SetLevel => typed(method, params, false, Body::SetLevel),
+        Kind::List => typed(method, params, true, Body::List),
+        Kind::CallTool => typed(method, params, false, Body::CallTool),
+        Kind::GetPrompt => typed(method, params, false, Body::GetPrompt),
+        Kind::Uri => typed(method, params, false, Body::Uri),
+        Kind::Directory => typed(method, params, false, Body::Directory),
+        Kind::Complete => typed(method, params, false, Body::Complete),
+        Kind::Listen => typed(method, params, false, Body::Listen),
+        Kind::Task => typed(method, params, false, Body::Task),
+        Kind::UpdateTask => typed(method, params, false, Body::UpdateTask),
+    }
+}
+
+/// Which params a method has.
+#[derive(Clone, Copy)]
+enum Kind {
+    Ignored,
+    Initialize,
+    SetLevel,
+    List,
+    CallTool,
+    GetPrompt,
+    Uri,
+    Directory,
+    Complete,
+    Listen,
+    Task,
+    UpdateTask,
+}
+
+impl Kind {
+    fn of(method: &str) -> Kind {
+        match method {
+            "initialize" => Kind::Initialize,
+            "logging/setLevel" => Kind::SetLevel,
+            "tools/list"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/templates/list"
+            | "skills/list"
+            | "tasks/list" => Kind::List,
+            "tools/call" => Kind::CallTool,
+            "prompts/get" => Kind::GetPrompt,
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" | "skills/get" => {
+                Kind::Uri
+            }
+            "resources/directory/read" => Kind::Directory,
+            "completion/complete" => Kind::Complete,
+            "subscriptions/listen" => Kind::Listen,
+            "tasks/get" | "tasks/cancel" | "tasks/result" => Kind::Task,
+            "tasks/update" => Kind::UpdateTask,
+            _ => Kind::Ignored,
+        }
+    }
+}
+
+/// A method's params struct, which reads `_meta` with its own members (one pass; no
+/// `#[serde(flatten)]`, which would buffer every member through another parser).
+trait Method: DeserializeOwned {
+    fn take_meta(&mut self) -> Option<Box<RequestMeta>>;
+}
+
+macro_rules! methods {
+    ($($t:ty),*) => {$(
+        impl Method for $t {
+            fn take_meta(&mut self) -> Option<Box<RequestMeta>> {
+                self.meta.take()
+            }
+        }
+    )*};
+}
+
+methods!(
+    InitializeParams,
+    SetLevelParams,
+    ListParams,
+    CallToolParams,
+    GetPromptParams,
+    UriParams,
+    DirectoryParams,
+    CompleteParams,
+    ListenParams,
+    TaskParams,
+    UpdateTaskParams
+);
+
+/// Params of a method whose members nobody reads: only `_meta` (array params have none).
+fn ignored(method: &str, params: Option<&str>) -> Result<Params, serde_json::Error> {
+    let Some(text) = params.filter(|t| is_object(t)) else {
+        return Ok(Params::default());
+    };
+    match serde_json::from_str::<MetaOnly>(text) {
+        Ok(p) => Ok(Params {
+            meta: p.meta,
+            body: Body::None,
+        }),
+        Err(e) if unreadable(&e) => Err(e),
+        Err(e) => Ok(invalid(method, &e, None)),
+    }
+}
+
+/// `_meta` alone.
+#[derive(Deserialize)]
+struct MetaOnly {
+    #[serde(rename = "_meta")]
+    meta: Option<Box<RequestMeta>>,
+}
+
+fn typed<T: Method>(
+    method: &str,
+    params: Option<&str>,
+    optional: bool,
+    wrap: fn(T) -> Body,
+) -> Result<Params, serde_json::Error> {
+    let text = match params {
+        None if optional => return Ok(Params::default()),
+        None => "{}",
+        Some(text) => text,
+    };
+    // MCP params are objects; serde would read a struct from an array by position.
+    if !is_object(text) {
+        return Ok(Params {
+            meta: None,
+            body: Body::Invalid(McpError::invalid_params(format!(
+                "Invalid params for {method}: params must be an object"
+            ))),
+        });
+    }
+    match serde_json::from_str::<T>(text) {
+        Ok(mut p) => Ok(Params {
+            meta: p.take_meta(),
+            body: wrap(p),
+        }),
+        Err(e) if unreadable(&e) => Err(e),
+        Err(e) => Ok(invalid(method, &e, Some(text))),
+    }
+}
+
+fn is_object(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// What serde_json cannot read at all, as opposed to a value of the wrong shape.
+fn unreadable(e: &serde_json::Error) -> bool {
+    e.is_syntax() || e.is_eof()
+}
+
+/// Params that do not fit `method`. Their `_meta` (when it reads alone) is kept to decide the
+/// era the refusal is worded for; nothing else reads them.
+fn invalid(method: &str, e: &serde_json::Error, text: Option<&str>) -> Params {
+    let meta = text
+        .and_then(|t| serde_json::from_str::<MetaOnly>(t).ok())
+        .and_then(|m| m.meta);
+    Params {
+        meta,
+        body: Body::Invalid(McpError::invalid_params(format!(
+            "Invalid params for {method}: {}",
+            strip_position(e)
+        ))),
+    }
+}
+
+impl Request {
+    /// What the request uses, as `(lookup, name)` pairs for `Registry::scopes_for`: the tool,
+    /// prompt or resource it calls or reads, and also the prompt or template a completion is
+    /// for, and the resources a subscription (or a listen's `resourceSubscriptions`) watches.
+    /// The scope checks read it, and the dispatcher acts on the same members.
+    pub(crate) fn targets(&self) -> Vec<(&'static str, &str)> {
+        match (&*self.method, &self.params.body) {
+            ("tools/call", Body::CallTool(p)) => vec![("tools/call", &p.name)],
+            ("prompts/get", Body::GetPrompt(p)) => vec![("prompts/get", &p.name)],
+            ("resources/read" | "resources/subscribe", Body::Uri(p)) => {
+                vec![("resources/read", &p.uri)]
+            }
+            ("completion/complete", Body::Complete(p)) => match &p.reference {
+                Reference::Prompt { name } => vec![("prompts/get", name)],
+                Reference::Resource { uri } => vec![("template", uri)],
+            },
+            ("subscriptions/listen", Body::Listen(p)) => p
+                .notifications
+                .resource_subscriptions
+                .iter()
+                .flatten()
+                .map(|uri| ("resources/read", uri.as_str()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Everything that names what the request acts on: its [`targets`](Request::targets),
+    /// URI and task id.
+    pub(crate) fn names(&self) -> (Vec<(&'static str, &str)>, Option<&str>, Option<&str>) {
+        (self.targets(), self.params.uri(), self.params.task_id())
+    }
+}
+
+impl Params {
+    /// The params as JSON, as the server read them: the method's members and the `_meta`
+    /// members the runtime reads (`null` for no params).
+    pub(crate) fn to_json(&self) -> Value {
+        let body = match &self.body {
+            Body::None | Body::Invalid(_) => Ok(Value::Object(Map::new())),
+            Body::Initialize(p) => serde_json::to_value(p),
+            Body::SetLevel(p) => serde_json::to_value(p),
+            Body::List(p) => serde_json::to_value(p),
+            Body::CallTool(p) => serde_json::to_value(p),
+            Body::GetPrompt(p) => serde_json::to_value(p),
+            Body::Uri(p) => serde_json::to_value(p),
+            Body::Directory(p) => serde_json::to_value(p),
+            Body::Complete(p) => serde_json::to_value(p),
+            Body::Listen(p) => serde_json::to_value(p),
+            Body::Task(p) => serde_json::to_value(p),
+            Body::UpdateTask(p) => serde_json::to_value(p),
+        };
+        let mut body = match body {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        if let Some(meta) = &self.meta {
+            body.insert(
+                "_meta".into(),
+                serde_json::to_value(meta).unwrap_or(Value::Null),
+            );
+        }
+        if body.is_empty() && matches!(self.body, Body::None) {
+            return Value::Null;
+        }
+        Value::Object(body)
+    }
+
+    /// Whether `_meta` names a protocol version: a stateless-era (2026-07-28) request.
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.meta.as_deref().is_some_and(RequestMeta::is_stateless)
+    }
+
+    /// The tool or prompt a `tools/call` or `prompts/get` names.
+    pub(crate) fn name(&self) -> Option<&str> {
+        match &self.body {
+            Body::CallTool(p) => Some(&p.name),
+            Body::GetPrompt(p) => Some(&p.name),
+            _ => None,
+        }
+    }
+
+    /// The resource a `resources/read`, `resources/subscribe`, `resources/unsubscribe`,
+    /// `skills/get` or `resources/directory/read` names.
+    pub(crate) fn uri(&self) -> Option<&str> {
+        match &self.body {
+            Body::Uri(p) => Some(&p.uri),
+            Body::Directory(p) => Some(&p.uri),
+            _ => None,
+        }
+    }
+
+    /// The task a `tasks/*` request names.
+    pub(crate) fn task_id(&self) -> Option<&str> {
+        match &self.body {
+            Body::Task(p) => Some(&p.task_id),
+            Body::UpdateTask(p) => Some(&p.task_id),
+            _ => None,
+        }
+    }
+
+    /// What a retry of a 2026-07-28 request that may ask the client carries:
+    /// `(inputResponses, requestState)`.
+    pub(crate) fn round(&self) -> (Option<&Value>, Option<&Value>) {
+        match &self.body {
+            Body::CallTool(p) => (p.input_responses.as_ref(), p.request_state.as_ref()),
+            Body::GetPrompt(p) => (p.input_responses.as_ref(), p.request_state.as_ref()),
+            Body::Uri(p) => (p.input_responses.as_ref(), p.request_state.as_ref()),
+            _ => (None, None),
+        }
+    }
+
+    /// The members a 2026-07-28 `requestState` is bound to, as JSON text: what the handler
+    /// acts on (the name or URI, arguments, task), never `_meta`, `inputResponses` or
+    /// `requestState`. Built without parsing anything (the binding reads it only when a
+    /// round needs its digest); `None` for the methods that have no rounds.
+    pub(crate) fn bound(&self) -> Option<String> {
+        let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
+        match &self.body {
+            Body::CallTool(p) => {
+                let mut out = format!("{{\"name\":{}", text(&p.name));
+                if let Some(arguments) = &p.arguments {
+                    out.push_str(",\"arguments\":");
+                    out.push_str(arguments.get());
+                }
+                if let Some(task) = &p.task {
+                    out.push_str(",\"task\":");
+                    out.push_str(&task.to_string());
+                }
+                out.push('}');
+                Some(out)
+            }
+            Body::GetPrompt(p) => {
+                let mut out = format!("{{\"name\":{}", text(&p.name));
+                if let Some(arguments) = &p.arguments {
+                    out.push_str(",\"arguments\":");
+                    out.push_str(&serde_json::to_string(arguments).expect("values serialize"));
+                }
+                out.push('}');
+                Some(out)
+            }
+            Body::Uri(p) => Some(format!("{{\"uri\":{}}}", text(&p.uri))),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_method_reads_its_own_members() {
+        let p = decode(
+            "tools/call",
+            Some(r#"{"name":"add","arguments":{"a":1},"x":1e400}"#),
+        );
+        // An unknown member is skipped unread, whatever it holds.
+        let p = p.expect("1e400 in an unknown member is skipped");
+        assert_eq!(p.name(), Some("add"));
+        let p = decode("prompts/get", Some(r#"{"name":"p","arguments":{"a":"b"}}"#)).unwrap();
+        assert_eq!(p.name(), Some("p"));
+        let p = decode("resources/subscribe", Some(r#"{"uri":"x://y"}"#)).unwrap();
+        assert_eq!(p.uri(), Some("x://y"));
+        let p = decode("tasks/get", Some(r#"{"taskId":"t"}"#)).unwrap();
+        assert_eq!(p.task_id(), Some("t"));
+        let p = decode("tools/list", None).unwrap();
+        assert!(matches!(p.body, Body::None));
+    }
+
+    #[test]
+    fn params_that_do_not_fit_are_invalid_and_keep_no_target() {
+        for (method, params) in [
+            ("tools/call", r#"{"name":5}"#),
+            ("tools/call", r#"{"arguments":{}}"#),
+            ("tools/call", r#"{"name":"a","name":"b"}"#),
+            ("tools/call", r#"["add",{}]"#),
+            (
+                "prompts/get",
+                r#"{"name":"p","arguments":{"a":"b"},"arguments":{}}"#,
+            ),
+            ("completion/complete", r#"{"ref":{"type":"ref/prompt"}}"#),
+            ("subscriptions/listen", r#"{"notifications":5}"#),
+        ] {
+            let p = decode(method, Some(params)).expect(params);
+            assert!(matches!(p.body, Body::Invalid(_)), "{method} {params}");
+            assert_eq!(p.name(), None);
+        }
+    }
+
+    #[test]
+    fn what_serde_json_cannot_read_is_a_parse_error() {
+        let deep = format!(
+            r#"{{"name":"a","arguments":{{"x":{}1{}}}}}"#,
+            "[".repeat(300),
+            "]".repeat(300)
+        );
+        for (method, params) in [
+            ("tools/call", r#"{"name":"a","task":1e400}"#.to_owned()),
+            (
+                "prompts/get",
+                r#"{"name":"a","arguments":{"x":1e400}}"#.to_owned(),
+            ),
+            (
+                "tools/call",
+                r#"{"_meta":{"progressToken":1e400},"name":"a"}"#.to_owned(),
+            ),
+            ("tools/call", deep.replace("arguments", "task")),
+        ] {
+            let e = decode(method, Some(&params)).err();
+            assert!(e.is_some_and(|e| unreadable(&e)), "{method} {params}");
+        }
+    }
+
+    #[test]
+    fn meta_is_read_with_the_members() {
+        let p = decode(
+            "tools/call",
+            Some(
+                r#"{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#,
+            ),
+        )
+        .unwrap();
+        assert!(p.is_stateless());
+        let p = decode(
+            "ping",
+            Some(r#"{"_m\u0065ta":{"io.modelcontextprotocol/protocolVersion":"x"}}"#),
+        )
+        .unwrap();
+        assert!(p.is_stateless());
+    }
+}
