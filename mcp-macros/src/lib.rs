@@ -3,6 +3,7 @@
 //! runtime, not this crate.
 
 mod attr;
+mod errors;
 mod expand;
 mod fallback;
 mod model;
