@@ -47,8 +47,8 @@ fn ui() {
         let _ = writeln!(
             std::io::stderr(),
             "SKIPPED the UI fail cases (tests/ui/fail): their .stderr snapshots were made with \
-             rustc {SNAPSHOT_RUSTC} and this is rustc {release}, whose words may differ; the pass \
-             cases ran. To move the snapshots to this compiler, set SNAPSHOT_RUSTC in \
+             rustc {SNAPSHOT_RUSTC} and this is rustc {release}, whose words may differ (the pass \
+             cases still run). To move the snapshots to this compiler, set SNAPSHOT_RUSTC in \
              mcp-macros/tests/ui.rs and regenerate them with TRYBUILD=overwrite."
         );
     }
