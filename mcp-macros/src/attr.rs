@@ -6,7 +6,7 @@ use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
 use syn::{Attribute, Expr, Ident, Lit, LitBool, LitFloat, LitInt, LitStr, Path, Token};
 
-use crate::valid::Errors;
+use crate::errors::Errors;
 
 /// `#[arg(default)]` or `#[arg(default = expr)]`, with its path for error spans.
 pub(crate) struct ArgDefault {

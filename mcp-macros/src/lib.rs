@@ -3,6 +3,7 @@
 //! runtime, not this crate.
 
 mod attr;
+mod errors;
 mod expand;
 mod fallback;
 mod model;
@@ -48,8 +49,9 @@ use proc_macro::TokenStream;
 /// `#[serde(…)]` / `#[schemars(…)]` field attribute.
 ///
 /// Injected parameters are supplied by the server, not the client, and are left out of the
-/// schema: `Context` and `State<T>` (or `&` of either) need nothing; any other type that
-/// implements `FromContext` is marked `#[inject]` (aliases of the built-ins too). An `Err` from
+/// schema: `Context`, `State<T>` and `Principal` (or `&` of one), written by those names, need
+/// nothing; any other type that implements `FromContext` is marked `#[inject]`, and so is an
+/// alias of a built-in (`type Ctx = Context;`), which the macro cannot see through. An `Err` from
 /// `FromContext::from_context` rejects the request with that error. The same rules hold for
 /// `#[resource]` and `#[prompt]`.
 ///

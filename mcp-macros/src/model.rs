@@ -5,7 +5,7 @@
 use syn::{Attribute, FnArg, Ident, ItemFn, Pat, Receiver, ReturnType, Type};
 
 use crate::attr::{ParamAttrs, doc_text, is_param_attr};
-use crate::valid::Errors;
+use crate::errors::Errors;
 
 /// What a parameter is.
 pub(crate) enum ParamKind<'a> {

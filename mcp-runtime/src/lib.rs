@@ -254,11 +254,14 @@ pub mod __private {
         }
     }
 
-    /// A bound that names the problem when a parameter is neither injected nor an argument.
+    /// A bound that names the problem when a parameter the macro takes as an argument cannot be
+    /// one. The words hold for every type that reaches it: an injected type written through an
+    /// alias (`type Ctx = Context;`) reaches it too, since the macro only sees the alias's name.
     #[diagnostic::on_unimplemented(
-        message = "`{Self}` is neither an injected type nor `Deserialize + JsonSchema`",
-        label = "this parameter's type cannot be a tool argument",
-        note = "derive `serde::Deserialize` and `schemars::JsonSchema` for it to take it from the client; or, if the server supplies it, implement `FromContext` for it and mark the parameter `#[inject]`"
+        message = "`{Self}` cannot be a tool argument: it is not `Deserialize + JsonSchema`",
+        label = "a parameter without `#[inject]` is an argument the client sends",
+        note = "if the client sends it, derive `serde::Deserialize` and `schemars::JsonSchema` for it",
+        note = "if the server supplies it, mark the parameter `#[inject]`: only `Context`, `State<T>` and `Principal` are injected without the marker, and only when written by those names (not through an alias such as `type Ctx = Context;`)"
     )]
     pub trait ToolArgument {}
     // Not recommended: one error naming `ToolArgument` rather than one per missing trait.

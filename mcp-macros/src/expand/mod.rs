@@ -11,9 +11,10 @@ use quote::quote;
 use syn::ItemFn;
 use syn::parse::ParseStream;
 
+use crate::errors::Errors;
 use crate::fallback;
 use crate::model::{FnModel, strip_param_attrs};
-use crate::valid::{self, Errors, Macro};
+use crate::valid::{self, Macro};
 
 /// One macro's steps.
 struct Steps<A> {
