@@ -21,6 +21,8 @@
 //! after opening 1,000 sessions). With authorization it runs the real authorization server of
 //! tests/auth (oidc-provider, installed by tests/auth/setup.sh) for one client-credentials token,
 //! and compares `mcp+jwt` with `mcp` (skipped, with a message, when Node or npm is missing).
+//! `BENCH_ERA=2026-07-28` drives 2026-07-28 calls instead (no `initialize`; `_meta` and the
+//! `Mcp-*` headers on every request).
 
 mod common;
 
@@ -247,6 +249,9 @@ impl Conn {
             req.push_str(s);
             req.push_str("\r\n");
         }
+        if stateless() {
+            req.push_str(STATELESS_HEADERS);
+        }
         req.push_str("\r\n");
         req.push_str(body);
         self.stream
@@ -297,6 +302,28 @@ impl Stats {
     }
 }
 
+/// `BENCH_ERA=2026-07-28`: the driver sends 2026-07-28 requests (no session, `_meta` and
+/// the `Mcp-*` headers on every call) instead of session-era ones.
+fn stateless() -> bool {
+    std::env::var("BENCH_ERA").as_deref() == Ok("2026-07-28")
+}
+
+const STATELESS_HEADERS: &str =
+    "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\n";
+
+/// One `tools/call add {a:2,b:3}` in the era the bench drives.
+fn call_body(id: u64) -> String {
+    if stateless() {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}},"name":"add","arguments":{{"a":2,"b":3}}}}}}"#
+        )
+    } else {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}}}}}}"#
+        )
+    }
+}
+
 fn load(
     server: &Server,
     token: Option<Arc<str>>,
@@ -313,12 +340,14 @@ fn load(
             thread::spawn(move || {
                 let mut conn = Conn::open(port);
                 conn.token = token;
-                conn.initialize();
+                if !stateless() {
+                    conn.initialize();
+                }
                 let mut latencies = Vec::new();
                 let mut mismatches = 0;
                 let mut id = 1u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":2,"b":3}}}}}}"#);
+                    let body = call_body(id);
                     id += 1;
                     let start = Instant::now();
                     let response = conn.post(&body);
@@ -402,6 +431,9 @@ fn secs(name: &str, default: f64) -> Duration {
 fn drive() {
     let (warmup, measure) = (secs("BENCH_WARMUP_SECS", 0.5), secs("BENCH_SECS", 3.0));
     println!("http transport benchmark: {measure:?} per configuration after {warmup:?} of warm-up");
+    if stateless() {
+        println!("era: 2026-07-28 (BENCH_ERA), no sessions: `_meta` and Mcp-* headers on every call");
+    }
     println!(
         "{:<7} {:>8} {:>10} {:>12} {:>8} {:>8} {:>9}",
         "server", "sessions", "calls/s", "cpu_us/call", "p50_us", "p99_us", "mismatch"
