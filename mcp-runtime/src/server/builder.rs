@@ -1,5 +1,6 @@
 //! [`ServerBuilder`]: identity, tool selection and limits.
 
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -385,6 +386,34 @@ impl ServerBuilder {
         self
     }
 
+    /// Applies what the environment configures of a server, over what the code set:
+    /// `MCP_REQUEST_STATE_KEYS` (comma-separated hex keys, each at least 64 hex digits; the
+    /// first seals 2026-07-28 `requestState`, all open it: see
+    /// [`request_state_keys`](Self::request_state_keys)) and `MCP_REQUEST_STATE_AUDIENCE` (the
+    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)).
+    ///
+    /// `run!()` calls this; a program with its own `main` calls it before
+    /// [`build`](Self::build):
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = mcp_runtime::Server::builder().with_env()?.build()?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A variable that is set but unusable (not hex, too short a key, empty), with a message
+    /// that names the variable and never echoes a key.
+    pub fn with_env(self) -> std::io::Result<Self> {
+        request_state_from_env(
+            self,
+            std::env::var_os("MCP_REQUEST_STATE_KEYS"),
+            std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
+        )
+        .map_err(crate::env::invalid)
+    }
+
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
     pub fn build(self) -> Result<Server, BuildError> {
         if let Some(keys) = &self.state_keys {
@@ -490,5 +519,127 @@ impl ServerBuilder {
                 skills,
             }),
         })
+    }
+}
+
+/// `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_AUDIENCE`, when set, configure the
+/// `requestState` key ring and audience. A value that is set but unusable is an error naming
+/// the variable: falling back to a random key would break every multi-round request that
+/// crosses instances, with nothing in the logs to say why.
+fn request_state_from_env(
+    mut builder: ServerBuilder,
+    keys: Option<OsString>,
+    audience: Option<OsString>,
+) -> Result<ServerBuilder, String> {
+    if let Some(raw) = keys {
+        let raw = raw
+            .to_str()
+            .ok_or("MCP_REQUEST_STATE_KEYS: not valid UTF-8 (use comma-separated hex keys)")?;
+        let keys = parse_state_keys(raw).map_err(|e| format!("MCP_REQUEST_STATE_KEYS: {e}"))?;
+        builder = builder.request_state_keys(keys);
+    }
+    if let Some(raw) = audience {
+        let audience = raw
+            .to_str()
+            .map(str::trim)
+            .ok_or("MCP_REQUEST_STATE_AUDIENCE: not valid UTF-8")?;
+        if audience.is_empty() {
+            return Err("MCP_REQUEST_STATE_AUDIENCE: set but empty (name the fleet, or unset it for the server's name)".into());
+        }
+        builder = builder.request_state_audience(audience);
+    }
+    Ok(builder)
+}
+
+/// `MCP_REQUEST_STATE_KEYS`: comma-separated keys, each at least 64 hex digits (32 bytes), the
+/// first sealing. Errors say which key is wrong and how, never what it is (keys are secret).
+fn parse_state_keys(raw: &str) -> Result<Vec<Vec<u8>>, String> {
+    let entries: Vec<&str> = raw.split(',').map(str::trim).collect();
+    if entries.iter().all(|e| e.is_empty()) {
+        return Err("set but empty (give comma-separated hex keys, or unset it)".into());
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, hex)| {
+            let n = i + 1;
+            if hex.is_empty() {
+                return Err(format!("key {n} is empty (a stray comma?)"));
+            }
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("key {n} is not hexadecimal"));
+            }
+            if hex.len() < 64 {
+                return Err(format!(
+                    "key {n} has {} hex digits; each key needs at least 64 (32 random bytes, e.g. from `openssl rand -hex 32`)",
+                    hex.len()
+                ));
+            }
+            base16ct::mixed::decode_vec(hex)
+                .map_err(|_| format!("key {n} has an odd number of hex digits"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::Server;
+
+    #[test]
+    fn request_state_keys_from_the_environment_are_checked() {
+        let k1 = "00".repeat(32);
+        let k2 = "Ab".repeat(40);
+        assert_eq!(
+            parse_state_keys(&format!(" {k1} ,{k2}")).unwrap(),
+            [vec![0u8; 32], vec![0xab; 40]]
+        );
+        let secret = "5e".repeat(31);
+        for (raw, says) in [
+            (String::new(), "set but empty"),
+            (" , ".to_owned(), "set but empty"),
+            (format!("{k1},,{k2}"), "key 2 is empty"),
+            (
+                format!("{k1},{secret}"),
+                "key 2 has 62 hex digits; each key needs at least 64",
+            ),
+            (format!("{}g", "0".repeat(64)), "key 1 is not hexadecimal"),
+            (format!("0x{}", "0".repeat(64)), "key 1 is not hexadecimal"),
+            ("0".repeat(65), "key 1 has an odd number of hex digits"),
+        ] {
+            let e = parse_state_keys(&raw).unwrap_err();
+            assert!(e.contains(says), "{raw:?}: {e}");
+            assert!(!e.contains(&secret), "an error must not echo a key: {e}");
+        }
+    }
+
+    #[test]
+    fn request_state_settings_name_their_variable() {
+        let env = |keys: Option<&str>, audience: Option<&str>| {
+            request_state_from_env(
+                Server::builder(),
+                keys.map(OsString::from),
+                audience.map(OsString::from),
+            )
+            .map(|b| b.build())
+        };
+        let ok = "11".repeat(32);
+        assert!(matches!(env(None, None), Ok(Ok(_))));
+        assert!(matches!(env(Some(&ok), Some("fleet")), Ok(Ok(_))));
+        let e = env(Some("abc"), None).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        let e = env(Some(&ok), Some("  ")).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_AUDIENCE: "), "{e}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt as _;
+            let bad = OsString::from_vec(vec![0xff; 64]);
+            let e = request_state_from_env(Server::builder(), Some(bad), None)
+                .err()
+                .unwrap();
+            assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        }
     }
 }

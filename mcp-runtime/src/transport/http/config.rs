@@ -1,11 +1,13 @@
 //! [`HttpConfig`]: every HTTP default in one place, safe for a local server out of the box.
 
+use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::events::{EventStore, MemoryEventStore};
 use super::route::RouteToken;
 use super::session_store::SessionStore;
+use crate::env::{invalid, var};
 
 /// The longest interval between SSE keep-alive comments.
 const MAX_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -103,6 +105,62 @@ impl HttpConfig {
             addr: addr.into(),
             ..HttpConfig::default()
         }
+    }
+
+    /// Applies what the environment configures of an HTTP server, over what the code set:
+    ///
+    /// - `MCP_ALLOWED_ORIGINS=ORIGIN,...`: [`HttpConfig::with_allowed_origins`];
+    /// - `MCP_ALLOWED_HOSTS=HOST,...`: [`HttpConfig::with_allowed_hosts`] (the `Host` names a
+    ///   reverse proxy forwards);
+    /// - `MCP_ROUTE_TOKEN=TOKEN`: [`HttpConfig::with_route_token`];
+    /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::with_drain_delay`] (0 to 600, decimals allowed);
+    /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::with_instance_header`];
+    /// - `MCP_AUTH_ISSUER`, `MCP_AUTH_RESOURCE`, `MCP_AUTH_SCOPES` (with the `auth` feature):
+    ///   `HttpConfig::with_auth`.
+    ///
+    /// An unset or empty variable keeps the code's setting. `run!()` and
+    /// [`Server::serve`](crate::Server::serve) call this; a program that calls
+    /// [`serve_http`](crate::transport::serve_http) itself calls it too:
+    ///
+    /// ```no_run
+    /// # async fn serve(server: mcp_runtime::Server) -> std::io::Result<()> {
+    /// use mcp_runtime::transport::{HttpConfig, serve_http};
+    /// serve_http(server, HttpConfig::new("0.0.0.0:8000").with_env()?).await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A variable that is set but unusable, with a message that names it.
+    pub fn with_env(self) -> io::Result<Self> {
+        let mut config = self;
+        if let Some(raw) = var("MCP_ALLOWED_ORIGINS")? {
+            let origins =
+                parse_origins(&raw).map_err(|e| invalid(format!("MCP_ALLOWED_ORIGINS: {e}")))?;
+            config = config.with_allowed_origins(origins);
+        }
+        if let Some(raw) = var("MCP_ALLOWED_HOSTS")? {
+            let hosts =
+                parse_hosts(&raw).map_err(|e| invalid(format!("MCP_ALLOWED_HOSTS: {e}")))?;
+            config = config.with_allowed_hosts(hosts);
+        }
+        if let Some(token) = route_token_from(var("MCP_ROUTE_TOKEN")?.as_deref())? {
+            config = config.with_route_token(token);
+        }
+        if let Some(raw) = var("MCP_DRAIN_DELAY")? {
+            let delay =
+                parse_drain_delay(&raw).map_err(|e| invalid(format!("MCP_DRAIN_DELAY: {e}")))?;
+            config = config.with_drain_delay(delay);
+        }
+        if let Some(raw) = var("MCP_INSTANCE_HEADER")? {
+            let name = http::HeaderValue::from_str(raw.trim()).map_err(|_| {
+                invalid(format!(
+                    "MCP_INSTANCE_HEADER={raw:?}: not a header value (control characters)"
+                ))
+            })?;
+            config = config.with_instance_header(name);
+        }
+        auth_from_env(config)
     }
 
     /// The MCP endpoint's path (default `/mcp`; `/mcp/` is served too).
@@ -357,9 +415,152 @@ impl HttpConfig {
     }
 }
 
+/// `MCP_ROUTE_TOKEN`, if set: a bad value is an error naming the variable.
+fn route_token_from(raw: Option<&str>) -> io::Result<Option<RouteToken>> {
+    raw.map(|raw| {
+        RouteToken::new(raw).map_err(|e| invalid(format!("MCP_ROUTE_TOKEN={raw:?}: {e}")))
+    })
+    .transpose()
+}
+
+/// `MCP_AUTH_ISSUER` / `MCP_AUTH_RESOURCE` / `MCP_AUTH_SCOPES` make an HTTP server a resource
+/// server (HTTP only: a stdio server belongs to its client).
+fn auth_from_env(config: HttpConfig) -> io::Result<HttpConfig> {
+    #[cfg(feature = "auth")]
+    match crate::auth::Auth::from_env() {
+        None => Ok(config),
+        Some(Ok(auth)) => Ok(config.with_auth(auth)),
+        Some(Err(e)) => Err(invalid(e.to_string())),
+    }
+    #[cfg(not(feature = "auth"))]
+    Ok(config)
+}
+
+/// The longest drain delay `MCP_DRAIN_DELAY` may ask for: more is a typo, not a plan (an
+/// orchestrator kills the process long before).
+const MAX_DRAIN_DELAY_SECS: f64 = 600.0;
+
+/// `MCP_DRAIN_DELAY`'s value: seconds, a whole or decimal number from 0 to 600.
+fn parse_drain_delay(raw: &str) -> Result<Duration, String> {
+    let raw = raw.trim();
+    let secs: f64 = raw
+        .parse()
+        .ok()
+        .filter(|s: &f64| s.is_finite())
+        .ok_or_else(|| format!("{raw:?} is not a number of seconds (e.g. 5 or 0.5)"))?;
+    if !(0.0..=MAX_DRAIN_DELAY_SECS).contains(&secs) {
+        return Err(format!(
+            "{raw} seconds is out of range (0 to {MAX_DRAIN_DELAY_SECS})"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `MCP_ALLOWED_ORIGINS`: comma-separated origins, each `http://` or `https://` and a host with
+/// an optional port, nothing after it (the `Origin` a browser sends is compared exactly, so
+/// anything else would never match).
+fn parse_origins(raw: &str) -> Result<Vec<String>, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(|origin| {
+            let origin = origin.strip_suffix('/').unwrap_or(origin);
+            match super::origin_problem(origin) {
+                Some(why) => Err(why),
+                None => Ok(origin.to_owned()),
+            }
+        })
+        .collect()
+}
+
+/// `MCP_ALLOWED_HOSTS`: comma-separated `Host` values, `name` or `name:port` (a URL or a path
+/// would never match a `Host` header, so it is an error rather than a dead entry).
+fn parse_hosts(raw: &str) -> Result<Vec<String>, String> {
+    raw.split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|host| {
+            let bad = host.contains("://")
+                || host
+                    .bytes()
+                    .any(|b| !(b.is_ascii_alphanumeric() || b"-.:[]_".contains(&b)));
+            if bad {
+                Err(format!(
+                    "{host:?} is not a host name (give `name` or `name:port`, e.g. mcp.example.com)"
+                ))
+            } else {
+                Ok(host.to_ascii_lowercase())
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn route_tokens_from_the_environment_are_checked() {
+        assert_eq!(route_token_from(None).unwrap(), None);
+        assert_eq!(
+            route_token_from(Some("i1")).unwrap().unwrap().as_str(),
+            "i1"
+        );
+        for bad in ["", "i-1", "a very long route token"] {
+            let e = route_token_from(Some(bad)).unwrap_err().to_string();
+            assert!(e.starts_with("MCP_ROUTE_TOKEN="), "{e}");
+        }
+    }
+
+    #[test]
+    fn origins_from_the_environment_are_checked() {
+        assert_eq!(
+            parse_origins(" https://app.example.com, http://127.0.0.1:5173/ ,").unwrap(),
+            ["https://app.example.com", "http://127.0.0.1:5173"]
+        );
+        for bad in [
+            "app.example.com",
+            "https://*.example.com",
+            "https://a.example/path",
+            "ftp://x",
+            "https://",
+        ] {
+            let e = parse_origins(bad).unwrap_err();
+            assert!(e.contains("is not an origin"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn hosts_from_the_environment_are_checked() {
+        assert_eq!(
+            parse_hosts(" MCP.example.com, 127.0.0.1:8080 ,,[::1]:80").unwrap(),
+            ["mcp.example.com", "127.0.0.1:8080", "[::1]:80"]
+        );
+        for bad in ["https://mcp.example.com", "mcp.example.com/mcp", "a b"] {
+            let e = parse_hosts(bad).unwrap_err();
+            assert!(e.contains("is not a host name"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_drain_delay_from_the_environment_is_checked() {
+        assert_eq!(parse_drain_delay("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_drain_delay(" 0.25 "), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_drain_delay("0"), Ok(Duration::ZERO));
+        for bad in ["-1", "601", "NaN", "inf", "5s", "", "1e400"] {
+            assert!(parse_drain_delay(bad).is_err(), "{bad:?} accepted");
+        }
+        assert!(
+            parse_drain_delay("5s")
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert!(
+            parse_drain_delay("-1")
+                .unwrap_err()
+                .contains("out of range")
+        );
+    }
 
     #[test]
     fn sse_keep_alive_stays_between_one_and_fifteen_seconds() {
