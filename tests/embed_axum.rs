@@ -68,8 +68,7 @@ fn start() -> App {
                 server,
                 HttpConfig::default()
                     .with_mount_prefix("/api")
-                    .with_allowed_origins([APP])
-                    .with_shutdown_grace(Duration::from_secs(2)),
+                    .with_allowed_origins([APP]),
             );
             let app = axum::Router::new()
                 .route("/health", get(|| async { "ok" }))

@@ -374,8 +374,7 @@ impl App {
                     server(),
                     HttpConfig::default()
                         .with_mount_prefix("/api")
-                        .with_drain_delay(drain_delay)
-                        .with_shutdown_grace(Duration::from_secs(5)),
+                        .with_drain_delay(drain_delay),
                 );
                 let app = axum::Router::new().nest_service("/api", mcp.clone());
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

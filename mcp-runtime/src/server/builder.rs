@@ -290,13 +290,19 @@ impl ServerBuilder {
         self
     }
 
-    /// The largest message accepted, in bytes (default 4 MiB).
+    /// The largest message accepted, in bytes (default 4 MiB, at least 1 KiB), on every
+    /// transport: on stdio a longer line is dropped and answered with -32600; over HTTP a
+    /// larger request body gets 413 (a batch is one message, one body).
     pub fn max_message_bytes(mut self, n: usize) -> Self {
         self.limits.max_message_bytes = n.max(1024);
         self
     }
 
-    /// How long running requests may finish after the input closes (default 5 s).
+    /// How long running requests may finish once the server stops (default 5 s), on every
+    /// transport: on stdio after stdin closes or a SIGINT/SIGTERM, after which what still runs
+    /// is cancelled; over HTTP (`serve_http`) after the listener closes, which follows the
+    /// drain delay (`HttpConfig::drain_delay`), after which connections still open are closed.
+    /// An `McpService` mounted in an app leaves this wait to its host.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.limits.shutdown_grace = grace;
         self

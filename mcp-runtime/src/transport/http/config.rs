@@ -8,6 +8,7 @@ use super::events::{EventStore, MemoryEventStore};
 use super::route::RouteToken;
 use super::session_store::SessionStore;
 use crate::env::{invalid, var};
+use crate::server::Limits;
 
 /// The longest interval between SSE keep-alive comments.
 const MAX_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -27,6 +28,7 @@ pub struct HttpConfig {
     pub(crate) path: String,
     pub(crate) allowed_hosts: Option<Vec<String>>,
     pub(crate) allowed_origins: Vec<String>,
+    /// The server's `max_message_bytes`, copied by [`HttpConfig::for_server`].
     pub(crate) max_body_bytes: usize,
     pub(crate) header_read_timeout: Duration,
     pub(crate) body_read_timeout: Duration,
@@ -39,7 +41,11 @@ pub struct HttpConfig {
     pub(crate) sse_retry: Duration,
     pub(crate) legacy_sse: bool,
     pub(crate) json_only: bool,
+    /// The server's `shutdown_grace`, copied by [`HttpConfig::for_server`].
     pub(crate) shutdown_grace: Duration,
+    /// Set by the deprecated `with_max_body_bytes` and `with_shutdown_grace`: they win over the
+    /// server's values, as they did, until they go.
+    pub(crate) pinned: Pinned,
     /// `None`: chosen from the bind address ([`HttpConfig::with_drain_delay`]).
     pub(crate) drain_delay: Option<Duration>,
     pub(crate) events: Arc<dyn EventStore>,
@@ -73,7 +79,7 @@ impl Default for HttpConfig {
             path: "/mcp".into(),
             allowed_hosts: None,
             allowed_origins: Vec::new(),
-            max_body_bytes: 4 * 1024 * 1024,
+            max_body_bytes: Limits::default().max_message_bytes,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             max_connections: 10_000,
@@ -85,7 +91,8 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(3),
             legacy_sse: true,
             json_only: false,
-            shutdown_grace: Duration::from_secs(5),
+            shutdown_grace: Limits::default().shutdown_grace,
+            pinned: Pinned::default(),
             drain_delay: None,
             events: Arc::new(MemoryEventStore::new(256)),
             mount_prefix: String::new(),
@@ -205,8 +212,15 @@ impl HttpConfig {
         self
     }
 
-    /// The largest request body (default 4 MiB); larger ones get 413.
+    /// The largest request body, for this HTTP server only: it wins over the server's
+    /// [`max_message_bytes`](crate::ServerBuilder::max_message_bytes), which both transports
+    /// honour.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `ServerBuilder::max_message_bytes`, which stdio and HTTP both honour"
+    )]
     pub fn with_max_body_bytes(mut self, n: usize) -> Self {
+        self.pinned.max_body_bytes = Some(n);
         self.max_body_bytes = n;
         self
     }
@@ -362,10 +376,15 @@ impl HttpConfig {
         self
     }
 
-    /// How long running requests may finish once the server stops accepting connections
-    /// (default 5 s), after the [drain delay](Self::with_drain_delay). Connections still open
-    /// then are closed.
+    /// How long running requests may finish, for this HTTP server only: it wins over the
+    /// server's [`shutdown_grace`](crate::ServerBuilder::shutdown_grace), which both
+    /// transports honour.
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `ServerBuilder::shutdown_grace`, which stdio and HTTP both honour"
+    )]
     pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
+        self.pinned.shutdown_grace = Some(t);
         self.shutdown_grace = t;
         self
     }
@@ -376,7 +395,8 @@ impl HttpConfig {
     /// connections. Requests that arrive during the delay are served as usual. A second
     /// signal skips the rest of the delay. Then the server stops accepting, ends
     /// `subscriptions/listen` streams with their result and session SSE streams, and gives
-    /// running requests the [shutdown grace](Self::with_shutdown_grace) to finish.
+    /// running requests the server's
+    /// [shutdown grace](crate::ServerBuilder::shutdown_grace) to finish.
     ///
     /// Default: **5 s** when [`serve_http`](super::serve_http) listens on a non-loopback
     /// address, **none** on loopback and for an [`McpService`](super::McpService) mounted in an
@@ -411,6 +431,22 @@ impl HttpConfig {
     #[cfg(feature = "auth")]
     pub fn with_auth(mut self, auth: crate::auth::Auth) -> Self {
         self.auth = Some(Arc::new(auth));
+        self
+    }
+
+    /// This configuration as it serves `server`: the body limit and the shutdown grace are the
+    /// server's ([`ServerBuilder::max_message_bytes`], [`ServerBuilder::shutdown_grace`]),
+    /// which stdio honours too, unless the deprecated setters of this type pinned them.
+    ///
+    /// [`ServerBuilder::max_message_bytes`]: crate::ServerBuilder::max_message_bytes
+    /// [`ServerBuilder::shutdown_grace`]: crate::ServerBuilder::shutdown_grace
+    pub(crate) fn for_server(mut self, server: &crate::Server) -> Self {
+        let limits = &server.inner.limits;
+        self.max_body_bytes = self
+            .pinned
+            .max_body_bytes
+            .unwrap_or(limits.max_message_bytes);
+        self.shutdown_grace = self.pinned.shutdown_grace.unwrap_or(limits.shutdown_grace);
         self
     }
 }
@@ -495,9 +531,134 @@ fn parse_hosts(raw: &str) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// What the deprecated per-transport setters pinned (`None`: the server's value).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pinned {
+    max_body_bytes: Option<usize>,
+    shutdown_grace: Option<Duration>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Server;
+
+    fn server(max_message_bytes: usize, shutdown_grace: Duration) -> Server {
+        Server::builder()
+            .max_message_bytes(max_message_bytes)
+            .shutdown_grace(shutdown_grace)
+            .build()
+            .unwrap()
+    }
+
+    /// Serves `server` with `config` on a loopback port until `stop` is notified.
+    async fn serve(
+        server: Server,
+        config: HttpConfig,
+        stop: Arc<tokio::sync::Notify>,
+    ) -> (u16, tokio::task::JoinHandle<io::Result<()>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let signal = move || {
+            let stop = stop.clone();
+            async move { stop.notified().await }
+        };
+        let serving = tokio::spawn(super::super::serve_until(server, listener, config, signal));
+        (port, serving)
+    }
+
+    /// Sends the head of a `POST /mcp` announcing a body of `len` bytes, then the first `sent`
+    /// bytes of a `ping` padded with spaces to `len`.
+    async fn post(port: u16, len: usize, sent: usize) -> tokio::net::TcpStream {
+        use tokio::io::AsyncWriteExt as _;
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {len}\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let mut body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec();
+        body.resize(len, b' ');
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(&body[..sent.min(len)]).await.unwrap();
+        stream
+    }
+
+    /// The status code of a `POST /mcp` announcing a body of `len` bytes. The body is sent only
+    /// when `send_body`: one over the limit is refused on its `Content-Length` before it is
+    /// read, and a body left unread could reset the connection before the answer is read.
+    async fn post_status(port: u16, len: usize, send_body: bool) -> String {
+        use tokio::io::AsyncReadExt as _;
+        let mut stream = post(port, len, if send_body { len } else { 0 }).await;
+        let mut answer = Vec::new();
+        let read = stream.read_to_end(&mut answer);
+        let _ = tokio::time::timeout(Duration::from_secs(5), read).await;
+        let answer = String::from_utf8_lossy(&answer);
+        answer.split(' ').nth(1).unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn http_bodies_are_bounded_by_the_servers_message_limit() {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let small = server(2048, Duration::from_secs(5));
+        let (port, serving) = serve(small.clone(), HttpConfig::default(), stop.clone()).await;
+        let under = post_status(port, 1000, true).await;
+        assert_ne!(under, "413");
+        assert!(!under.is_empty(), "no answer");
+        assert_eq!(post_status(port, 3000, false).await, "413");
+        stop.notify_one();
+        serving.await.unwrap().unwrap();
+        // The deprecated per-HTTP setter still wins over the server's value.
+        #[allow(deprecated)]
+        let pinned = HttpConfig::default().with_max_body_bytes(8192);
+        let (port, serving) = serve(small, pinned, stop.clone()).await;
+        assert_eq!(post_status(port, 3000, true).await, under);
+        assert_eq!(post_status(port, 9000, false).await, "413");
+        stop.notify_one();
+        serving.await.unwrap().unwrap();
+    }
+
+    #[tokio::test]
+    async fn http_running_requests_get_the_servers_shutdown_grace() {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let grace = Duration::from_millis(300);
+        let (port, serving) =
+            serve(server(4 << 20, grace), HttpConfig::default(), stop.clone()).await;
+        // A request whose body is still coming (the body read timeout is 30 s) keeps its
+        // connection busy past any grace.
+        let _busy = post(port, 1000, 10).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let stopping = std::time::Instant::now();
+        stop.notify_one();
+        tokio::time::timeout(Duration::from_secs(10), serving)
+            .await
+            .expect("the server stops")
+            .unwrap()
+            .unwrap();
+        let took = stopping.elapsed();
+        // HTTP's own default (5 s) would be used if it ignored the server's grace.
+        assert!(
+            took >= grace && took < Duration::from_secs(3),
+            "stopped after {took:?}, with a grace of {grace:?}"
+        );
+    }
+
+    #[test]
+    fn the_body_limit_and_the_grace_are_the_servers_unless_pinned() {
+        let server = server(2048, Duration::from_millis(300));
+        let config = HttpConfig::default().for_server(&server);
+        assert_eq!(config.max_body_bytes, 2048);
+        assert_eq!(config.shutdown_grace, Duration::from_millis(300));
+        #[allow(deprecated)]
+        let pinned = HttpConfig::default()
+            .with_max_body_bytes(8192)
+            .with_shutdown_grace(Duration::from_secs(1))
+            .for_server(&server);
+        assert_eq!(pinned.max_body_bytes, 8192);
+        assert_eq!(pinned.shutdown_grace, Duration::from_secs(1));
+    }
 
     #[test]
     fn route_tokens_from_the_environment_are_checked() {

@@ -105,6 +105,7 @@ impl std::fmt::Debug for McpService {
 impl McpService {
     /// The endpoint of `server` with `config` (its address is not used: the host listens).
     pub fn new(server: Server, config: HttpConfig) -> McpService {
+        let config = config.for_server(&server);
         for origin in &config.allowed_origins {
             if let Some(why) = super::cors::origin_problem(origin) {
                 tracing::warn!("with_allowed_origins: {why}; no browser will match it");
