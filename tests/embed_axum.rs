@@ -67,8 +67,8 @@ fn start() -> App {
             let mcp = McpService::new(
                 server,
                 HttpConfig::default()
-                    .with_mount_prefix("/api")
-                    .with_allowed_origins([APP]),
+                    .mount_prefix("/api")
+                    .allowed_origins([APP]),
             );
             let app = axum::Router::new()
                 .route("/health", get(|| async { "ok" }))

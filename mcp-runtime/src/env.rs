@@ -1,7 +1,7 @@
 //! What reading the `MCP_*` environment variables shares. Each configuration type reads its
-//! own variables next to its definition: [`ServerBuilder::with_env`](crate::ServerBuilder::with_env)
-//! in `server/builder.rs`, `HttpConfig::with_env` in `transport/http/config.rs`. `run!()` calls
-//! both; a program with its own `main` calls them to read the same variables the same way.
+//! own variables next to its definition: `ServerBuilder::with_env` in `server/builder.rs`,
+//! `HttpConfig::with_env` in `transport/http/config.rs`. `run!()` calls both; a program with
+//! its own `main` calls them to read the same variables the same way.
 //!
 //! A variable that is set but unusable is an error naming the variable, never a silent
 //! fallback: a fleet whose instances disagree on a key or a host name fails in ways nothing in

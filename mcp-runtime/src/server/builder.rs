@@ -15,6 +15,13 @@ type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
 
 /// Configures a [`Server`]. [`run!`](crate::run) uses it with the package's name and version.
 ///
+/// Every setting is a by-value method named after the setting, with no prefix
+/// (`.max_message_bytes(n)`, as tokio's, hyper's and reqwest's builders do); a setting here
+/// holds on every transport (stdio and HTTP both honour
+/// [`max_message_bytes`](Self::max_message_bytes) and [`shutdown_grace`](Self::shutdown_grace)),
+/// while one that only a transport has lives on that transport's config (`HttpConfig`);
+/// [`with_env`](Self::with_env) reads the `MCP_*` variables over them.
+///
 /// ```standalone_crate
 /// let server = mcp_runtime::Server::builder()
 ///     .name("weather")

@@ -10,6 +10,8 @@ use super::session_store::SessionStore;
 use crate::env::{invalid, var};
 use crate::server::Limits;
 
+mod deprecated;
+
 /// The longest interval between SSE keep-alive comments.
 const MAX_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// The shortest: anything shorter would flood the client.
@@ -17,11 +19,30 @@ const MIN_SSE_KEEP_ALIVE: Duration = Duration::from_secs(1);
 /// The drain delay of a server listening on a non-loopback address, unless configured.
 const DEFAULT_DRAIN_DELAY: Duration = Duration::from_secs(5);
 
-/// Settings of the Streamable HTTP transport.
+/// Settings of the Streamable HTTP transport: what only HTTP has (address, path, `Host` and
+/// `Origin` checks, timeouts, connections, sessions, SSE, drain delay, authorization).
 ///
 /// The defaults suit a local server: bound to loopback, only loopback `Host`s and `Origin`s
 /// accepted (DNS-rebinding protection), bounded bodies, sessions and idle time. A public
 /// deployment lists its host names and browser origins explicitly.
+///
+/// Every setting is a by-value method named after the setting, with no prefix
+/// (`.max_sessions(n)`, as tokio's, hyper's and reqwest's builders do); a setting of the server
+/// holds on every transport and lives on [`ServerBuilder`](crate::ServerBuilder) (the largest
+/// message and the shutdown grace are the server's), while one that only HTTP has lives here;
+/// `with_env()` reads the `MCP_*` variables over them.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_runtime::transport::HttpConfig;
+///
+/// let config = HttpConfig::new("0.0.0.0:8000")
+///     .allowed_hosts(["mcp.example.com"])
+///     .allowed_origins(["https://app.example.com"])
+///     .session_idle_timeout(Duration::from_secs(600))
+///     .drain_delay(Duration::from_secs(10));
+/// # drop(config);
+/// ```
 #[derive(Clone)]
 pub struct HttpConfig {
     pub(crate) addr: String,
@@ -46,7 +67,7 @@ pub struct HttpConfig {
     /// Set by the deprecated `with_max_body_bytes` and `with_shutdown_grace`: they win over the
     /// server's values, as they did, until they go.
     pub(crate) pinned: Pinned,
-    /// `None`: chosen from the bind address ([`HttpConfig::with_drain_delay`]).
+    /// `None`: chosen from the bind address ([`HttpConfig::drain_delay`]).
     pub(crate) drain_delay: Option<Duration>,
     pub(crate) events: Arc<dyn EventStore>,
     pub(crate) mount_prefix: String,
@@ -116,14 +137,14 @@ impl HttpConfig {
 
     /// Applies what the environment configures of an HTTP server, over what the code set:
     ///
-    /// - `MCP_ALLOWED_ORIGINS=ORIGIN,...`: [`HttpConfig::with_allowed_origins`];
-    /// - `MCP_ALLOWED_HOSTS=HOST,...`: [`HttpConfig::with_allowed_hosts`] (the `Host` names a
+    /// - `MCP_ALLOWED_ORIGINS=ORIGIN,...`: [`HttpConfig::allowed_origins`];
+    /// - `MCP_ALLOWED_HOSTS=HOST,...`: [`HttpConfig::allowed_hosts`] (the `Host` names a
     ///   reverse proxy forwards);
-    /// - `MCP_ROUTE_TOKEN=TOKEN`: [`HttpConfig::with_route_token`];
-    /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::with_drain_delay`] (0 to 600, decimals allowed);
-    /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::with_instance_header`];
+    /// - `MCP_ROUTE_TOKEN=TOKEN`: [`HttpConfig::route_token`];
+    /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::drain_delay`] (0 to 600, decimals allowed);
+    /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::instance_header`];
     /// - `MCP_AUTH_ISSUER`, `MCP_AUTH_RESOURCE`, `MCP_AUTH_SCOPES` (with the `auth` feature):
-    ///   `HttpConfig::with_auth`.
+    ///   `HttpConfig::auth`.
     ///
     /// An unset or empty variable keeps the code's setting. `run!()` and
     /// [`Server::serve`](crate::Server::serve) call this; a program that calls
@@ -144,20 +165,20 @@ impl HttpConfig {
         if let Some(raw) = var("MCP_ALLOWED_ORIGINS")? {
             let origins =
                 parse_origins(&raw).map_err(|e| invalid(format!("MCP_ALLOWED_ORIGINS: {e}")))?;
-            config = config.with_allowed_origins(origins);
+            config = config.allowed_origins(origins);
         }
         if let Some(raw) = var("MCP_ALLOWED_HOSTS")? {
             let hosts =
                 parse_hosts(&raw).map_err(|e| invalid(format!("MCP_ALLOWED_HOSTS: {e}")))?;
-            config = config.with_allowed_hosts(hosts);
+            config = config.allowed_hosts(hosts);
         }
         if let Some(token) = route_token_from(var("MCP_ROUTE_TOKEN")?.as_deref())? {
-            config = config.with_route_token(token);
+            config = config.route_token(token);
         }
         if let Some(raw) = var("MCP_DRAIN_DELAY")? {
             let delay =
                 parse_drain_delay(&raw).map_err(|e| invalid(format!("MCP_DRAIN_DELAY: {e}")))?;
-            config = config.with_drain_delay(delay);
+            config = config.drain_delay(delay);
         }
         if let Some(raw) = var("MCP_INSTANCE_HEADER")? {
             let name = http::HeaderValue::from_str(raw.trim()).map_err(|_| {
@@ -165,13 +186,13 @@ impl HttpConfig {
                     "MCP_INSTANCE_HEADER={raw:?}: not a header value (control characters)"
                 ))
             })?;
-            config = config.with_instance_header(name);
+            config = config.instance_header(name);
         }
         auth_from_env(config)
     }
 
     /// The MCP endpoint's path (default `/mcp`; `/mcp/` is served too).
-    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+    pub fn path(mut self, path: impl Into<String>) -> Self {
         let path = path.into();
         self.path = if path.starts_with('/') {
             path
@@ -186,10 +207,7 @@ impl HttpConfig {
     /// and reached through 127.0.0.1 or `::1`) must name a loopback host, and one through any
     /// other address may name any host. Behind a reverse proxy on the same machine that
     /// forwards the public `Host`, list the public names here.
-    pub fn with_allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(
-        mut self,
-        hosts: I,
-    ) -> Self {
+    pub fn allowed_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
         self
     }
@@ -204,7 +222,7 @@ impl HttpConfig {
     /// a listed origin can use the endpoint. With no origins listed (the default) no CORS header
     /// is ever sent. One list rather than two because an origin the server would answer with
     /// CORS but refuse with 403, or the reverse, is never what a deployment means.
-    pub fn with_allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
+    pub fn allowed_origins<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         origins: I,
     ) -> Self {
@@ -212,21 +230,8 @@ impl HttpConfig {
         self
     }
 
-    /// The largest request body, for this HTTP server only: it wins over the server's
-    /// [`max_message_bytes`](crate::ServerBuilder::max_message_bytes), which both transports
-    /// honour.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use `ServerBuilder::max_message_bytes`, which stdio and HTTP both honour"
-    )]
-    pub fn with_max_body_bytes(mut self, n: usize) -> Self {
-        self.pinned.max_body_bytes = Some(n);
-        self.max_body_bytes = n;
-        self
-    }
-
     /// How long a client may take to send its request headers (default 10 s).
-    pub fn with_header_read_timeout(mut self, t: Duration) -> Self {
+    pub fn header_read_timeout(mut self, t: Duration) -> Self {
         self.header_read_timeout = t;
         self
     }
@@ -234,7 +239,7 @@ impl HttpConfig {
     /// How long a client may take to send a request body, from its first byte on (default
     /// 30 s: 4 MiB at about 1 Mbit/s). A body still incomplete then gets 408 and the
     /// connection is closed, so a trickled body holds no task, buffer or session slot.
-    pub fn with_body_read_timeout(mut self, t: Duration) -> Self {
+    pub fn body_read_timeout(mut self, t: Duration) -> Self {
         self.body_read_timeout = t;
         self
     }
@@ -244,7 +249,7 @@ impl HttpConfig {
     /// crowd of idle clients can hold. On Unix, serving raises the process's open-file limit
     /// to its hard maximum and caps connections 64 below it, so a crowd meets this cap rather
     /// than `accept` failing for everyone.
-    pub fn with_max_connections(mut self, n: usize) -> Self {
+    pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n.max(1);
         self
     }
@@ -252,8 +257,8 @@ impl HttpConfig {
     /// How long a connection may stay open with no request in progress (default 60 s; a new
     /// connection gets the header read timeout for its first request). A request in progress,
     /// an SSE stream included, is never idle. Silent connections would otherwise hold a place
-    /// under [`with_max_connections`](Self::with_max_connections) forever.
-    pub fn with_idle_connection_timeout(mut self, t: Duration) -> Self {
+    /// under [`max_connections`](Self::max_connections) forever.
+    pub fn idle_connection_timeout(mut self, t: Duration) -> Self {
         self.idle_connection_timeout = t;
         self
     }
@@ -266,13 +271,13 @@ impl HttpConfig {
     /// without one, its IP address: behind a reverse proxy, unauthenticated clients all share
     /// the proxy's address, so return a per-client identity from `request_state_caller`
     /// (a forwarded-for header the proxy sets) or raise this limit.
-    pub fn with_max_in_flight_per_client(mut self, n: usize) -> Self {
+    pub fn max_in_flight_per_client(mut self, n: usize) -> Self {
         self.max_in_flight_per_client = n.max(1);
         self
     }
 
     /// How long an unused session lives (default 30 min).
-    pub fn with_session_idle_timeout(mut self, t: Duration) -> Self {
+    pub fn session_idle_timeout(mut self, t: Duration) -> Self {
         self.session_idle_timeout = t;
         self
     }
@@ -280,7 +285,7 @@ impl HttpConfig {
     /// The most sessions at once (default 10,000). At the limit, `initialize` ends the session
     /// idle the longest that has nothing running and no stream open; when all are busy it
     /// gets 503 with `Retry-After`.
-    pub fn with_max_sessions(mut self, n: usize) -> Self {
+    pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
         self
     }
@@ -294,11 +299,11 @@ impl HttpConfig {
     /// balancers use 30 s), so a longer interval is lowered to 15 s, with a warning, rather
     /// than refused. The minimum is 1 s (a shorter one is raised to it): an interval near zero
     /// would only flood the client.
-    pub fn with_sse_keep_alive(mut self, t: Duration) -> Self {
+    pub fn sse_keep_alive(mut self, t: Duration) -> Self {
         if t > MAX_SSE_KEEP_ALIVE {
             tracing::warn!(
                 asked_ms = t.as_millis() as u64,
-                "with_sse_keep_alive: proxies drop SSE streams silent for long; using 15 s"
+                "sse_keep_alive: proxies drop SSE streams silent for long; using 15 s"
             );
         }
         self.sse_keep_alive = t.clamp(MIN_SSE_KEEP_ALIVE, MAX_SSE_KEEP_ALIVE);
@@ -315,13 +320,13 @@ impl HttpConfig {
 
     /// Serve the deprecated HTTP+SSE transport (`GET /sse`, `POST /messages`) for 2024-11-05
     /// clients (default on).
-    pub fn with_legacy_sse(mut self, on: bool) -> Self {
+    pub fn legacy_sse(mut self, on: bool) -> Self {
         self.legacy_sse = on;
         self
     }
 
     /// Where SSE events are kept for resumption (default: in memory, 256 per stream).
-    pub fn with_event_store(mut self, store: Arc<dyn EventStore>) -> Self {
+    pub fn event_store(mut self, store: Arc<dyn EventStore>) -> Self {
         self.events = store;
         self
     }
@@ -330,7 +335,7 @@ impl HttpConfig {
     /// (`<token>-<32 hex digits>`), so a load balancer routes a session to its instance
     /// with a `map` on the `Mcp-Session-Id` prefix. Default: random per process (the runner
     /// reads `MCP_ROUTE_TOKEN`).
-    pub fn with_route_token(mut self, token: RouteToken) -> Self {
+    pub fn route_token(mut self, token: RouteToken) -> Self {
         self.route = Some(token);
         self
     }
@@ -342,10 +347,10 @@ impl HttpConfig {
     /// ```
     /// use mcp_runtime::http::HeaderValue;
     /// use mcp_runtime::transport::HttpConfig;
-    /// let config = HttpConfig::new("0.0.0.0:8001").with_instance_header(HeaderValue::from_static("i1"));
+    /// let config = HttpConfig::new("0.0.0.0:8001").instance_header(HeaderValue::from_static("i1"));
     /// # let _ = config;
     /// ```
-    pub fn with_instance_header(mut self, name: http::HeaderValue) -> Self {
+    pub fn instance_header(mut self, name: http::HeaderValue) -> Self {
         self.instance_header = Some(name);
         self
     }
@@ -356,7 +361,7 @@ impl HttpConfig {
     /// in use. A request whose session cannot be looked up because the store fails gets 503
     /// (never 404, which would make the client drop its session). See [`SessionStore`] for
     /// what moves between instances and what does not.
-    pub fn with_session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
         self.sessions = Some(store);
         self
     }
@@ -365,7 +370,7 @@ impl HttpConfig {
     /// axum's `nest_service("/api", …)`), which the service does not see: the HTTP+SSE
     /// transport's `endpoint` event names `/api/messages`, where the client must post. Leading
     /// `/` added, trailing `/` removed; default none.
-    pub fn with_mount_prefix(mut self, prefix: impl Into<String>) -> Self {
+    pub fn mount_prefix(mut self, prefix: impl Into<String>) -> Self {
         let prefix = prefix.into();
         let trimmed = prefix.trim_matches('/');
         self.mount_prefix = if trimmed.is_empty() {
@@ -373,19 +378,6 @@ impl HttpConfig {
         } else {
             format!("/{trimmed}")
         };
-        self
-    }
-
-    /// How long running requests may finish, for this HTTP server only: it wins over the
-    /// server's [`shutdown_grace`](crate::ServerBuilder::shutdown_grace), which both
-    /// transports honour.
-    #[deprecated(
-        since = "0.2.0",
-        note = "use `ServerBuilder::shutdown_grace`, which stdio and HTTP both honour"
-    )]
-    pub fn with_shutdown_grace(mut self, t: Duration) -> Self {
-        self.pinned.shutdown_grace = Some(t);
-        self.shutdown_grace = t;
         self
     }
 
@@ -408,7 +400,7 @@ impl HttpConfig {
     /// `127.0.0.1:8001`) is the exception: set the delay explicitly, or with the environment
     /// variable `MCP_DRAIN_DELAY` (seconds) that [`run!`](crate::run) reads. Health checks
     /// slower than the default (an AWS ALB checks every 5 to 30 s) need a longer delay.
-    pub fn with_drain_delay(mut self, t: Duration) -> Self {
+    pub fn drain_delay(mut self, t: Duration) -> Self {
         self.drain_delay = Some(t);
         self
     }
@@ -429,7 +421,7 @@ impl HttpConfig {
     ///
     /// [`Auth`]: crate::auth::Auth
     #[cfg(feature = "auth")]
-    pub fn with_auth(mut self, auth: crate::auth::Auth) -> Self {
+    pub fn auth(mut self, auth: crate::auth::Auth) -> Self {
         self.auth = Some(Arc::new(auth));
         self
     }
@@ -465,7 +457,7 @@ fn auth_from_env(config: HttpConfig) -> io::Result<HttpConfig> {
     #[cfg(feature = "auth")]
     match crate::auth::Auth::from_env() {
         None => Ok(config),
-        Some(Ok(auth)) => Ok(config.with_auth(auth)),
+        Some(Ok(auth)) => Ok(config.auth(auth)),
         Some(Err(e)) => Err(invalid(e.to_string())),
     }
     #[cfg(not(feature = "auth"))]
@@ -725,7 +717,7 @@ mod tests {
 
     #[test]
     fn sse_keep_alive_stays_between_one_and_fifteen_seconds() {
-        let at = |t| HttpConfig::default().with_sse_keep_alive(t).sse_keep_alive;
+        let at = |t| HttpConfig::default().sse_keep_alive(t).sse_keep_alive;
         assert_eq!(
             HttpConfig::default().sse_keep_alive,
             Duration::from_secs(15)
@@ -740,10 +732,10 @@ mod tests {
         let default = HttpConfig::default();
         assert_eq!(default.drain_delay_for(false), Duration::ZERO);
         assert_eq!(default.drain_delay_for(true), Duration::from_secs(5));
-        let set = HttpConfig::default().with_drain_delay(Duration::from_millis(1500));
+        let set = HttpConfig::default().drain_delay(Duration::from_millis(1500));
         assert_eq!(set.drain_delay_for(false), Duration::from_millis(1500));
         assert_eq!(set.drain_delay_for(true), Duration::from_millis(1500));
-        let none = HttpConfig::default().with_drain_delay(Duration::ZERO);
+        let none = HttpConfig::default().drain_delay(Duration::ZERO);
         assert_eq!(none.drain_delay_for(true), Duration::ZERO);
     }
 }
