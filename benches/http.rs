@@ -103,7 +103,7 @@ fn serve_mcp_jwt(port: u16, issuer: &str) {
             .unwrap();
         let resource = format!("http://127.0.0.1:{port}/mcp");
         let config = mcp_runtime::transport::HttpConfig::default()
-            .with_auth(mcp_runtime::auth::Auth::jwt(issuer, resource));
+            .auth(mcp_runtime::auth::Auth::jwt(issuer, resource));
         mcp_runtime::transport::serve_http_on(server, listener, config)
             .await
             .expect("serve");

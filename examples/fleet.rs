@@ -154,7 +154,7 @@ async fn serve() -> Result<(), String> {
     let mut config = HttpConfig::new(addr)
         // Behind the load balancer every client without credentials has the balancer's
         // address, so the per-client limit (128 by default) would cap them all together.
-        .with_max_in_flight_per_client(4096)
+        .max_in_flight_per_client(4096)
         .with_env()
         .map_err(|e| e.to_string())?;
     if let Ok(url) = std::env::var("REDIS_URL") {
@@ -169,9 +169,9 @@ async fn serve() -> Result<(), String> {
             .task_store(mcp_redis::RedisTaskStore::new(&redis));
         config = config
             // A legacy session whose instance is gone is restored by the next one...
-            .with_session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)))
+            .session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)))
             // ...and its SSE streams resume there with Last-Event-ID.
-            .with_event_store(Arc::new(mcp_redis::RedisEventStore::new(&redis)));
+            .event_store(Arc::new(mcp_redis::RedisEventStore::new(&redis)));
     }
     let server = builder.build().map_err(|e| e.to_string())?;
     serve_http(server, config).await.map_err(|e| e.to_string())

@@ -1723,7 +1723,7 @@ fn go_sdk_1055_request_body_is_capped() {
 /// issued ids are live afterwards (a `ping` in each: 404 for the rest).
 #[test]
 fn rust_sdk_1244_session_table_is_capped() {
-    let ep = start(HttpConfig::default().with_max_sessions(4));
+    let ep = start(HttpConfig::default().max_sessions(4));
     let ids: Vec<String> = (0..40)
         .filter_map(|_| {
             let r = ep.post(&initialize_request("2025-11-25"), &[]);
@@ -1753,7 +1753,7 @@ fn rust_sdk_1244_session_table_is_capped() {
 /// stays within the cap.
 #[test]
 fn fastmcp_5210_a_full_session_table_evicts_idle_sessions() {
-    let ep = start(HttpConfig::default().with_max_sessions(4));
+    let ep = start(HttpConfig::default().max_sessions(4));
     let ids: Vec<String> = (0..4).map(|_| ep.open_session()).collect();
     let r = ep.post(&initialize_request("2025-11-25"), &[]);
     assert_eq!(
@@ -1782,7 +1782,7 @@ fn fastmcp_5210_a_full_session_table_evicts_idle_sessions() {
 /// once a whole request has been read).
 #[test]
 fn python_sdk_3395_half_open_initialize_holds_no_slot() {
-    let ep = start(HttpConfig::default().with_max_sessions(1));
+    let ep = start(HttpConfig::default().max_sessions(1));
     let mut stalled = TcpStream::connect(("127.0.0.1", ep.port)).unwrap();
     stalled
         .write_all(post_head(ep.port, "/mcp", "Content-Length: 1000").as_bytes())
@@ -1931,8 +1931,8 @@ fn start_watched() -> (Endpoint, std::sync::Arc<WatchedStore>) {
     let store = std::sync::Arc::new(WatchedStore::new());
     let ep = start(
         HttpConfig::default()
-            .with_event_store(store.clone())
-            .with_session_idle_timeout(Duration::from_secs(1)),
+            .event_store(store.clone())
+            .session_idle_timeout(Duration::from_secs(1)),
     );
     (ep, store)
 }

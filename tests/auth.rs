@@ -1,4 +1,4 @@
-//! The OAuth resource server (`HttpConfig::with_auth`) against a real authorization server:
+//! The OAuth resource server (`HttpConfig::auth`) against a real authorization server:
 //! oidc-provider (npm, pinned in tests/auth/), started here on loopback, issuing JWT and opaque
 //! access tokens with the client credentials grant. Every token on the positive path comes from
 //! it; only the forgeries of the negative path (`alg: none`, HMAC with the public key, a bad
@@ -73,7 +73,7 @@ async fn serve(auth: impl FnOnce(&str, &str) -> Auth) -> (AuthServer, String, En
     let port = listener.local_addr().unwrap().port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let authz = AuthServer::start(&resource, 0);
-    let config = HttpConfig::new("127.0.0.1:0").with_auth(auth(&authz.issuer, &resource));
+    let config = HttpConfig::new("127.0.0.1:0").auth(auth(&authz.issuer, &resource));
     let server = Server::builder().name("auth-test").build().unwrap();
     tokio::spawn(serve_http_on(server, listener, config));
     (authz, resource, Endpoint { port })

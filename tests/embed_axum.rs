@@ -67,9 +67,8 @@ fn start() -> App {
             let mcp = McpService::new(
                 server,
                 HttpConfig::default()
-                    .with_mount_prefix("/api")
-                    .with_allowed_origins([APP])
-                    .with_shutdown_grace(Duration::from_secs(2)),
+                    .mount_prefix("/api")
+                    .allowed_origins([APP]),
             );
             let app = axum::Router::new()
                 .route("/health", get(|| async { "ok" }))

@@ -112,7 +112,7 @@ fn start(store: Arc<Recording>) -> u16 {
                 .version("1")
                 .build()
                 .unwrap();
-            let config = HttpConfig::default().with_event_store(store);
+            let config = HttpConfig::default().event_store(store);
             let _ = serve_http_on(server, listener, config).await;
         });
     });

@@ -231,8 +231,8 @@ fn open_get_stream(port: u16, session: &str) -> TcpStream {
 fn at_the_session_cap_the_longest_idle_session_makes_room() {
     let port = start(
         HttpConfig::default()
-            .with_max_sessions(2)
-            .with_session_idle_timeout(Duration::from_secs(1)),
+            .max_sessions(2)
+            .session_idle_timeout(Duration::from_secs(1)),
     );
     let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
     let first = session_id(&exchange(port, INIT, &[]).1);
@@ -277,7 +277,7 @@ fn at_the_session_cap_the_longest_idle_session_makes_room() {
 /// step. 32 at once against a limit of 4, all of them then holding a stream: exactly 4 open.
 #[test]
 fn concurrent_handshakes_do_not_overshoot_the_session_limit() {
-    let port = start(HttpConfig::default().with_max_sessions(4));
+    let port = start(HttpConfig::default().max_sessions(4));
     let opened: Vec<Option<String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..32)
             .map(|_| {
@@ -452,7 +452,7 @@ fn json_only_mode_answers_with_json_even_when_a_tool_reports_progress() {
 
 #[test]
 fn slow_request_headers_are_cut_off() {
-    let port = start(HttpConfig::default().with_header_read_timeout(Duration::from_millis(500)));
+    let port = start(HttpConfig::default().header_read_timeout(Duration::from_millis(500)));
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -479,7 +479,7 @@ fn slow_request_headers_are_cut_off() {
 /// timeout, only one for headers).
 #[test]
 fn a_stalled_request_body_is_cut_off() {
-    let port = start(HttpConfig::default().with_body_read_timeout(Duration::from_millis(500)));
+    let port = start(HttpConfig::default().body_read_timeout(Duration::from_millis(500)));
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream
         .write_all(
@@ -514,8 +514,8 @@ fn a_stalled_request_body_is_cut_off() {
 fn silent_and_idle_connections_are_closed() {
     let port = start(
         HttpConfig::default()
-            .with_header_read_timeout(Duration::from_millis(400))
-            .with_idle_connection_timeout(Duration::from_millis(600)),
+            .header_read_timeout(Duration::from_millis(400))
+            .idle_connection_timeout(Duration::from_millis(600)),
     );
     let closed_within = |stream: &mut TcpStream, limit: Duration| -> bool {
         stream
@@ -579,7 +579,7 @@ async fn hold_on() -> &'static str {
 /// `Retry-After`, while another client (another `Authorization`) is served.
 #[test]
 fn each_stateless_client_has_its_own_limit() {
-    let port = start(HttpConfig::default().with_max_in_flight_per_client(2));
+    let port = start(HttpConfig::default().max_in_flight_per_client(2));
     let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold_on","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
     let headers = [
         ("MCP-Protocol-Version", "2026-07-28"),
@@ -613,7 +613,7 @@ fn each_stateless_client_has_its_own_limit() {
 /// open keep working, and room frees up when one closes.
 #[test]
 fn connections_beyond_the_limit_are_closed() {
-    let port = start(HttpConfig::default().with_max_connections(2));
+    let port = start(HttpConfig::default().max_connections(2));
     let idle: Vec<TcpStream> = (0..2)
         .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
         .collect();

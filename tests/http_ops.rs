@@ -244,8 +244,7 @@ fn health_and_readiness_come_before_the_host_origin_and_method_checks() {
 #[test]
 fn the_instance_header_is_on_every_answer_only_when_configured() {
     let named = start(
-        HttpConfig::default()
-            .with_instance_header(mcp_runtime::http::HeaderValue::from_static("i7")),
+        HttpConfig::default().instance_header(mcp_runtime::http::HeaderValue::from_static("i7")),
     );
     let plain = start(HttpConfig::default());
     let unknown_session = || {
@@ -273,7 +272,7 @@ fn the_instance_header_is_on_every_answer_only_when_configured() {
 /// comment within the configured interval (1 s here; never more than 15 s).
 #[test]
 fn every_sse_stream_is_unbuffered_and_kept_alive() {
-    let s = start(HttpConfig::default().with_sse_keep_alive(Duration::from_secs(1)));
+    let s = start(HttpConfig::default().sse_keep_alive(Duration::from_secs(1)));
     let check = |what: &str, stream: &mut SseStream| {
         assert_eq!(stream.head.status, 200, "{what}: {}", stream.seen());
         assert_eq!(
@@ -373,9 +372,8 @@ impl App {
                 let mcp = McpService::new(
                     server(),
                     HttpConfig::default()
-                        .with_mount_prefix("/api")
-                        .with_drain_delay(drain_delay)
-                        .with_shutdown_grace(Duration::from_secs(5)),
+                        .mount_prefix("/api")
+                        .drain_delay(drain_delay),
                 );
                 let app = axum::Router::new().nest_service("/api", mcp.clone());
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

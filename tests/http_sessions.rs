@@ -74,10 +74,10 @@ fn fleet(idle: Duration) -> (u16, u16, Arc<MemorySessionStore>) {
     let events: Arc<dyn EventStore> = Arc::new(MemoryEventStore::new(256));
     let config = |route: &str| {
         HttpConfig::default()
-            .with_route_token(route.parse().unwrap())
-            .with_session_store(sessions.clone())
-            .with_event_store(events.clone())
-            .with_session_idle_timeout(idle)
+            .route_token(route.parse().unwrap())
+            .session_store(sessions.clone())
+            .event_store(events.clone())
+            .session_idle_timeout(idle)
     };
     (start(config("i1")), start(config("i2")), sessions)
 }
@@ -234,8 +234,8 @@ fn a_sessions_tasks_are_reached_through_the_instance_that_restored_it() {
     let tasks = Arc::new(MemoryTaskStore::new());
     let config = |route: &str| {
         HttpConfig::default()
-            .with_route_token(route.parse().unwrap())
-            .with_session_store(sessions.clone())
+            .route_token(route.parse().unwrap())
+            .session_store(sessions.clone())
     };
     let i1 = start_with_tasks(config("i1"), Some(tasks.clone()));
     let i2 = start_with_tasks(config("i2"), Some(tasks.clone()));
@@ -278,8 +278,8 @@ fn concurrent_first_requests_on_another_instance_restore_the_session_once() {
     let store = Arc::new(Counting::default());
     let config = |route: &str| {
         HttpConfig::default()
-            .with_route_token(route.parse().unwrap())
-            .with_session_store(store.clone())
+            .route_token(route.parse().unwrap())
+            .session_store(store.clone())
     };
     let (i1, i2) = (start(config("i1")), start(config("i2")));
     let id = initialize(i1, "Bearer alice");
@@ -416,8 +416,8 @@ impl SessionStore for Broken {
 fn a_failing_store_answers_503_never_404_and_local_sessions_keep_working() {
     let port = start(
         HttpConfig::default()
-            .with_session_store(Arc::new(Broken))
-            .with_session_idle_timeout(Duration::from_secs(1)),
+            .session_store(Arc::new(Broken))
+            .session_idle_timeout(Duration::from_secs(1)),
     );
     // A session opened here works here, although it could not be saved.
     let id = initialize(port, "Bearer alice");
@@ -485,7 +485,7 @@ fn a_get_stream_reopened_elsewhere_carries_the_sessions_notifications() {
 #[test]
 fn an_id_of_another_form_is_unknown_without_asking_the_store() {
     let store = Arc::new(Counting::default());
-    let port = start(HttpConfig::default().with_session_store(store.clone()));
+    let port = start(HttpConfig::default().session_store(store.clone()));
     let loads = || store.loads.load(std::sync::atomic::Ordering::SeqCst);
     for id in [
         "garbage",

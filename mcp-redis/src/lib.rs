@@ -7,9 +7,9 @@
 //!
 //! - [`RedisChangeBus`] (`ServerBuilder::change_bus`): changes announced on one instance reach
 //!   the listen streams and legacy subscriptions of every instance;
-//! - [`RedisSessionStore`] (`HttpConfig::with_session_store`): a legacy session restores on an
+//! - [`RedisSessionStore`] (`HttpConfig::session_store`): a legacy session restores on an
 //!   instance that did not create it;
-//! - [`RedisEventStore`] (`HttpConfig::with_event_store`): an SSE stream resumes with
+//! - [`RedisEventStore`] (`HttpConfig::event_store`): an SSE stream resumes with
 //!   `Last-Event-ID` on another instance;
 //! - [`RedisTaskStore`] (`ServerBuilder::task_store`): tasks read and cancelled through any
 //!   instance, failed when their instance's lease lapses;

@@ -26,7 +26,7 @@ use crate::Redis;
 /// use std::sync::Arc;
 /// let redis = mcp_redis::Redis::connect("redis://127.0.0.1:6379", "prod").await?;
 /// let config = mcp_runtime::transport::HttpConfig::new("0.0.0.0:8000")
-///     .with_session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)));
+///     .session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)));
 /// # let _ = config; Ok(()) }
 /// ```
 #[derive(Clone, Debug)]

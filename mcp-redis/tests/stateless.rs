@@ -58,8 +58,8 @@ async fn stateless_calls_send_no_command_to_redis() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let config = HttpConfig::new("127.0.0.1:0")
-        .with_session_store(Arc::new(RedisSessionStore::new(&redis)))
-        .with_event_store(Arc::new(RedisEventStore::new(&redis).with_lease(LEASE)));
+        .session_store(Arc::new(RedisSessionStore::new(&redis)))
+        .event_store(Arc::new(RedisEventStore::new(&redis).with_lease(LEASE)));
     tokio::spawn(mcp_runtime::transport::serve_http_on(
         server, listener, config,
     ));

@@ -60,15 +60,15 @@ impl Instance {
                 let redis = mcp_redis::Redis::connect(&url, "test").await.unwrap();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 let mut config = HttpConfig::default()
-                    .with_route_token(route.parse().unwrap())
-                    .with_session_idle_timeout(stores.idle);
+                    .route_token(route.parse().unwrap())
+                    .session_idle_timeout(stores.idle);
                 if stores.sessions {
-                    config = config
-                        .with_session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)));
+                    config =
+                        config.session_store(Arc::new(mcp_redis::RedisSessionStore::new(&redis)));
                 }
                 if stores.events {
                     let events = mcp_redis::RedisEventStore::new(&redis).with_lease(stores.lease);
-                    config = config.with_event_store(Arc::new(events));
+                    config = config.event_store(Arc::new(events));
                 }
                 let server = mcp_runtime::Server::builder()
                     .name("fleet")

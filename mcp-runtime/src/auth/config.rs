@@ -18,7 +18,7 @@ use super::verify::TokenVerifier;
 /// use mcp_runtime::auth::Auth;
 /// use mcp_runtime::transport::http::HttpConfig;
 ///
-/// let config = HttpConfig::new("127.0.0.1:8000").with_auth(
+/// let config = HttpConfig::new("127.0.0.1:8000").auth(
 ///     Auth::jwt("https://auth.example.com", "https://mcp.example.com/mcp")
 ///         .required_scopes(["mcp"]),
 /// );

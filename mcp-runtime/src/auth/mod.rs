@@ -3,7 +3,7 @@
 //! [`Principal`] is always here (a tool takes it as a parameter, or reads
 //! [`Context::principal`](crate::Context::principal)). With the `auth` feature, an HTTP server
 //! becomes an OAuth resource server ([`Auth`], set with
-//! [`HttpConfig::with_auth`](crate::transport::http::HttpConfig::with_auth)): it publishes its
+//! [`HttpConfig::auth`](crate::transport::http::HttpConfig::auth)): it publishes its
 //! RFC 9728 protected resource metadata, verifies the bearer token of every request (JWTs
 //! against the issuer's JWKS, or RFC 7662 introspection, or a [`TokenVerifier`] of your own),
 //! and answers a missing or bad token with the `WWW-Authenticate` challenge clients follow.

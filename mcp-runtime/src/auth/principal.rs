@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 /// A tool gets it by taking a `Principal` parameter (injected, not part of the schema; the
 /// request fails if it carries none), or from [`Context::principal`](crate::Context::principal). Requests are only
 /// authenticated over HTTP with an authorization configuration
-/// ([`HttpConfig::with_auth`](crate::transport::http::HttpConfig::with_auth)).
+/// ([`HttpConfig::auth`](crate::transport::http::HttpConfig::auth)).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Principal {

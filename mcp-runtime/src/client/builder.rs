@@ -33,6 +33,11 @@ pub enum Protocol {
 }
 
 /// Builds a [`Client`]; [`Client::builder`] starts one.
+///
+/// Every setting is a by-value method named after the setting, with no prefix
+/// (`.request_timeout(t)`, as tokio's, hyper's and reqwest's builders do, and as
+/// [`ServerBuilder`](crate::ServerBuilder) and `HttpConfig` do too); a handler of what the
+/// server sends is registered with an `on_*` method.
 #[must_use]
 pub struct ClientBuilder {
     name: String,

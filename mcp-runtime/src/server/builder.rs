@@ -1,5 +1,6 @@
 //! [`ServerBuilder`]: identity, tool selection and limits.
 
+use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,6 +14,13 @@ use crate::registry::{BuildError, Registry, ToolInfo};
 type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
 
 /// Configures a [`Server`]. [`run!`](crate::run) uses it with the package's name and version.
+///
+/// Every setting is a by-value method named after the setting, with no prefix
+/// (`.max_message_bytes(n)`, as tokio's, hyper's and reqwest's builders do); a setting here
+/// holds on every transport (stdio and HTTP both honour
+/// [`max_message_bytes`](Self::max_message_bytes) and [`shutdown_grace`](Self::shutdown_grace)),
+/// while one that only a transport has lives on that transport's config (`HttpConfig`);
+/// [`with_env`](Self::with_env) reads the `MCP_*` variables over them.
 ///
 /// ```standalone_crate
 /// let server = mcp_runtime::Server::builder()
@@ -289,13 +297,19 @@ impl ServerBuilder {
         self
     }
 
-    /// The largest message accepted, in bytes (default 4 MiB).
+    /// The largest message accepted, in bytes (default 4 MiB, at least 1 KiB), on every
+    /// transport: on stdio a longer line is dropped and answered with -32600; over HTTP a
+    /// larger request body gets 413 (a batch is one message, one body).
     pub fn max_message_bytes(mut self, n: usize) -> Self {
         self.limits.max_message_bytes = n.max(1024);
         self
     }
 
-    /// How long running requests may finish after the input closes (default 5 s).
+    /// How long running requests may finish once the server stops (default 5 s), on every
+    /// transport: on stdio after stdin closes or a SIGINT/SIGTERM, after which what still runs
+    /// is cancelled; over HTTP (`serve_http`) after the listener closes, which follows the
+    /// drain delay (`HttpConfig::drain_delay`), after which connections still open are closed.
+    /// An `McpService` mounted in an app leaves this wait to its host.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.limits.shutdown_grace = grace;
         self
@@ -383,6 +397,34 @@ impl ServerBuilder {
     pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
         self.middleware.push(Arc::new(layer));
         self
+    }
+
+    /// Applies what the environment configures of a server, over what the code set:
+    /// `MCP_REQUEST_STATE_KEYS` (comma-separated hex keys, each at least 64 hex digits; the
+    /// first seals 2026-07-28 `requestState`, all open it: see
+    /// [`request_state_keys`](Self::request_state_keys)) and `MCP_REQUEST_STATE_AUDIENCE` (the
+    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)).
+    ///
+    /// `run!()` calls this; a program with its own `main` calls it before
+    /// [`build`](Self::build):
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let server = mcp_runtime::Server::builder().with_env()?.build()?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A variable that is set but unusable (not hex, too short a key, empty), with a message
+    /// that names the variable and never echoes a key.
+    pub fn with_env(self) -> std::io::Result<Self> {
+        request_state_from_env(
+            self,
+            std::env::var_os("MCP_REQUEST_STATE_KEYS"),
+            std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
+        )
+        .map_err(crate::env::invalid)
     }
 
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
@@ -490,5 +532,127 @@ impl ServerBuilder {
                 skills,
             }),
         })
+    }
+}
+
+/// `MCP_REQUEST_STATE_KEYS` and `MCP_REQUEST_STATE_AUDIENCE`, when set, configure the
+/// `requestState` key ring and audience. A value that is set but unusable is an error naming
+/// the variable: falling back to a random key would break every multi-round request that
+/// crosses instances, with nothing in the logs to say why.
+fn request_state_from_env(
+    mut builder: ServerBuilder,
+    keys: Option<OsString>,
+    audience: Option<OsString>,
+) -> Result<ServerBuilder, String> {
+    if let Some(raw) = keys {
+        let raw = raw
+            .to_str()
+            .ok_or("MCP_REQUEST_STATE_KEYS: not valid UTF-8 (use comma-separated hex keys)")?;
+        let keys = parse_state_keys(raw).map_err(|e| format!("MCP_REQUEST_STATE_KEYS: {e}"))?;
+        builder = builder.request_state_keys(keys);
+    }
+    if let Some(raw) = audience {
+        let audience = raw
+            .to_str()
+            .map(str::trim)
+            .ok_or("MCP_REQUEST_STATE_AUDIENCE: not valid UTF-8")?;
+        if audience.is_empty() {
+            return Err("MCP_REQUEST_STATE_AUDIENCE: set but empty (name the fleet, or unset it for the server's name)".into());
+        }
+        builder = builder.request_state_audience(audience);
+    }
+    Ok(builder)
+}
+
+/// `MCP_REQUEST_STATE_KEYS`: comma-separated keys, each at least 64 hex digits (32 bytes), the
+/// first sealing. Errors say which key is wrong and how, never what it is (keys are secret).
+fn parse_state_keys(raw: &str) -> Result<Vec<Vec<u8>>, String> {
+    let entries: Vec<&str> = raw.split(',').map(str::trim).collect();
+    if entries.iter().all(|e| e.is_empty()) {
+        return Err("set but empty (give comma-separated hex keys, or unset it)".into());
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, hex)| {
+            let n = i + 1;
+            if hex.is_empty() {
+                return Err(format!("key {n} is empty (a stray comma?)"));
+            }
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!("key {n} is not hexadecimal"));
+            }
+            if hex.len() < 64 {
+                return Err(format!(
+                    "key {n} has {} hex digits; each key needs at least 64 (32 random bytes, e.g. from `openssl rand -hex 32`)",
+                    hex.len()
+                ));
+            }
+            base16ct::mixed::decode_vec(hex)
+                .map_err(|_| format!("key {n} has an odd number of hex digits"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+    use crate::Server;
+
+    #[test]
+    fn request_state_keys_from_the_environment_are_checked() {
+        let k1 = "00".repeat(32);
+        let k2 = "Ab".repeat(40);
+        assert_eq!(
+            parse_state_keys(&format!(" {k1} ,{k2}")).unwrap(),
+            [vec![0u8; 32], vec![0xab; 40]]
+        );
+        let secret = "5e".repeat(31);
+        for (raw, says) in [
+            (String::new(), "set but empty"),
+            (" , ".to_owned(), "set but empty"),
+            (format!("{k1},,{k2}"), "key 2 is empty"),
+            (
+                format!("{k1},{secret}"),
+                "key 2 has 62 hex digits; each key needs at least 64",
+            ),
+            (format!("{}g", "0".repeat(64)), "key 1 is not hexadecimal"),
+            (format!("0x{}", "0".repeat(64)), "key 1 is not hexadecimal"),
+            ("0".repeat(65), "key 1 has an odd number of hex digits"),
+        ] {
+            let e = parse_state_keys(&raw).unwrap_err();
+            assert!(e.contains(says), "{raw:?}: {e}");
+            assert!(!e.contains(&secret), "an error must not echo a key: {e}");
+        }
+    }
+
+    #[test]
+    fn request_state_settings_name_their_variable() {
+        let env = |keys: Option<&str>, audience: Option<&str>| {
+            request_state_from_env(
+                Server::builder(),
+                keys.map(OsString::from),
+                audience.map(OsString::from),
+            )
+            .map(|b| b.build())
+        };
+        let ok = "11".repeat(32);
+        assert!(matches!(env(None, None), Ok(Ok(_))));
+        assert!(matches!(env(Some(&ok), Some("fleet")), Ok(Ok(_))));
+        let e = env(Some("abc"), None).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        let e = env(Some(&ok), Some("  ")).err().unwrap();
+        assert!(e.starts_with("MCP_REQUEST_STATE_AUDIENCE: "), "{e}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt as _;
+            let bad = OsString::from_vec(vec![0xff; 64]);
+            let e = request_state_from_env(Server::builder(), Some(bad), None)
+                .err()
+                .unwrap();
+            assert!(e.starts_with("MCP_REQUEST_STATE_KEYS: "), "{e}");
+        }
     }
 }

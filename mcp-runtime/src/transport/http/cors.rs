@@ -1,4 +1,4 @@
-//! CORS for the browser origins listed with [`HttpConfig::with_allowed_origins`]: the same
+//! CORS for the browser origins listed with [`HttpConfig::allowed_origins`]: the same
 //! list the Origin check admits, so an origin is either trusted for both or for neither.
 //!
 //! An origin not listed gets no `Access-Control-*` header at all, loopback ones included (the
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
 
     fn config() -> HttpConfig {
-        HttpConfig::default().with_allowed_origins(["https://app.example.com"])
+        HttpConfig::default().allowed_origins(["https://app.example.com"])
     }
 
     fn with_origin(origin: &str) -> HeaderMap {

@@ -171,8 +171,8 @@ mod tests {
             "public binds list hosts themselves"
         );
         let c = HttpConfig::default()
-            .with_allowed_hosts(["mcp.example.com"])
-            .with_allowed_origins(["https://app.example.com"]);
+            .allowed_hosts(["mcp.example.com"])
+            .allowed_origins(["https://app.example.com"]);
         assert!(
             check_h(
                 &headers("mcp.example.com:443", Some("https://app.example.com")),

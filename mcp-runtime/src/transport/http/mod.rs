@@ -17,15 +17,17 @@
 //!   detail; before the Host, Origin and authorization checks, so a load balancer's health check
 //!   needs no allowed host or token; other methods 405). On SIGTERM or SIGINT the server drains:
 //!   `/readyz` turns 503 at once, requests are still served for the drain delay
-//!   ([`HttpConfig::with_drain_delay`], `MCP_DRAIN_DELAY`; 5 s on a non-loopback address, none
+//!   ([`HttpConfig::drain_delay`], `MCP_DRAIN_DELAY`; 5 s on a non-loopback address, none
 //!   on loopback) while load balancers take the instance out, then the listener closes,
 //!   `subscriptions/listen` streams end with their `complete` result, session SSE streams end,
-//!   and running requests have the shutdown grace ([`HttpConfig::with_shutdown_grace`]) to
-//!   finish. A second signal skips the rest of the delay; one more closes what is still open.
+//!   and running requests have the server's shutdown grace
+//!   ([`ServerBuilder::shutdown_grace`](crate::ServerBuilder::shutdown_grace), which stdio
+//!   honours too) to finish. A second signal skips the rest of the delay; one more closes what
+//!   is still open.
 //!   Every SSE response carries `X-Accel-Buffering: no` (nginx passes events on at once) and a
-//!   keep-alive comment at least every 15 s ([`HttpConfig::with_sse_keep_alive`]), so proxies
+//!   keep-alive comment at least every 15 s ([`HttpConfig::sse_keep_alive`]), so proxies
 //!   with a read timeout keep idle streams open.
-//! - **Browsers**: CORS for the origins listed with [`HttpConfig::with_allowed_origins`], and
+//! - **Browsers**: CORS for the origins listed with [`HttpConfig::allowed_origins`], and
 //!   nothing for any other.
 //! - **Embedding**: [`McpService`] is the endpoint as a hyper (and, with the `tower` feature,
 //!   tower) service for an app that runs its own server; [`serve_http`] serves through it.
@@ -81,12 +83,13 @@ const ACCEPTED_SETTLE: Duration = Duration::from_millis(50);
 
 /// Serves `server` over Streamable HTTP on `config`'s address until SIGINT/SIGTERM, then
 /// drains: `/readyz` answers 503 at once, requests are served for the
-/// [drain delay](HttpConfig::with_drain_delay) (a second signal cuts it short), each HTTP/1
+/// [drain delay](HttpConfig::drain_delay) (a second signal cuts it short), each HTTP/1
 /// answer with `Connection: close` so a load balancer stops reusing connections; then no new
 /// connections are accepted (those already queued are served), `subscriptions/listen` streams
-/// end with their result and running requests get the
-/// [shutdown grace](HttpConfig::with_shutdown_grace) to finish (a further signal closes them
-/// at once).
+/// end with their result and running requests get the server's
+/// [shutdown grace](crate::ServerBuilder::shutdown_grace) to finish (a further signal closes
+/// them at once). Request bodies are bounded by the server's
+/// [`max_message_bytes`](crate::ServerBuilder::max_message_bytes) (413).
 pub async fn serve_http(server: Server, config: HttpConfig) -> io::Result<()> {
     let listener = TcpListener::bind(&config.addr).await?;
     serve_http_on(server, listener, config).await

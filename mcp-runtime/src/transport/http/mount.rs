@@ -33,7 +33,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// with the `tower` feature also a [`tower_service::Service`], for axum's `Router::route_service`
 /// or `nest_service`.
 ///
-/// It serves the path of [`HttpConfig::with_path`] (default `/mcp`) as the request reaches it:
+/// It serves the path of [`HttpConfig::path`] (default `/mcp`) as the request reaches it:
 /// mounted with `route_service("/api/mcp", …)` the path is `/api/mcp`, so configure that; under
 /// `nest_service("/api", …)` axum strips the prefix and the default `/mcp` is right. Every other
 /// path is 404. The Host and Origin checks, CORS, the body and in-flight limits, sessions and
@@ -45,7 +45,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 ///   `ConnectInfo<SocketAddr>`'s value) to give each client its own in-flight limit; without it
 ///   every client that sends no credential shares one.
 /// - **The Host check** cannot tell whether a request came in through a loopback address, so it
-///   assumes it did: unless [`HttpConfig::with_allowed_hosts`] lists names, only loopback `Host`s
+///   assumes it did: unless [`HttpConfig::allowed_hosts`] lists names, only loopback `Host`s
 ///   are accepted. An app reached by name lists its names.
 /// - **Shutdown** is the host's: call [`shutdown`](Self::shutdown) when the app stops (e.g. in
 ///   axum's `with_graceful_shutdown` future). It turns `/readyz` to 503, waits the drain delay
@@ -55,7 +55,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// - **Health checks**: `GET /healthz` (200 while serving) and `GET /readyz` (200, 503 once
 ///   shutdown began) are answered before the Host, Origin and authorization checks, as the
 ///   service sees the path: nested with axum's `nest_service("/api", …)` they are
-///   `/api/healthz` and `/api/readyz` (the [mount prefix](HttpConfig::with_mount_prefix)).
+///   `/api/healthz` and `/api/readyz` (the [mount prefix](HttpConfig::mount_prefix)).
 ///   Mounted with `route_service` on the MCP path alone, they are not reachable; route them
 ///   to the service too, or answer them in the app.
 ///
@@ -105,9 +105,10 @@ impl std::fmt::Debug for McpService {
 impl McpService {
     /// The endpoint of `server` with `config` (its address is not used: the host listens).
     pub fn new(server: Server, config: HttpConfig) -> McpService {
+        let config = config.for_server(&server);
         for origin in &config.allowed_origins {
             if let Some(why) = super::cors::origin_problem(origin) {
-                tracing::warn!("with_allowed_origins: {why}; no browser will match it");
+                tracing::warn!("allowed_origins: {why}; no browser will match it");
             }
         }
         let (shutdown, shutdown_rx) = watch::channel(false);
@@ -141,7 +142,7 @@ impl McpService {
     }
 
     /// Drains and stops the endpoint. At once `/readyz` answers 503; for the
-    /// [drain delay](HttpConfig::with_drain_delay) (none unless configured) requests are still
+    /// [drain delay](HttpConfig::drain_delay) (none unless configured) requests are still
     /// served while the load balancer notices; then `subscriptions/listen` streams end with
     /// their result, session SSE streams end, running tasks stop and later requests get 503.
     /// Requests already running finish; the host decides how long to wait for them.
