@@ -64,10 +64,10 @@ pub(crate) async fn handle<B: RequestBody>(
     response
 }
 
-/// `X-Mcp-Instance`, when configured ([`HttpConfig::with_instance_header`]): which instance
+/// `X-Mcp-Instance`, when configured ([`HttpConfig::instance_header`]): which instance
 /// of a fleet answered, for whoever debugs the routing.
 ///
-/// [`HttpConfig::with_instance_header`]: super::HttpConfig::with_instance_header
+/// [`HttpConfig::instance_header`]: super::HttpConfig::instance_header
 fn name_instance(state: &Shared, response: &mut HttpResponse) {
     if let Some(name) = &state.config.instance_header {
         response.headers_mut().insert(INSTANCE_HEADER, name.clone());
