@@ -76,8 +76,8 @@ pub(crate) enum Body {
     /// `server/discover`, an unknown method).
     #[default]
     None,
-    /// Params that do not fit the method: the request is answered with this error, before
-    /// any check and any handler.
+    /// Params that do not fit the method: the request names nothing, and the dispatcher answers
+    /// it with this error once its era is known, before any handler.
     Invalid(McpError),
     /// `initialize`.
     Initialize(InitializeParams),
@@ -295,8 +295,9 @@ pub(crate) struct UpdateTaskParams {
 ///
 /// `Err` is what serde_json cannot read at all (a number out of range, nesting past its depth
 /// limit, invalid text): the whole message is a parse error. Params that read but do not fit
-/// the method come back as [`Body::Invalid`], with `_meta` unread: such a request is refused
-/// before anything else looks at it.
+/// the method come back as [`Body::Invalid`], with their `_meta` when it reads on its own (to
+/// word the refusal for the request's era): such a request names nothing, so no check finds
+/// anything to allow, and the dispatcher refuses it before any handler.
 pub(crate) fn decode(method: &str, params: Option<&str>) -> Result<Params, serde_json::Error> {
     match Kind::of(method) {
         Kind::Ignored => ignored(method, params),
