@@ -92,7 +92,7 @@ pub fn decode(text: &str) -> Decoded {
                         .map(|(lookup, name)| (lookup.to_owned(), name.to_owned()))
                         .collect(),
                     id: r.id,
-                    method: r.method,
+                    method: r.method.into_owned(),
                     stateless,
                 },
                 Message::Notification(n) => Decoded::Notification {

@@ -48,7 +48,7 @@ pub(crate) fn decode(text: &str) -> Result<Envelope<'_>, DecodeError> {
             })?;
             Message::Request(Request {
                 id: req.id,
-                method: req.method.into_owned(),
+                method: params::method_name(req.method),
                 params,
             })
         }

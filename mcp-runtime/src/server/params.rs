@@ -6,6 +6,7 @@
 //! second parser over the same bytes, accepting what the first refused, is how a scoped tool
 //! once ran for a token without its scope.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
@@ -20,7 +21,8 @@ use crate::protocol::{McpError, RequestId};
 #[derive(Clone, Debug)]
 pub(crate) struct Request {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    /// A method the runtime knows is named by a static string (no allocation per request).
+    pub(crate) method: Cow<'static, str>,
     pub(crate) params: Params,
 }
 
@@ -330,6 +332,41 @@ enum Kind {
     Listen,
     Task,
     UpdateTask,
+}
+
+/// The methods [`Kind::of`] knows, as static strings.
+const KNOWN: [&str; 23] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "logging/setLevel",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "skills/list",
+    "tasks/list",
+    "tools/call",
+    "prompts/get",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "skills/get",
+    "resources/directory/read",
+    "completion/complete",
+    "subscriptions/listen",
+    "tasks/get",
+    "tasks/cancel",
+    "tasks/result",
+    "tasks/update",
+];
+
+/// `method` as the request keeps it: a static string for the methods the runtime serves.
+pub(crate) fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
+    match KNOWN.iter().find(|known| **known == method) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(method.into_owned()),
+    }
 }
 
 impl Kind {
