@@ -432,7 +432,9 @@ fn drive() {
     let (warmup, measure) = (secs("BENCH_WARMUP_SECS", 0.5), secs("BENCH_SECS", 3.0));
     println!("http transport benchmark: {measure:?} per configuration after {warmup:?} of warm-up");
     if stateless() {
-        println!("era: 2026-07-28 (BENCH_ERA), no sessions: `_meta` and Mcp-* headers on every call");
+        println!(
+            "era: 2026-07-28 (BENCH_ERA), no sessions: `_meta` and Mcp-* headers on every call"
+        );
     }
     println!(
         "{:<7} {:>8} {:>10} {:>12} {:>8} {:>8} {:>9}",

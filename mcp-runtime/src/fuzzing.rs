@@ -16,11 +16,12 @@ use sha2::Sha256;
 use crate::Server;
 use crate::ask::seal::{Binding, Sealed, Sealer};
 use crate::outbound::{LogLevel, Sink};
+use crate::protocol::params;
 use crate::protocol::{ProtocolVersion, RequestId};
 use crate::request::{ClientInfo, ReplyKind};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::envelope::Message;
-use crate::server::{dispatch, envelope, era, params};
+use crate::server::{dispatch, envelope, era};
 use crate::transport::http::session::{Session, Sessions};
 use crate::transport::http::stateless;
 
@@ -40,7 +41,7 @@ pub enum Decoded {
         /// Whether its params do not fit its method (it is refused before any check).
         invalid: bool,
         /// What the scope checks read: `(lookup, name)` of each tool, prompt, resource or
-        /// template it uses (see `server/params.rs`).
+        /// template it uses (see `protocol/params.rs`).
         targets: Vec<(String, String)>,
         /// Whether `_meta` names a protocol version (a 2026-07-28 request).
         stateless: bool,

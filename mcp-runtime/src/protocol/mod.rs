@@ -4,6 +4,7 @@
 pub mod content;
 pub(crate) mod error;
 pub mod jsonrpc;
+pub(crate) mod params;
 pub mod types;
 pub mod version;
 

@@ -5,9 +5,9 @@ use serde::Serialize;
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
 use super::handler::{Outcome, params_of, run};
-use super::params::{Body, Reference, Request};
 use crate::completion::{CompleteFn, CompletionRequest, MAX_VALUES};
 use crate::protocol::McpError;
+use crate::protocol::params::{Body, Reference, Request};
 use crate::registry::Listed;
 
 #[derive(Serialize)]

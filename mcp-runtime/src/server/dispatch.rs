@@ -14,13 +14,13 @@ use super::connection::{Arrival, Connection, Step, panic_message};
 use super::envelope::{self, Decoded, Envelope, Message, RequestMeta};
 use super::era::{self, Cache, Scope};
 use super::handler::{list_page, reply};
-use super::params::{Body, Request};
 use super::prompts::get_prompt;
 use super::resources::{list_resources, read_resource};
 use super::skills;
 use super::subscriptions::{listen, subscribe, unsubscribe};
 use super::tools::call_tool;
 use crate::protocol::jsonrpc::{DecodeError, Encoded};
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 use crate::request::{ClientInfo, Reply};
 

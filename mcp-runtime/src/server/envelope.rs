@@ -1,13 +1,13 @@
 //! One incoming message, decoded once: the JSON-RPC envelope and, for a request, its params
-//! typed by method with `_meta` ([`params`](super::params)). Transports decode a message (or a
+//! typed by method with `_meta` ([`params`](crate::protocol::params)). Transports decode a message (or a
 //! batch) here, route and check it with what they find, and hand the same value to the
 //! dispatcher: nothing after this reads the message text again.
 
-use super::params::{self, Request};
 use crate::protocol::jsonrpc::{self, ClientResponse, DecodeError, Incoming, Notification};
+use crate::protocol::params::{self, Request};
 use crate::protocol::{ErrorCode, McpError};
 
-pub(crate) use super::params::RequestMeta;
+pub(crate) use crate::protocol::params::RequestMeta;
 
 /// A decoded message: a request with its params read by method, or a notification or client
 /// response (which borrow from the text).

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
-use super::params::{Body, Request};
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
 use crate::request::{Asker, Cancellation, Context, RequestInfo, Slot};
 

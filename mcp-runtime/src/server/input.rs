@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::era::Scope;
-use super::params::Request;
 use crate::ask::round::Round;
+use crate::protocol::params::Request;
 use crate::protocol::{Era, McpError};
 
 impl super::ServerInner {

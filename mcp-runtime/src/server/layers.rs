@@ -5,10 +5,10 @@
 use std::sync::{Arc, OnceLock};
 
 use super::connection::{Arrival, CatchUnwind, Connection, Step};
-use super::params::{self, Request};
 use crate::middleware::{self, McpRequest, MiddlewareFuture, Next};
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::encode_result;
+use crate::protocol::params::{self, Request};
 use crate::request::Reply;
 
 /// How the bottom of the chain dispatches a request (the dispatcher's `on_request`, passed in

@@ -11,7 +11,6 @@ mod handler;
 mod input;
 mod layers;
 mod manifest;
-pub(crate) mod params;
 mod prompts;
 mod resources;
 mod skills;

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
 use super::handler::{Outcome, params_of, run};
-use super::params::{Body, Request};
 use crate::prompt::PromptCall;
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{GetPromptResult, McpError};
 
 impl Outcome for GetPromptResult {}

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
 use super::handler::{ListPage, Outcome, cursor_of, list_page, params_of, run};
-use super::params::{Body, Request};
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{McpError, Resource, ResourceContents};
 use crate::registry::{Listed, page_of};
 use crate::resource::{ResourceCall, not_found};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{Outcome, params_of, run};
-use super::params::{Body, Request};
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{CallToolResult, McpError, ProtocolVersion};
 use crate::tool::ToolCall;
 

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use tracing::field::Empty;
 
 use super::connection::Connection;
-use super::params::Request;
+use crate::protocol::params::Request;
 use crate::request::{Reply, ReplyKind};
 
 /// The span of one request (disabled, and free, when nothing listens).
@@ -99,7 +99,7 @@ pub(super) fn request_span(
 /// Makes the W3C trace context in `_meta` (`traceparent`, `tracestate`) the span's parent, so
 /// that a trace started by the client continues here. A malformed `traceparent` is ignored.
 #[cfg(feature = "opentelemetry")]
-fn parent_from_meta(span: &tracing::Span, meta: &super::params::RequestMeta) {
+fn parent_from_meta(span: &tracing::Span, meta: &crate::protocol::params::RequestMeta) {
     use opentelemetry::trace::{
         SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
     };

@@ -13,8 +13,8 @@ use http::{HeaderMap, Method, Uri};
 use super::body::HttpResponse;
 use super::state::Shared;
 use crate::auth::Principal;
+use crate::protocol::params::Request;
 use crate::server::envelope::{Decoded, Envelope};
-use crate::server::params::Request;
 
 /// The metadata document, for a `GET` of its path(s); `None` for any other request.
 pub(crate) fn metadata(state: &Shared, method: &Method, path: &str) -> Option<HttpResponse> {
@@ -88,7 +88,7 @@ mod enabled {
     use super::super::body::{self, HttpResponse};
     use super::super::state::Shared;
     use crate::auth::{Auth, Principal, TokenError};
-    use crate::server::params::Request;
+    use crate::protocol::params::Request;
 
     pub(super) fn metadata(
         state: &Shared,

@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use super::state::header;
 use crate::protocol::jsonrpc;
+use crate::protocol::params::{Body, Request};
 use crate::protocol::{ErrorCode, McpError};
 use crate::request::{Reply, ReplyKind};
-use crate::server::params::{Body, Request};
 
 /// The HTTP status of a 2026-07-28 response, from its kind (the spec's mapping).
 pub(crate) fn stateless_status(reply: &Reply) -> StatusCode {
