@@ -229,7 +229,7 @@ impl Client {
             let schema = raw.get("inputSchema").cloned().unwrap_or(Value::Null);
             // A client MUST NOT use a tool whose `x-mcp-header` annotations break the rules:
             // the server's own check of its tools decides.
-            match crate::registry::header_params(&schema) {
+            match crate::protocol::headers::header_params(&schema) {
                 Ok(params) => self.core.remember_tool_headers(&name, params),
                 Err(why) => {
                     tracing::warn!(tool = %name, "leaving out a tool: {why}");

@@ -1,8 +1,10 @@
 //! The wire protocol: the JSON-RPC envelope, protocol versions and eras, error codes and the
-//! MCP types a server sends.
+//! MCP types a server sends, and the rules the client and the server must agree on (the
+//! `x-mcp-header` annotations).
 
 pub mod content;
 pub(crate) mod error;
+pub(crate) mod headers;
 pub mod jsonrpc;
 pub mod types;
 pub mod version;
