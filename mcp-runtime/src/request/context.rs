@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Asker, Cancellation, ClientInfo, Slot, StateMap};
+use super::{Asker, Cancellation, ClientInfo, Principal, Slot, StateMap};
 use crate::outbound::{LogLevel, Sink};
 use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
@@ -44,7 +44,7 @@ pub(crate) struct RequestInfo {
     pub(crate) states: Arc<StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
-    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
+    pub(crate) principal: Option<Arc<Principal>>,
     pub(crate) changes: crate::Changes,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
@@ -299,7 +299,7 @@ impl Context {
 
     /// The caller, as its verified access token names it (HTTP with authorization
     /// configured); `None` otherwise.
-    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+    pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_deref()
     }
 
@@ -362,7 +362,7 @@ impl FromContext for Context {
     }
 }
 
-impl FromContext for crate::auth::Principal {
+impl FromContext for Principal {
     fn from_context(ctx: &Context) -> Result<Self, McpError> {
         ctx.principal().cloned().ok_or_else(|| {
             McpError::invalid_request(

@@ -7,6 +7,7 @@ mod cancel;
 mod client;
 pub(crate) mod context;
 mod peer;
+mod principal;
 mod reply;
 mod states;
 
@@ -15,5 +16,6 @@ pub(crate) use client::ClientInfo;
 pub(crate) use context::RequestInfo;
 pub use context::{Context, FromContext};
 pub(crate) use peer::{Asker, ClientAnswer, Peer};
+pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
 pub(crate) use states::StateMap;
