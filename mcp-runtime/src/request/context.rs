@@ -45,12 +45,19 @@ pub(crate) struct RequestInfo {
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     pub(crate) principal: Option<Arc<Principal>>,
-    pub(crate) changes: crate::Changes,
+    /// The server's change handle (`crate::Changes`), opaque at this layer: `changes/` makes
+    /// it and reads it back ([`Context::changes`] is defined there).
+    pub(crate) changes: Opaque,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
     /// The 2025-11-25 task this request's work runs as (its messages name it).
     pub(crate) related_task: Option<String>,
 }
+
+/// A server-wide value a request carries for a layer above this one, which made it and alone
+/// reads it back (by downcasting): the request layer needs no knowledge of its type. Cloning it
+/// per request costs what cloning the value's own `Arc` did.
+pub(crate) type Opaque = Arc<dyn std::any::Any + Send + Sync>;
 
 /// The last progress sent, to keep it increasing and rate-limited.
 #[derive(Debug, Default)]
@@ -303,10 +310,9 @@ impl Context {
         self.inner.principal.as_deref()
     }
 
-    /// The handle that announces changes (a resource updated, a list changed) and enables or
-    /// disables tools, resources and prompts at run time.
-    pub fn changes(&self) -> crate::Changes {
-        self.inner.changes.clone()
+    /// The server's change handle, as `changes/` put it there.
+    pub(crate) fn changes_handle(&self) -> &Opaque {
+        &self.inner.changes
     }
 
     /// Ends this request's HTTP response stream now, while the handler goes on (SSE polling,

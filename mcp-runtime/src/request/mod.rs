@@ -13,8 +13,8 @@ mod states;
 
 pub(crate) use cancel::{Cancellation, Gauge, Slot};
 pub(crate) use client::ClientInfo;
-pub(crate) use context::RequestInfo;
 pub use context::{Context, FromContext};
+pub(crate) use context::{Opaque, RequestInfo};
 pub(crate) use peer::{Asker, ClientAnswer, Peer};
 pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
