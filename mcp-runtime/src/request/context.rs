@@ -118,7 +118,7 @@ impl Context {
     /// The id of the [task](crate::task) this call runs as, if it runs as one.
     pub fn task_id(&self) -> Option<&str> {
         match &self.inner.asker {
-            Asker::Task(task) => Some(&task.id),
+            Asker::Task(task) => Some(task.id()),
             _ => self.related_task(),
         }
     }
@@ -126,7 +126,7 @@ impl Context {
     /// Completes when a 2026-07-28 handler waits for input the client has not given yet.
     pub(crate) async fn input_blocked(&self) {
         match &self.inner.asker {
-            Asker::Round(round) => round.blocked().await,
+            Asker::Round(round) => round.blocked().wait().await,
             _ => std::future::pending().await,
         }
     }

@@ -15,7 +15,7 @@ pub(crate) use cancel::{Cancellation, Gauge, Slot};
 pub(crate) use client::ClientInfo;
 pub use context::{Context, FromContext};
 pub(crate) use context::{Opaque, RequestInfo};
-pub(crate) use peer::{Asker, ClientAnswer, Peer};
+pub(crate) use peer::{Answer, AskFuture, Asker, Blocked, ClientAnswer, Peer, RoundAsks, TaskAsks};
 pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
 pub(crate) use states::StateMap;
