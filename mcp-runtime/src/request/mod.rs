@@ -1,7 +1,13 @@
 //! The bottom layer of a request: what a handler sees of it ([`Context`]), the client it comes
-//! from, its cancellation and its place among the connection's requests, and the [`Peer`] it
-//! can talk back to. Nothing here depends on the dispatcher or the transports above it: they
-//! build these values and implement [`Peer`]; `ask/`, `State<T>` and the handlers use them.
+//! from and the caller its token names ([`Principal`]), its cancellation and its place among the
+//! connection's requests, and the [`Peer`] it can talk back to.
+//!
+//! Nothing here imports a module above it (`tests/module_cycles.rs` checks): what a request
+//! needs of them is a small trait or an opaque value defined here. The dispatcher and the
+//! transports build these values and implement [`Peer`]; `ask::round::Round` and `task::Live`
+//! implement [`RoundAsks`] and [`TaskAsks`]; `changes/` makes the change handle a request
+//! carries ([`Opaque`]) and defines `Context::changes`. `ask/`, `State<T>` and the handlers use
+//! them.
 
 mod cancel;
 mod client;
