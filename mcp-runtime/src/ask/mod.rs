@@ -22,7 +22,6 @@ mod guard;
 pub(crate) mod round;
 pub(crate) mod seal;
 mod session;
-mod types;
 
 use std::future::Future;
 
@@ -34,11 +33,13 @@ use serde_json::{Map, Value, json};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 use crate::request::{Answer, Asker, Context, RoundAsks, TaskAsks};
 
+pub use crate::protocol::asks::{
+    ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage,
+};
+use crate::protocol::asks::{ElicitResult, ListRootsResult};
 pub use form::form_schema;
 pub use guard::{GuardError, GuardFuture, MemoryStateGuard, RequestStateGuard};
 pub use session::{ElicitationHandle, new_elicitation_id};
-pub use types::{ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage};
-use types::{ElicitResult, ListRootsResult};
 
 /// What is asked, for capability checks and keys.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -64,9 +64,8 @@ pub use error::ClientError;
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 pub use stdio::Stderr;
 
-pub use crate::ElicitAction;
-pub use crate::ask::{Root, SampledMessage};
-use crate::outbound::LogLevel;
+pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
+use crate::protocol::logging::LogLevel;
 use crate::protocol::{
     CallToolResult, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion, Resource,
     ResourceContents, ResourceTemplate, Tool,

@@ -2,10 +2,12 @@
 //! MCP types a server sends, and the rules the client and the server must agree on (the
 //! `x-mcp-header` annotations).
 
+pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;
 pub(crate) mod headers;
 pub mod jsonrpc;
+pub(crate) mod logging;
 pub mod types;
 pub mod version;
 
