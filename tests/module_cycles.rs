@@ -524,7 +524,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     // Where a request's notifications go.
     ("outbound", &["protocol"]),
     // The client is no part of the server: it shares `protocol/` with it, nothing else.
-    ("client", &["protocol", "schema"]),
+    ("client", &["protocol"]),
 ];
 
 #[test]
