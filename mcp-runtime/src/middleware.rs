@@ -87,7 +87,7 @@ where
 /// same value the dispatcher and every check read).
 #[derive(Clone, Debug)]
 pub struct McpRequest {
-    pub(crate) request: crate::server::params::Request,
+    pub(crate) request: crate::protocol::params::Request,
     /// The params as JSON, made on first use by [`params`](McpRequest::params).
     pub(crate) json: OnceLock<Value>,
     /// A layer changed the params through [`params_mut`](McpRequest::params_mut).
@@ -128,7 +128,7 @@ impl McpRequest {
     /// A `tools/call`'s arguments, as the JSON text the client sent.
     pub fn arguments(&self) -> Option<&serde_json::value::RawValue> {
         match &self.request.params.body {
-            crate::server::params::Body::CallTool(p) => p.arguments.as_deref(),
+            crate::protocol::params::Body::CallTool(p) => p.arguments.as_deref(),
             _ => None,
         }
     }

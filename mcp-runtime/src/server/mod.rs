@@ -11,7 +11,9 @@ mod handler;
 mod input;
 mod layers;
 mod manifest;
-pub(crate) mod params;
+// The decoded request is read below the server too (transports, middleware): it lives in
+// protocol/, and the server's files keep naming it `super::params`.
+pub(crate) use crate::protocol::params;
 mod prompts;
 mod resources;
 mod skills;
