@@ -1,7 +1,17 @@
-//! The runtime's files form no import cycle: every `crate::…`, `super::…` and `self::…` path in
-//! `mcp-runtime/src` is resolved to the file that defines what it names (following `pub use`
-//! re-exports in `lib.rs` and `mod.rs` files), and the resulting graph must be acyclic. A cycle
-//! is reported with the paths that close it, so it can be broken where it was made.
+//! The runtime's layers hold: every `crate::…`, `super::…` and `self::…` path in `mcp-runtime/src`
+//! (in `use` trees and inline in code, `super::super::…` included; comments, string literals and
+//! `#[cfg(test)]` modules left out) is resolved to the file that defines what it names, following
+//! `pub use` re-exports in `lib.rs` and `mod.rs` files. Then:
+//!
+//! - the graph of files is acyclic;
+//! - so is the graph of top-level modules (`ask`, `request`, `server`, …: a file of one naming
+//!   something defined in a file of another is an import of that module), reported as the
+//!   modules in order around one cycle, then every import inside it, naming file and path;
+//! - the lower layers import only the modules below them (`LAYERS`): `protocol/` is the bottom,
+//!   `request/` the bottom of the server, and the client shares only `protocol/` with the server.
+//!
+//! It reads the source as it is on disk, so it fails when a back-edge is added; the checker
+//! itself is tested on a small tree with planted back-edges.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -228,16 +238,23 @@ fn paths_in(code: &str, here: &[String]) -> Vec<(Vec<String>, bool)> {
         .collect()
 }
 
+/// The runtime's real source, as it is on disk now.
 fn load() -> Vec<Module> {
     let src = main_src();
     let mut files = Vec::new();
     collect(&src, &mut files);
     files.sort();
-    let mut modules = Vec::new();
-    for file in files {
-        let rel = file.strip_prefix(&src).unwrap();
-        let path = module_path(rel);
+    load_from(files.into_iter().map(|file| {
         let text = std::fs::read_to_string(&file).unwrap();
+        (file.strip_prefix(&src).unwrap().to_path_buf(), text)
+    }))
+}
+
+/// Modules from (path under `src`, text) pairs.
+fn load_from(files: impl IntoIterator<Item = (PathBuf, String)>) -> Vec<Module> {
+    let mut modules = Vec::new();
+    for (rel, text) in files {
+        let path = module_path(&rel);
         let code = without_test_modules(&code_only(&text));
         let mut reexports = BTreeMap::new();
         let mut uses = Vec::new();
@@ -295,13 +312,16 @@ fn resolve_in(modules: &[Module], target: &[String], depth: usize) -> Option<usi
     Some(at)
 }
 
-#[test]
-fn runtime_files_import_no_cycle() {
-    let modules = load();
-    let mut edges: BTreeMap<usize, BTreeMap<usize, String>> = BTreeMap::new();
+/// A graph's edges: from a node to each node it imports, with one import that makes the edge
+/// (for the report).
+type Edges = BTreeMap<usize, BTreeMap<usize, String>>;
+
+/// File → file: every path a file names, resolved to the file that defines it.
+fn file_edges(modules: &[Module]) -> Edges {
+    let mut edges = Edges::new();
     for (i, m) in modules.iter().enumerate() {
         for target in &m.uses {
-            if let Some(j) = resolve(&modules, target)
+            if let Some(j) = resolve(modules, target)
                 && j != i
                 // A parent declaring or re-exporting its children is not a dependency on them
                 // in the sense that matters here (the children are its parts).
@@ -311,19 +331,57 @@ fn runtime_files_import_no_cycle() {
                     .entry(i)
                     .or_default()
                     .entry(j)
-                    .or_insert_with(|| target.join("::"));
+                    .or_insert_with(|| format!("crate::{}", target.join("::")));
             }
         }
     }
-    // Tarjan's strongly connected components.
+    edges
+}
+
+/// The top-level module a file belongs to (`server/era.rs` → `server`; `lib.rs` → the crate root).
+fn top_level(m: &Module) -> String {
+    m.path
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "crate root (lib.rs)".to_owned())
+}
+
+/// Top-level module → top-level module: what counts as a module importing another is any file of
+/// the one naming (through `use`, an inline `crate::…` path, or `super::…` climbing out of it)
+/// something defined in a file of the other. Re-exports are followed to the defining file, so
+/// naming `crate::Context` is an import of the module that defines `Context`, and a module that
+/// re-exports another's type imports that module. The crate root declares and re-exports every
+/// module; those are not edges (see `file_edges`), so the root is in no cycle.
+fn module_edges(modules: &[Module], files: &Edges) -> (Vec<String>, Edges) {
+    let mut names: Vec<String> = modules.iter().map(top_level).collect();
+    names.sort();
+    names.dedup();
+    let node = |m: &Module| names.binary_search(&top_level(m)).unwrap();
+    let mut edges = Edges::new();
+    for (&i, targets) in files {
+        for (&j, via) in targets {
+            let (a, b) = (node(&modules[i]), node(&modules[j]));
+            if a != b {
+                edges.entry(a).or_default().entry(b).or_insert_with(|| {
+                    format!("{} -> {} ({via})", modules[i].file, modules[j].file)
+                });
+            }
+        }
+    }
+    (names, edges)
+}
+
+/// The strongly connected components of more than one node (Tarjan's algorithm): each is a set
+/// of nodes that all reach each other, so it holds at least one cycle.
+fn cycles(n: usize, edges: &Edges) -> Vec<BTreeSet<usize>> {
     struct Tarjan<'a> {
-        edges: &'a BTreeMap<usize, BTreeMap<usize, String>>,
+        edges: &'a Edges,
         index: Vec<Option<usize>>,
         low: Vec<usize>,
         on_stack: Vec<bool>,
         stack: Vec<usize>,
         next: usize,
-        sccs: Vec<Vec<usize>>,
+        sccs: Vec<BTreeSet<usize>>,
     }
     impl Tarjan<'_> {
         fn visit(&mut self, v: usize) {
@@ -348,11 +406,11 @@ fn runtime_files_import_no_cycle() {
                 }
             }
             if Some(self.low[v]) == self.index[v] {
-                let mut scc = Vec::new();
+                let mut scc = BTreeSet::new();
                 loop {
                     let w = self.stack.pop().unwrap();
                     self.on_stack[w] = false;
-                    scc.push(w);
+                    scc.insert(w);
                     if w == v {
                         break;
                     }
@@ -363,9 +421,8 @@ fn runtime_files_import_no_cycle() {
             }
         }
     }
-    let n = modules.len();
     let mut t = Tarjan {
-        edges: &edges,
+        edges,
         index: vec![None; n],
         low: vec![0; n],
         on_stack: vec![false; n],
@@ -378,23 +435,163 @@ fn runtime_files_import_no_cycle() {
             t.visit(v);
         }
     }
-    let mut report = String::new();
-    for scc in &t.sccs {
-        let members: BTreeSet<usize> = scc.iter().copied().collect();
-        report.push_str("cycle:\n");
-        for &v in &members {
+    t.sccs
+}
+
+/// One shortest cycle through the first member of a component (breadth-first over the
+/// component's edges), as the nodes in order, the first repeated at the end.
+fn one_cycle(scc: &BTreeSet<usize>, edges: &Edges) -> Vec<usize> {
+    let start = *scc.first().unwrap();
+    let mut came_from: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(v) = queue.pop_front() {
+        for &w in edges.get(&v).into_iter().flat_map(|e| e.keys()) {
+            if !scc.contains(&w) {
+                continue;
+            }
+            if w == start {
+                let mut path = vec![start, v];
+                let mut at = v;
+                while at != start {
+                    at = came_from[&at];
+                    path.push(at);
+                }
+                path.reverse();
+                return path;
+            }
+            if w != start && !came_from.contains_key(&w) {
+                came_from.insert(w, v);
+                queue.push_back(w);
+            }
+        }
+    }
+    unreachable!("a strongly connected component of several nodes has a cycle through each")
+}
+
+/// The report of every cycle: one cycle spelled out, then every import inside the component
+/// (breaking the component means removing enough of those).
+fn report(names: &[String], edges: &Edges) -> String {
+    let mut out = String::new();
+    for scc in cycles(names.len(), edges) {
+        let cycle: Vec<&str> = one_cycle(&scc, edges)
+            .into_iter()
+            .map(|v| names[v].as_str())
+            .collect();
+        out.push_str(&format!("cycle: {}\n", cycle.join(" -> ")));
+        for &v in &scc {
             for (w, via) in edges.get(&v).into_iter().flatten() {
-                if members.contains(w) {
-                    report.push_str(&format!(
-                        "  {} -> {} ({via})\n",
-                        modules[v].file, modules[*w].file
-                    ));
+                if scc.contains(w) {
+                    out.push_str(&format!("  {} -> {}: {via}\n", names[v], names[*w]));
                 }
             }
         }
     }
+    out
+}
+
+#[test]
+fn runtime_files_import_no_cycle() {
+    let modules = load();
+    let edges = file_edges(&modules);
+    let names: Vec<String> = modules.iter().map(|m| m.file.clone()).collect();
+    let report = report(&names, &edges);
     assert!(
         report.is_empty(),
         "import cycles between runtime files:\n{report}"
+    );
+}
+
+#[test]
+fn runtime_modules_import_no_cycle() {
+    let modules = load();
+    let (names, edges) = module_edges(&modules, &file_edges(&modules));
+    let report = report(&names, &edges);
+    assert!(
+        report.is_empty(),
+        "import cycles between top-level modules of mcp-runtime/src (a lower layer must not \
+         import a higher one; define a small trait below and implement it above):\n{report}"
+    );
+}
+
+/// The lower layers, each with the only modules it may import.
+const LAYERS: &[(&str, &[&str])] = &[
+    // The wire protocol and what the client and the server share: the types, the log levels,
+    // the `x-mcp-header` rules (which read a schema's `type` through `schema`, a leaf).
+    ("protocol", &["schema"]),
+    // What a handler sees of a request: the dispatcher, the transports, the asks, tasks and
+    // change handle build on it (through small traits and an opaque handle defined in it).
+    ("request", &["protocol", "outbound"]),
+    // Where a request's notifications go.
+    ("outbound", &["protocol"]),
+    // The client is no part of the server: it shares `protocol/` with it, nothing else.
+    ("client", &["protocol"]),
+];
+
+#[test]
+fn lower_layers_import_only_what_is_below_them() {
+    let modules = load();
+    let (names, edges) = module_edges(&modules, &file_edges(&modules));
+    let mut found = String::new();
+    for (layer, below) in LAYERS {
+        let Ok(from) = names.binary_search(&(*layer).to_owned()) else {
+            panic!("no module `{layer}` in mcp-runtime/src: update LAYERS in this test");
+        };
+        for (to, via) in edges.get(&from).into_iter().flatten() {
+            if !below.contains(&names[*to].as_str()) {
+                found.push_str(&format!(
+                    "  {layer} (may import only {}) -> {}: {via}\n",
+                    below.join(", "),
+                    names[*to]
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a lower layer imports a module above it:\n{found}"
+    );
+}
+
+/// The checks above pass on the real source only if they can fail: a back-edge planted in a
+/// small tree of the same shapes (a `use` tree, an inline path, `super::super`, a re-export) is
+/// reported, naming the cycle.
+#[test]
+fn a_planted_back_edge_is_reported() {
+    let tree = |back_edge: &str| {
+        let files = [
+            (
+                "lib.rs",
+                "mod low;\nmod mid;\nmod top;\npub use mid::Mid;\n",
+            ),
+            ("low/mod.rs", "mod part;\npub use part::Low;\n"),
+            ("low/part.rs", back_edge),
+            (
+                "mid/mod.rs",
+                "use crate::low::{Low, part as _};\npub struct Mid(Low);\n",
+            ),
+            (
+                "top/mod.rs",
+                "mod inner;\nfn f() -> crate::Mid { todo!() }\n",
+            ),
+            ("top/inner.rs", "use super::super::low::Low;\n"),
+        ];
+        let modules = load_from(files.map(|(p, t)| (PathBuf::from(p), t.to_owned())));
+        let (names, edges) = module_edges(&modules, &file_edges(&modules));
+        report(&names, &edges)
+    };
+    assert_eq!(tree("pub struct Low;\n"), "");
+    assert_eq!(
+        tree("pub struct Low;\nfn up() { let _ = crate::Mid; }\n"),
+        "cycle: low -> mid -> low\n  \
+         low -> mid: low/part.rs -> mid/mod.rs (crate::Mid)\n  \
+         mid -> low: mid/mod.rs -> low/part.rs (crate::low::Low)\n"
+    );
+    assert_eq!(
+        tree("use crate::top::X;\npub struct Low;\n"),
+        "cycle: low -> top -> low\n  \
+         low -> top: low/part.rs -> top/mod.rs (crate::top::X)\n  \
+         mid -> low: mid/mod.rs -> low/part.rs (crate::low::Low)\n  \
+         top -> low: top/inner.rs -> low/part.rs (crate::low::Low)\n  \
+         top -> mid: top/mod.rs -> mid/mod.rs (crate::Mid)\n"
     );
 }

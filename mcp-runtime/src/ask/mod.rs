@@ -22,7 +22,6 @@ mod guard;
 pub(crate) mod round;
 pub(crate) mod seal;
 mod session;
-mod types;
 
 use std::future::Future;
 
@@ -32,14 +31,15 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::request::{Asker, Context};
-use round::{Answer, InputRequest};
+use crate::request::{Answer, Asker, Context, RoundAsks, TaskAsks};
 
+pub use crate::protocol::asks::{
+    ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage,
+};
+use crate::protocol::asks::{ElicitResult, ListRootsResult};
 pub use form::form_schema;
 pub use guard::{GuardError, GuardFuture, MemoryStateGuard, RequestStateGuard};
 pub use session::{ElicitationHandle, new_elicitation_id};
-pub use types::{ElicitAction, Elicitation, Root, SampledMessage, Sampling, SamplingMessage};
-use types::{ElicitResult, ListRootsResult};
 
 /// What is asked, for capability checks and keys.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -285,15 +285,13 @@ impl Context {
     where
         T: Serialize + DeserializeOwned,
     {
-        let round = match self.asker() {
-            Asker::Round(round) => round,
+        let round: &dyn RoundAsks = match self.asker() {
+            Asker::Round(round) => &**round,
             // A task's work runs once; only its upfront phase may run again.
-            Asker::Task(task) if !task.started.load(std::sync::atomic::Ordering::Acquire) => {
-                match &task.round {
-                    Some(round) => round,
-                    None => return make(),
-                }
-            }
+            Asker::Task(task) => match task.upfront() {
+                Some(round) => round,
+                None => return make(),
+            },
             _ => return make(),
         };
         if let Some(kept) = round.recall(key)
@@ -498,11 +496,10 @@ impl Ask<'_> {
                 }
                 parse(self.request_client(&*peer, kind.method(), params).await?)
             }
-            Asker::Round(round) => self.ask_round(round, kind, params).await.and_then(parse),
+            Asker::Round(round) => self.ask_round(&**round, kind, params).await.and_then(parse),
             Asker::Task(task) => {
                 if self.upfront
-                    && !task.started.load(std::sync::atomic::Ordering::Acquire)
-                    && let Some(round) = &task.round
+                    && let Some(round) = task.upfront()
                 {
                     return self.ask_round(round, kind, params).await.and_then(parse);
                 }
@@ -514,7 +511,7 @@ impl Ask<'_> {
     /// A 2026-07-28 ask: its answer from this round, or the request stops to ask for it.
     async fn ask_round(
         &self,
-        round: &round::Round,
+        round: &dyn RoundAsks,
         kind: AskKind,
         params: Value,
     ) -> Result<Value, McpError> {
@@ -544,14 +541,7 @@ impl Ask<'_> {
             }
             Answer::Missing => {}
         }
-        round.need(
-            key,
-            InputRequest {
-                method: kind.method(),
-                params,
-            },
-            digest,
-        );
+        round.need(key, kind.method(), params, digest);
         // The dispatcher now answers `InputRequiredResult` and ends the request; an
         // ask awaited elsewhere (a spawned task) then fails rather than wait forever.
         self.ctx.cancelled().await;
@@ -564,7 +554,7 @@ impl Ask<'_> {
     /// answers through `tasks/update`.
     async fn ask_task(
         &self,
-        task: &std::sync::Arc<crate::task::Live>,
+        task: &std::sync::Arc<dyn TaskAsks>,
         kind: AskKind,
         params: Value,
     ) -> Result<Value, McpError> {
@@ -598,7 +588,7 @@ impl Ask<'_> {
 
 /// A question of a task still waiting for its answer; dropped unanswered, it is withdrawn.
 struct TaskQuestion {
-    task: Option<std::sync::Arc<crate::task::Live>>,
+    task: Option<std::sync::Arc<dyn TaskAsks>>,
     key: String,
 }
 

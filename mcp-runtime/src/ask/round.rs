@@ -10,14 +10,13 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tokio::sync::Notify;
 
 use super::seal::{Binding, Claim, Sealed};
 use crate::protocol::McpError;
+use crate::request::{Answer, Blocked, RoundAsks};
 
 pub(crate) struct Round {
     /// Answers from the client, by key, with the digest of the question each answers when
@@ -37,8 +36,7 @@ pub(crate) struct Round {
     /// The next key number of each kind of ask.
     next: Mutex<std::collections::HashMap<&'static str, usize>>,
     state: Mutex<RoundState>,
-    blocked: AtomicBool,
-    notify: Notify,
+    blocked: Blocked,
 }
 
 #[derive(Default)]
@@ -49,16 +47,6 @@ struct RoundState {
     memo: Map<String, Value>,
     /// Asks with no answer yet, in order, with their digests.
     needed: Vec<(String, InputRequest, String)>,
-}
-
-/// What the client said to one ask.
-pub(crate) enum Answer {
-    /// Its answer.
-    Given(Value),
-    /// Nothing yet.
-    Missing,
-    /// It answered under this key, but a different question.
-    Changed,
 }
 
 /// One entry of `inputRequests`.
@@ -89,8 +77,7 @@ impl Round {
             binding: std::sync::OnceLock::new(),
             next: Mutex::default(),
             state: Mutex::default(),
-            blocked: AtomicBool::new(false),
-            notify: Notify::new(),
+            blocked: Blocked::default(),
         }
     }
 
@@ -105,25 +92,6 @@ impl Round {
         self.state.get_mut().expect("round lock").memo = memo;
         self.retry = retry;
         self
-    }
-
-    /// The value remembered under `key`, if any.
-    pub(crate) fn recall(&self, key: &str) -> Option<Value> {
-        self.state
-            .lock()
-            .expect("round lock")
-            .memo
-            .get(key)
-            .cloned()
-    }
-
-    /// Remembers `value` under `key` for the rounds to come.
-    pub(crate) fn keep(&self, key: &str, value: Value) {
-        self.state
-            .lock()
-            .expect("round lock")
-            .memo
-            .insert(key.to_owned(), value);
     }
 
     /// What a state for this request is bound to (-32602 for params that do not read as a
@@ -141,58 +109,9 @@ impl Round {
             .map_err(Clone::clone)
     }
 
-    /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
-    pub(crate) fn next_key(&self, prefix: &'static str) -> String {
-        let mut next = self.next.lock().expect("round lock");
-        let n = next.entry(prefix).or_insert(0);
-        let key = format!("{prefix}-{n}");
-        *n += 1;
-        key
-    }
-
-    /// The client's answer to `key`, if it gave one to the question `digest` names; it is
-    /// kept for later rounds.
-    pub(crate) fn answer(&self, key: &str, digest: &str) -> Answer {
-        let Some((answer, asked)) = self.answers.get(key) else {
-            return Answer::Missing;
-        };
-        if asked.as_deref().is_some_and(|asked| asked != digest) {
-            return Answer::Changed;
-        }
-        let kept = serde_json::json!({ "q": digest, "v": answer });
-        self.state
-            .lock()
-            .expect("round lock")
-            .used
-            .insert(key.to_owned(), kept);
-        Answer::Given(answer.clone())
-    }
-
-    /// Records an ask the client must answer, and wakes the dispatcher.
-    pub(crate) fn need(&self, key: String, request: InputRequest, digest: String) {
-        self.state
-            .lock()
-            .expect("round lock")
-            .needed
-            .push((key, request, digest));
-        self.blocked.store(true, Ordering::Release);
-        self.notify.notify_waiters();
-    }
-
     /// Whether the handler has asked something this round has no answer for.
     pub(crate) fn is_blocked(&self) -> bool {
-        self.blocked.load(Ordering::Acquire)
-    }
-
-    /// Completes once the handler waits on an ask with no answer.
-    pub(crate) async fn blocked(&self) {
-        loop {
-            let notified = self.notify.notified();
-            if self.blocked.load(Ordering::Acquire) {
-                return;
-            }
-            notified.await;
-        }
+        self.blocked.is_raised()
     }
 
     /// The `InputRequiredResult` body: the asks without answers and the sealed answers so far.
@@ -218,5 +137,63 @@ impl Round {
             input_requests,
             request_state: sealer.seal(binding, sealed),
         })
+    }
+}
+
+impl RoundAsks for Round {
+    fn next_key(&self, prefix: &'static str) -> String {
+        let mut next = self.next.lock().expect("round lock");
+        let n = next.entry(prefix).or_insert(0);
+        let key = format!("{prefix}-{n}");
+        *n += 1;
+        key
+    }
+
+    fn recall(&self, key: &str) -> Option<Value> {
+        self.state
+            .lock()
+            .expect("round lock")
+            .memo
+            .get(key)
+            .cloned()
+    }
+
+    fn keep(&self, key: &str, value: Value) {
+        self.state
+            .lock()
+            .expect("round lock")
+            .memo
+            .insert(key.to_owned(), value);
+    }
+
+    /// An answer given is kept for later rounds.
+    fn answer(&self, key: &str, digest: &str) -> Answer {
+        let Some((answer, asked)) = self.answers.get(key) else {
+            return Answer::Missing;
+        };
+        if asked.as_deref().is_some_and(|asked| asked != digest) {
+            return Answer::Changed;
+        }
+        let kept = serde_json::json!({ "q": digest, "v": answer });
+        self.state
+            .lock()
+            .expect("round lock")
+            .used
+            .insert(key.to_owned(), kept);
+        Answer::Given(answer.clone())
+    }
+
+    /// Raising `blocked` wakes the dispatcher, which answers `InputRequiredResult`.
+    fn need(&self, key: String, method: &'static str, params: Value, digest: String) {
+        self.state.lock().expect("round lock").needed.push((
+            key,
+            InputRequest { method, params },
+            digest,
+        ));
+        self.blocked.raise();
+    }
+
+    fn blocked(&self) -> &Blocked {
+        &self.blocked
     }
 }

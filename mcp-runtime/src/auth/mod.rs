@@ -8,9 +8,9 @@
 //! against the issuer's JWKS, or RFC 7662 introspection, or a [`TokenVerifier`] of your own),
 //! and answers a missing or bad token with the `WWW-Authenticate` challenge clients follow.
 
-mod principal;
-
-pub use principal::Principal;
+// The caller is part of the request (the bottom layer, which hands it to handlers); this
+// module, which verifies it, is its public home.
+pub use crate::request::Principal;
 
 #[cfg(feature = "auth")]
 mod cache;

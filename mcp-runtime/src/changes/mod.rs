@@ -38,6 +38,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use tokio::sync::broadcast;
 
+use crate::request::{Context, Opaque};
+
 pub use bus::{BusAlreadyAttached, BusInbound, BusMessage, ChangeBus, ChangeEvent, LocalBus};
 
 /// One announced change.
@@ -107,6 +109,25 @@ impl Default for Changes {
 pub fn changes() -> Changes {
     static GLOBAL: OnceLock<Changes> = OnceLock::new();
     GLOBAL.get_or_init(Changes::new).clone()
+}
+
+impl Changes {
+    /// This handle as a request carries it to its handler ([`Context::changes`] reads it back).
+    pub(crate) fn handle(&self) -> Opaque {
+        self.hub.clone()
+    }
+}
+
+impl Context {
+    /// The handle that announces changes (a resource updated, a list changed) and enables or
+    /// disables tools, resources and prompts at run time.
+    pub fn changes(&self) -> Changes {
+        // Only `Changes::handle` makes what a request carries here.
+        let hub = self.changes_handle().clone().downcast::<Hub>();
+        Changes {
+            hub: hub.expect("a request carries its server's change handle"),
+        }
+    }
 }
 
 impl Changes {

@@ -12,7 +12,7 @@ use super::core::{Core, Negotiated};
 use super::error::ClientError;
 use super::handlers::{ElicitRequest, ElicitResult, Handlers, ServerNotification};
 use super::stdio::{Stderr, StdioLink};
-use crate::ask::{Root, SampledMessage};
+use crate::protocol::asks::{Root, SampledMessage};
 use crate::protocol::{McpError, ProtocolVersion};
 
 /// Which protocol era a client speaks.

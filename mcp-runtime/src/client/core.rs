@@ -15,8 +15,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerNotification};
 use super::headers;
+use crate::protocol::headers::HeaderParam;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::registry::HeaderParam;
 
 pub(crate) type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::ElicitAction;
-use crate::ask::{Root, SampledMessage};
 use crate::protocol::McpError;
+use crate::protocol::asks::ElicitAction;
+use crate::protocol::asks::{Root, SampledMessage};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 

@@ -4,7 +4,7 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::registry::HeaderParam;
+use crate::protocol::headers::HeaderParam;
 
 /// A header value as the spec encodes it: plain when it is visible ASCII (spaces inside
 /// allowed), otherwise `=?base64?{UTF-8 bytes, base64}?=` (non-ASCII, control characters,
@@ -80,7 +80,7 @@ mod tests {
             "v": {"type": ["boolean", "null"], "x-mcp-header": "Verbose"},
             "q": {"type": "string"}
         }});
-        let params = crate::registry::header_params(&schema).unwrap();
+        let params = crate::protocol::headers::header_params(&schema).unwrap();
         let got = param_headers(
             &params,
             &json!({"region": "eu", "n": 42, "v": null, "q": "x"}),
@@ -95,7 +95,7 @@ mod tests {
             ]
         );
         let bad = json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A B"}}});
-        assert!(crate::registry::header_params(&bad).is_err());
+        assert!(crate::protocol::headers::header_params(&bad).is_err());
         assert_eq!(
             name_of("resources/read", &json!({"uri": "file:///a b"})).as_deref(),
             Some("file:///a b")

@@ -64,9 +64,8 @@ pub use error::ClientError;
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 pub use stdio::Stderr;
 
-pub use crate::ElicitAction;
-pub use crate::ask::{Root, SampledMessage};
-use crate::outbound::LogLevel;
+pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
+use crate::protocol::logging::LogLevel;
 use crate::protocol::{
     CallToolResult, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion, Resource,
     ResourceContents, ResourceTemplate, Tool,
@@ -229,7 +228,7 @@ impl Client {
             let schema = raw.get("inputSchema").cloned().unwrap_or(Value::Null);
             // A client MUST NOT use a tool whose `x-mcp-header` annotations break the rules:
             // the server's own check of its tools decides.
-            match crate::registry::header_params(&schema) {
+            match crate::protocol::headers::header_params(&schema) {
                 Ok(params) => self.core.remember_tool_headers(&name, params),
                 Err(why) => {
                     tracing::warn!(tool = %name, "leaving out a tool: {why}");

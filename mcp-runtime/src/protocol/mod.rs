@@ -1,9 +1,13 @@
-//! The wire protocol: the JSON-RPC envelope, protocol versions and eras, error codes and the
-//! MCP types a server sends.
+//! The wire protocol: the JSON-RPC envelope, a request's params decoded once by method,
+//! protocol versions and eras, error codes and the MCP types a server sends, and the rules the
+//! client and the server must agree on (the `x-mcp-header` annotations).
 
+pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;
+pub(crate) mod headers;
 pub mod jsonrpc;
+pub(crate) mod logging;
 pub(crate) mod params;
 pub mod types;
 pub mod version;

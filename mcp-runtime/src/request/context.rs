@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Asker, Cancellation, ClientInfo, Slot, StateMap};
+use super::{Asker, Cancellation, ClientInfo, Principal, Slot, StateMap};
 use crate::outbound::{LogLevel, Sink};
 use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
 use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
@@ -44,13 +44,20 @@ pub(crate) struct RequestInfo {
     pub(crate) states: Arc<StateMap>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
-    pub(crate) principal: Option<Arc<crate::auth::Principal>>,
-    pub(crate) changes: crate::Changes,
+    pub(crate) principal: Option<Arc<Principal>>,
+    /// The server's change handle (`crate::Changes`), opaque at this layer: `changes/` makes
+    /// it and reads it back ([`Context::changes`] is defined there).
+    pub(crate) changes: Opaque,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
     /// The 2025-11-25 task this request's work runs as (its messages name it).
     pub(crate) related_task: Option<String>,
 }
+
+/// A server-wide value a request carries for a layer above this one, which made it and alone
+/// reads it back (by downcasting): the request layer needs no knowledge of its type. Cloning it
+/// per request costs what cloning the value's own `Arc` did.
+pub(crate) type Opaque = Arc<dyn std::any::Any + Send + Sync>;
 
 /// The last progress sent, to keep it increasing and rate-limited.
 #[derive(Debug, Default)]
@@ -111,7 +118,7 @@ impl Context {
     /// The id of the [task](crate::task) this call runs as, if it runs as one.
     pub fn task_id(&self) -> Option<&str> {
         match &self.inner.asker {
-            Asker::Task(task) => Some(&task.id),
+            Asker::Task(task) => Some(task.id()),
             _ => self.related_task(),
         }
     }
@@ -119,7 +126,7 @@ impl Context {
     /// Completes when a 2026-07-28 handler waits for input the client has not given yet.
     pub(crate) async fn input_blocked(&self) {
         match &self.inner.asker {
-            Asker::Round(round) => round.blocked().await,
+            Asker::Round(round) => round.blocked().wait().await,
             _ => std::future::pending().await,
         }
     }
@@ -299,14 +306,13 @@ impl Context {
 
     /// The caller, as its verified access token names it (HTTP with authorization
     /// configured); `None` otherwise.
-    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+    pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_deref()
     }
 
-    /// The handle that announces changes (a resource updated, a list changed) and enables or
-    /// disables tools, resources and prompts at run time.
-    pub fn changes(&self) -> crate::Changes {
-        self.inner.changes.clone()
+    /// The server's change handle, as `changes/` put it there.
+    pub(crate) fn changes_handle(&self) -> &Opaque {
+        &self.inner.changes
     }
 
     /// Ends this request's HTTP response stream now, while the handler goes on (SSE polling,
@@ -362,7 +368,7 @@ impl FromContext for Context {
     }
 }
 
-impl FromContext for crate::auth::Principal {
+impl FromContext for Principal {
     fn from_context(ctx: &Context) -> Result<Self, McpError> {
         ctx.principal().cloned().ok_or_else(|| {
             McpError::invalid_request(

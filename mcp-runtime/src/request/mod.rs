@@ -1,19 +1,27 @@
 //! The bottom layer of a request: what a handler sees of it ([`Context`]), the client it comes
-//! from, its cancellation and its place among the connection's requests, and the [`Peer`] it
-//! can talk back to. Nothing here depends on the dispatcher or the transports above it: they
-//! build these values and implement [`Peer`]; `ask/`, `State<T>` and the handlers use them.
+//! from and the caller its token names ([`Principal`]), its cancellation and its place among the
+//! connection's requests, and the [`Peer`] it can talk back to.
+//!
+//! Nothing here imports a module above it (`tests/module_cycles.rs` checks): what a request
+//! needs of them is a small trait or an opaque value defined here. The dispatcher and the
+//! transports build these values and implement [`Peer`]; `ask::round::Round` and `task::Live`
+//! implement [`RoundAsks`] and [`TaskAsks`]; `changes/` makes the change handle a request
+//! carries ([`Opaque`]) and defines `Context::changes`. `ask/`, `State<T>` and the handlers use
+//! them.
 
 mod cancel;
 mod client;
 pub(crate) mod context;
 mod peer;
+mod principal;
 mod reply;
 mod states;
 
 pub(crate) use cancel::{Cancellation, Gauge, Slot};
 pub(crate) use client::ClientInfo;
-pub(crate) use context::RequestInfo;
 pub use context::{Context, FromContext};
-pub(crate) use peer::{Asker, ClientAnswer, Peer};
+pub(crate) use context::{Opaque, RequestInfo};
+pub(crate) use peer::{Answer, AskFuture, Asker, Blocked, ClientAnswer, Peer, RoundAsks, TaskAsks};
+pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
 pub(crate) use states::StateMap;

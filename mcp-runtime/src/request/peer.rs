@@ -1,13 +1,18 @@
 //! The way back to the client: the [`Peer`] a request's connection is, and how a handler's
-//! asks reach the client ([`Asker`]).
+//! asks reach the client ([`Asker`]). The two 2026-07-28 ways, a multi-round-trip request's
+//! round and a task, are defined above this layer (`ask::round::Round`, `task::Live`); here
+//! they are the small traits [`RoundAsks`] and [`TaskAsks`], which is all a request and the
+//! asks need of them.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
-use crate::ask::round::Round;
 use crate::outbound::Sink;
 use crate::protocol::{McpError, RequestId};
 
@@ -41,9 +46,100 @@ pub(crate) enum Asker {
     /// Session era: requests over the connection.
     Session(Weak<dyn Peer>),
     /// 2026-07-28: answers arrive in retries.
-    Round(Arc<Round>),
+    Round(Arc<dyn RoundAsks>),
     /// A 2026-07-28 task: answers arrive through `tasks/update`.
-    Task(Arc<crate::task::Live>),
+    Task(Arc<dyn TaskAsks>),
+}
+
+/// What the client said to one ask of a round.
+pub(crate) enum Answer {
+    /// Its answer.
+    Given(Value),
+    /// Nothing yet.
+    Missing,
+    /// It answered under this key, but a different question.
+    Changed,
+}
+
+/// The asks of one round of a 2026-07-28 multi-round-trip request (`ask::round::Round`): each
+/// is answered from the client's retry, or recorded, and the handler is stopped to ask it.
+pub(crate) trait RoundAsks: Send + Sync {
+    /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
+    fn next_key(&self, prefix: &'static str) -> String;
+
+    /// The value remembered under `key` (`Context::remember`), if any.
+    fn recall(&self, key: &str) -> Option<Value>;
+
+    /// Remembers `value` under `key` for the rounds to come.
+    fn keep(&self, key: &str, value: Value);
+
+    /// The client's answer to `key`, if it gave one to the question `digest` names.
+    fn answer(&self, key: &str, digest: &str) -> Answer;
+
+    /// Records an ask the client must answer (`method` with `params`), and raises
+    /// [`blocked`](Self::blocked).
+    fn need(&self, key: String, method: &'static str, params: Value, digest: String);
+
+    /// Raised once the handler waits on an ask with no answer.
+    fn blocked(&self) -> &Blocked;
+}
+
+/// The future of an ask inside a task, boxed: only a task that asks pays for it, never a call.
+pub(crate) type AskFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The asks of a 2026-07-28 task (`task::Live`): the task waits in `input_required` until the
+/// client answers through `tasks/update`.
+pub(crate) trait TaskAsks: Send + Sync {
+    /// The task's id.
+    fn id(&self) -> &str;
+
+    /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …
+    fn next_key(&self, prefix: &'static str) -> String;
+
+    /// The round of the call that made the task, while the task has not started: what is asked
+    /// upfront and remembered then goes through it.
+    fn upfront(&self) -> Option<&dyn RoundAsks>;
+
+    /// Parks the task on a question (`{"method", "params"}`) under `key`; its answer arrives
+    /// on the receiver.
+    fn ask(
+        &self,
+        key: String,
+        request: Value,
+    ) -> AskFuture<'_, Result<oneshot::Receiver<Value>, McpError>>;
+
+    /// Takes a question back whose ask ended without an answer.
+    fn withdraw<'a>(&'a self, key: &'a str) -> AskFuture<'a, ()>;
+}
+
+/// A flag raised once, and the wake-up of whoever waits for it.
+#[derive(Default)]
+pub(crate) struct Blocked {
+    raised: AtomicBool,
+    notify: Notify,
+}
+
+impl Blocked {
+    pub(crate) fn raise(&self) {
+        self.raised.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    pub(crate) fn is_raised(&self) -> bool {
+        self.raised.load(Ordering::Acquire)
+    }
+
+    /// Completes once raised.
+    pub(crate) async fn wait(&self) {
+        loop {
+            // Registered before the check: a raise in between still wakes it.
+            let notified = self.notify.notified();
+            if self.is_raised() {
+                return;
+            }
+            notified.await;
+        }
+    }
 }
 
 impl std::fmt::Debug for Asker {

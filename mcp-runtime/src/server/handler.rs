@@ -166,7 +166,7 @@ pub(super) fn context_with(
         headers: scope.headers.clone(),
         closer: scope.closer.clone(),
         principal: scope.principal.clone(),
-        changes: conn.server.inner.changes.clone(),
+        changes: conn.server.inner.changes.handle(),
         asker,
         related_task,
     })

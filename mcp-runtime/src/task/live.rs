@@ -14,6 +14,7 @@ use super::store::{StoreLimits, Update};
 use super::{Lease, TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::ask::round::Round;
 use crate::protocol::McpError;
+use crate::request::{AskFuture, RoundAsks, TaskAsks};
 
 /// Where a task's status change was made: by this instance, or by another one sharing the
 /// store (it cancelled the task, or ended it at a lapsed lease) and announced it itself.
@@ -786,6 +787,35 @@ impl Live {
             }
         })
         .await;
+    }
+}
+
+impl TaskAsks for Live {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn next_key(&self, prefix: &'static str) -> String {
+        Live::next_key(self, prefix)
+    }
+
+    fn upfront(&self) -> Option<&dyn RoundAsks> {
+        if self.started.load(Ordering::Acquire) {
+            return None;
+        }
+        self.round.as_deref().map(|round| round as &dyn RoundAsks)
+    }
+
+    fn ask(
+        &self,
+        key: String,
+        request: Value,
+    ) -> AskFuture<'_, Result<oneshot::Receiver<Value>, McpError>> {
+        Box::pin(Live::ask(self, key, request))
+    }
+
+    fn withdraw<'a>(&'a self, key: &'a str) -> AskFuture<'a, ()> {
+        Box::pin(Live::withdraw(self, key))
     }
 }
 

@@ -55,26 +55,6 @@ pub(crate) fn allowed_origin(headers: &HeaderMap, config: &HttpConfig) -> Option
         .then(|| origin.clone())
 }
 
-/// Why `origin` can never equal the `Origin` a browser sends (`scheme://host[:port]`, nothing
-/// after it), if it cannot.
-pub(crate) fn origin_problem(origin: &str) -> Option<String> {
-    let Some(rest) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return Some(format!(
-            "{origin:?} is not an origin: it must start with http:// or https://"
-        ));
-    };
-    let host_and_port = !rest.is_empty()
-        && rest
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
-    (!host_and_port).then(|| {
-        format!("{origin:?} is not an origin: scheme://host[:port], with no path and no wildcard")
-    })
-}
-
 /// Whether a request is a CORS preflight: `OPTIONS` naming the method it prepares.
 pub(crate) fn is_preflight(method: &Method, headers: &HeaderMap) -> bool {
     method == Method::OPTIONS && headers.contains_key(ACCESS_CONTROL_REQUEST_METHOD)

@@ -43,6 +43,7 @@ mod health;
 mod idle;
 mod legacy;
 mod mount;
+mod origin;
 mod route;
 mod service;
 pub(crate) mod session;
@@ -73,7 +74,7 @@ pub use session_store::{
     MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
 };
 
-pub(crate) use cors::origin_problem;
+pub(crate) use origin::origin_problem;
 
 use crate::Server;
 

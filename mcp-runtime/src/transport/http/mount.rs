@@ -107,7 +107,7 @@ impl McpService {
     pub fn new(server: Server, config: HttpConfig) -> McpService {
         let config = config.for_server(&server);
         for origin in &config.allowed_origins {
-            if let Some(why) = super::cors::origin_problem(origin) {
+            if let Some(why) = super::origin_problem(origin) {
                 tracing::warn!("allowed_origins: {why}; no browser will match it");
             }
         }

@@ -1,10 +1,11 @@
 //! The values asks exchange with the client: elicitation answers, sampling requests and answers,
-//! roots.
+//! roots. The server asks with them (`ask/`, their public home) and the client answers with
+//! them (`client/`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::protocol::{Content, Role};
+use super::{Content, Role};
 
 /// The user's answer to a form ([`Context::elicit`](crate::Context::elicit)).
 #[derive(Clone, Debug, PartialEq)]
@@ -40,10 +41,10 @@ pub enum ElicitAction {
 }
 
 #[derive(Deserialize)]
-pub(super) struct ElicitResult {
-    pub(super) action: ElicitAction,
+pub(crate) struct ElicitResult {
+    pub(crate) action: ElicitAction,
     #[serde(default)]
-    pub(super) content: Option<Value>,
+    pub(crate) content: Option<Value>,
 }
 
 /// A `sampling/createMessage` request: messages for the client's model, and preferences.
@@ -201,6 +202,6 @@ pub struct Root {
 }
 
 #[derive(Deserialize)]
-pub(super) struct ListRootsResult {
-    pub(super) roots: Vec<Root>,
+pub(crate) struct ListRootsResult {
+    pub(crate) roots: Vec<Root>,
 }
