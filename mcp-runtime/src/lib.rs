@@ -102,26 +102,46 @@ mod text_arg;
 pub mod tool;
 pub mod transport;
 
-pub use ask::{ElicitAction, Elicitation, ElicitationHandle, Root, SampledMessage, Sampling};
-pub use changes::{Changes, changes};
-pub use completion::CompletionRequest;
+// The crate root holds what a server's `main` and its tool fns name; everything else lives in
+// its module (and the most common of those in the prelude). `tests/public_surface.rs` in this
+// crate fails when the visible root grows past 20 names, and when the list in the crate docs
+// drifts from this file.
+pub use ask::{Elicitation, Sampling};
+pub use changes::changes;
 pub use context::{Context, FromContext};
-/// The `http` crate, for [`Context::headers`].
-pub use http;
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
-pub use outbound::LogLevel;
-pub use protocol::{
-    CallToolResult, Content, Era, GetPromptResult, McpError, PromptMessage, ProtocolVersion,
-    Resource, ResourceContents, Role,
-};
-pub use registry::{BuildError, ToolInfo};
-pub use resource::NotFound;
+pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
+pub use registry::BuildError;
 pub use runner::init_logging;
-pub use server::{CacheScope, Server, ServerBuilder};
+pub use server::{Server, ServerBuilder};
 pub use state::State;
 pub use tool::Json;
 pub use transport::Transport;
+
+// The root's former names, kept so code written against 0.1 still compiles; each lives in the
+// module the docs point to (`mcp_runtime::protocol::Role`, `mcp_runtime::ask::Root`, …).
+#[doc(hidden)]
+pub use ask::{ElicitAction, ElicitationHandle, Root, SampledMessage};
+#[doc(hidden)]
+pub use changes::Changes;
+#[doc(hidden)]
+pub use completion::CompletionRequest;
+/// The `http` crate, for [`Context::headers`].
+#[doc(hidden)]
+pub use http;
+#[doc(hidden)]
+pub use outbound::LogLevel;
+#[doc(hidden)]
+pub use protocol::{
+    Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role,
+};
+#[doc(hidden)]
+pub use registry::ToolInfo;
+#[doc(hidden)]
+pub use resource::NotFound;
+#[doc(hidden)]
+pub use server::CacheScope;
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {

@@ -12,10 +12,12 @@ use crate::protocol::{GetPromptResult, McpError, PromptMessage};
 use crate::tool::{IconDef, MetaValue};
 
 /// The future a prompt adapter returns.
+#[doc(hidden)]
 pub type PromptFuture =
     Pin<Box<dyn Future<Output = Result<GetPromptResult, McpError>> + Send + 'static>>;
 
 /// What the dispatcher hands a prompt adapter.
+#[doc(hidden)]
 pub struct PromptCall<'a> {
     /// The request's context.
     pub context: Context,
@@ -24,6 +26,7 @@ pub struct PromptCall<'a> {
 }
 
 /// One argument of a prompt, as constant data.
+#[doc(hidden)]
 pub struct PromptArgDef {
     /// Its name.
     pub name: &'static str,
@@ -34,6 +37,7 @@ pub struct PromptArgDef {
 }
 
 /// Everything `#[prompt]` knows about one prompt, as constant data.
+#[doc(hidden)]
 pub struct PromptDef {
     /// The prompt's name.
     pub name: &'static str,
@@ -113,6 +117,7 @@ impl PromptOutput for GetPromptResult {
 /// The probe a prompt's return type is dispatched on, by autoref specialization (see
 /// [`ToolReturnProbe`](crate::tool::output::ToolReturnProbe)); the table of cases and depth is
 /// [`prompt_return!`](crate::__private::prompt_return).
+#[doc(hidden)]
 pub struct PromptReturnProbe<T>(PhantomData<fn() -> T>);
 
 impl<T> PromptReturnProbe<T> {

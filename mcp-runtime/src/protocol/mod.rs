@@ -6,7 +6,7 @@ pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;
 pub(crate) mod headers;
-pub mod jsonrpc;
+pub(crate) mod jsonrpc;
 pub(crate) mod logging;
 pub(crate) mod params;
 pub mod types;

@@ -25,10 +25,12 @@ use crate::protocol::{McpError, Resource, ResourceContents};
 use crate::tool::{IconDef, MetaValue};
 
 /// The future a resource adapter returns.
+#[doc(hidden)]
 pub type ResourceFuture =
     Pin<Box<dyn Future<Output = Result<Vec<ResourceContents>, McpError>> + Send + 'static>>;
 
 /// What the dispatcher hands a resource adapter.
+#[doc(hidden)]
 pub struct ResourceCall<'a> {
     /// The request's context.
     pub context: Context,
@@ -40,6 +42,7 @@ pub struct ResourceCall<'a> {
 
 /// `annotations(...)` of a resource.
 #[derive(Clone, Copy, Debug, Default)]
+#[doc(hidden)]
 pub struct ResourceAnnotationsDef {
     /// `"user"` and/or `"assistant"`.
     pub audience: &'static [&'static str],
@@ -75,6 +78,7 @@ impl ResourceAnnotationsDef {
 }
 
 /// Everything `#[resource]` knows about one resource or template, as constant data.
+#[doc(hidden)]
 pub struct ResourceDef {
     /// The URI, or an RFC 6570 template when it has `{variables}`.
     pub uri: &'static str,

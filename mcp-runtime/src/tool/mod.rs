@@ -4,6 +4,12 @@ mod args;
 mod def;
 pub(crate) mod output;
 
+pub use output::{Json, ToolOutput};
+// The registration record `#[tool]` emits and what it names: the generated code reaches them
+// through `__private`, users never do.
+#[doc(hidden)]
 pub use args::parse_arguments;
+#[doc(hidden)]
 pub use def::{AnnotationsDef, IconDef, MetaValue, ToolCall, ToolDef, ToolFuture};
-pub use output::{Json, OutputMode, OutputSpec, ToolOutput};
+#[doc(hidden)]
+pub use output::{OutputMode, OutputSpec};
