@@ -63,6 +63,49 @@
 //!
 //! With the `client` feature, `mcp_runtime::client` connects to any MCP server (spawned over
 //! stdio, or over Streamable HTTP), in either era, with typed calls.
+//!
+//! # Public surface
+//!
+//! ## At the root
+//!
+//! What a server's own code names; [`prelude`] re-exports the most common of these with the
+//! protocol types a tool returns.
+//!
+//! - [`tool`](macro@tool), [`resource`](macro@resource), [`prompt`](macro@prompt): the
+//!   attributes that register a fn.
+//! - [`run`]: builds the server from everything registered and serves it.
+//! - [`Server`], [`ServerBuilder`], [`BuildError`]: a server built by hand, its settings, and
+//!   why building it failed.
+//! - [`CacheScope`]: who may reuse a cached result ([`ServerBuilder::cache_scope`]).
+//! - [`Transport`]: stdio or an HTTP address.
+//! - [`init_logging`]: `tracing` to stderr, for a `main` that does not use `run!`.
+//! - [`Context`], [`State`], [`FromContext`]: what a tool is handed besides its arguments.
+//! - [`McpError`], [`CallToolResult`], [`Content`], [`Json`]: what a tool returns.
+//! - [`Elicitation`], [`Sampling`]: the answers to asking the client (`ctx.elicit`,
+//!   `ctx.sample`).
+//! - [`changes`](fn@changes): the handle that announces changes and enables or disables
+//!   registered items from anywhere in the program.
+//!
+//! ## Modules
+//!
+//! - [`ask`](mod@ask): asking the client (elicitation, sampling, roots).
+//! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`](auth::Principal) they name.
+//! - [`changes`](mod@changes): list-changed and resource-updated announcements, enable/disable.
+//! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
+//! - [`completion`](mod@completion): argument completion for prompts and resource templates.
+//! - [`context`](mod@context): [`Context`] and [`FromContext`].
+//! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
+//! - [`outbound`](mod@outbound): the log level of the notifications a request sends.
+//! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
+//! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
+//! - [`registry`](mod@registry): what is registered, as the server describes it.
+//! - [`resource`](mod@resource): URI templates, resource contents, the path-traversal guard.
+//! - [`schema`](mod@schema): the JSON Schemas tools publish, in the shape clients accept.
+//! - [`task`](mod@task): tool calls that outlive their request, and where they are stored.
+//! - [`testing`](mod@testing): [`TestClient`](testing::TestClient), in-process calls for tests.
+//! - [`tool`](mod@tool): how a tool's return value becomes its result.
+//! - [`transport`](mod@transport): stdio and Streamable HTTP.
+//! - [`prelude`]: `use mcp_runtime::prelude::*;`.
 #![warn(missing_docs)]
 // The dispatcher's pieces that only a transport calls (reply kinds, stream bookkeeping, header
 // checks) are compiled in every build; a build without one of the transports leaves some unused.
@@ -111,10 +154,10 @@ pub use changes::changes;
 pub use context::{Context, FromContext};
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
-pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
+pub use protocol::{CallToolResult, Content, McpError};
 pub use registry::BuildError;
 pub use runner::init_logging;
-pub use server::{Server, ServerBuilder};
+pub use server::{CacheScope, Server, ServerBuilder};
 pub use state::State;
 pub use tool::Json;
 pub use transport::Transport;
@@ -134,14 +177,12 @@ pub use http;
 pub use outbound::LogLevel;
 #[doc(hidden)]
 pub use protocol::{
-    Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role,
+    Era, GetPromptResult, PromptMessage, ProtocolVersion, Resource, ResourceContents, Role,
 };
 #[doc(hidden)]
 pub use registry::ToolInfo;
 #[doc(hidden)]
 pub use resource::NotFound;
-#[doc(hidden)]
-pub use server::CacheScope;
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {

@@ -1,4 +1,5 @@
-//! Prompts: the registration record `#[prompt]` emits, and how return values become messages.
+//! Prompts: how a `#[prompt]` fn's return value becomes messages. The registration record the
+//! attribute emits is hidden plumbing, reached by the generated code through `__private`.
 
 use std::collections::HashMap;
 use std::fmt::Display;

@@ -1,6 +1,7 @@
-//! The wire protocol: the JSON-RPC envelope, a request's params decoded once by method,
-//! protocol versions and eras, error codes and the MCP types a server sends, and the rules the
-//! client and the server must agree on (the `x-mcp-header` annotations).
+//! The wire protocol: a request's params decoded once by method, protocol versions and eras,
+//! error codes and the MCP types a server sends, and the rules the client and the server must
+//! agree on (the `x-mcp-header` annotations). The JSON-RPC envelope is the runtime's own
+//! business (`jsonrpc`, crate-private).
 
 pub(crate) mod asks;
 pub mod content;

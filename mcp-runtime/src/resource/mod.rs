@@ -1,5 +1,6 @@
-//! Resources and resource templates: the registration record `#[resource]` emits, URI
-//! templates, how return values become contents, and the path-traversal guard.
+//! Resources and resource templates: URI templates, how return values become contents, and the
+//! path-traversal guard. The registration record `#[resource]` emits is hidden plumbing, reached
+//! by the generated code through `__private`.
 
 mod output;
 mod path;

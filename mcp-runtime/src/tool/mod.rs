@@ -1,4 +1,5 @@
-//! Tools: the registration record `#[tool]` emits, argument parsing and result conversion.
+//! Tools: how a `#[tool]` fn's return value becomes its result. The registration record the
+//! attribute emits is hidden plumbing, reached by the generated code through `__private`.
 
 mod args;
 mod def;
