@@ -755,7 +755,7 @@ async fn a_question_that_changes_between_rounds_is_an_error_not_a_loop() {
     assert_eq!(c.take_asks().len(), 1, "asked once, then the error");
 }
 
-static HANDLE: std::sync::Mutex<Option<mcp_runtime::ElicitationHandle>> =
+static HANDLE: std::sync::Mutex<Option<mcp_runtime::ask::ElicitationHandle>> =
     std::sync::Mutex::new(None);
 
 /// Starts a URL elicitation and leaves a handle to report it complete later.

@@ -7,11 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_runtime::changes::Changes;
 use mcp_runtime::changes::{BusInbound, BusMessage, ChangeBus, ChangeEvent, Kind, LocalBus};
 use mcp_runtime::prelude::*;
 use mcp_runtime::registry::BuildError;
 use mcp_runtime::testing::TestClient;
-use mcp_runtime::{Changes, ProtocolVersion, Server};
+use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
 
 /// A tool, so that tool list changes concern the server.

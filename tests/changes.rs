@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_runtime::changes::Changes;
 use mcp_runtime::changes::Kind;
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
 use mcp_runtime::testing::TestClient;
-use mcp_runtime::{Changes, ProtocolVersion, Server};
+use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
 
 /// A file.

@@ -198,7 +198,7 @@ async fn progress_and_log_messages_reach_the_caller() {
 
             let mut notes = client.notifications();
             client
-                .set_logging_level(mcp_runtime::LogLevel::Info)
+                .set_logging_level(mcp_runtime::outbound::LogLevel::Info)
                 .await
                 .unwrap();
             client
@@ -482,7 +482,7 @@ async fn old_http_sse_servers_are_reached_through_the_fallback() {
             .await
             .unwrap(),
     ] {
-        assert_eq!(client.era(), mcp_runtime::Era::Session);
+        assert_eq!(client.era(), mcp_runtime::protocol::Era::Session);
         let r = client
             .call_tool("test_simple_text", json!({}))
             .await

@@ -2,9 +2,10 @@
 
 use std::time::Duration;
 
+use mcp_runtime::outbound::LogLevel;
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
-use mcp_runtime::{LogLevel, ProtocolVersion, Server};
+use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
 
 /// Counts to three, reporting progress and logging at several levels.

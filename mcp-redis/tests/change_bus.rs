@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_redis::{Redis, RedisChangeBus};
+use mcp_runtime::changes::Changes;
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
-use mcp_runtime::{Changes, ProtocolVersion, Server};
+use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};
 
 /// A tool, so that tool list changes concern the server.

@@ -14,10 +14,11 @@ use std::time::{Duration, Instant};
 use mcp_redis::{
     Redis, RedisChangeBus, RedisEventStore, RedisSessionStore, RedisStateGuard, RedisTaskStore,
 };
+use mcp_runtime::changes::Changes;
 use mcp_runtime::client::{Client, Protocol};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::HttpConfig;
-use mcp_runtime::{Changes, ProtocolVersion, Server};
+use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::json;
 
 /// Adds two numbers.

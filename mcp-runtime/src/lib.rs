@@ -79,17 +79,18 @@
 //! - [`CacheScope`]: who may reuse a cached result ([`ServerBuilder::cache_scope`]).
 //! - [`Transport`]: stdio or an HTTP address.
 //! - [`init_logging`]: `tracing` to stderr, for a `main` that does not use `run!`.
-//! - [`Context`], [`State`], [`FromContext`]: what a tool is handed besides its arguments.
+//! - [`Context`], [`State`], [`Principal`], [`FromContext`]: what a tool is handed besides its
+//!   arguments (the first three by their names alone, any other [`FromContext`] type when marked
+//!   `#[inject]`).
 //! - [`McpError`], [`CallToolResult`], [`Content`], [`Json`]: what a tool returns.
-//! - [`Elicitation`], [`Sampling`]: the answers to asking the client (`ctx.elicit`,
-//!   `ctx.sample`).
 //! - [`changes`](fn@changes): the handle that announces changes and enables or disables
 //!   registered items from anywhere in the program.
+//! - [`ProtocolVersion`]: the protocol revisions, for tests and clients that pick one.
 //!
 //! ## Modules
 //!
 //! - [`ask`](mod@ask): asking the client (elicitation, sampling, roots).
-//! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`](auth::Principal) they name.
+//! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`] they name.
 //! - [`changes`](mod@changes): list-changed and resource-updated announcements, enable/disable.
 //! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
@@ -149,12 +150,12 @@ pub mod transport;
 // its module (and the most common of those in the prelude). `tests/public_surface.rs` in this
 // crate fails when the visible root grows past 20 names, and when the list in the crate docs
 // drifts from this file.
-pub use ask::{Elicitation, Sampling};
+pub use auth::Principal;
 pub use changes::changes;
 pub use context::{Context, FromContext};
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
-pub use protocol::{CallToolResult, Content, McpError};
+pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
 pub use registry::BuildError;
 pub use runner::init_logging;
 pub use server::{CacheScope, Server, ServerBuilder};
@@ -165,7 +166,7 @@ pub use transport::Transport;
 // The root's former names, kept so code written against 0.1 still compiles; each lives in the
 // module the docs point to (`mcp_runtime::protocol::Role`, `mcp_runtime::ask::Root`, …).
 #[doc(hidden)]
-pub use ask::{ElicitAction, ElicitationHandle, Root, SampledMessage};
+pub use ask::{ElicitAction, Elicitation, ElicitationHandle, Root, SampledMessage, Sampling};
 #[doc(hidden)]
 pub use changes::Changes;
 #[doc(hidden)]
@@ -176,9 +177,7 @@ pub use http;
 #[doc(hidden)]
 pub use outbound::LogLevel;
 #[doc(hidden)]
-pub use protocol::{
-    Era, GetPromptResult, PromptMessage, ProtocolVersion, Resource, ResourceContents, Role,
-};
+pub use protocol::{Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 #[doc(hidden)]
 pub use registry::ToolInfo;
 #[doc(hidden)]

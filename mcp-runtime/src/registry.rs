@@ -154,7 +154,7 @@ pub enum BuildError {
         location: String,
     },
     /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus) on a builder whose
-    /// [`Changes`](crate::Changes) handle has a bus attached already.
+    /// [`Changes`](crate::changes::Changes) handle has a bus attached already.
     ChangeBusAttached,
 }
 
@@ -293,7 +293,7 @@ impl<T: Listed> Paged<T> {
     /// caller whose lists hide what it may not use, those whose scopes it has.
     pub(crate) fn page_enabled(
         &self,
-        changes: &crate::Changes,
+        changes: &crate::changes::Changes,
         caller: Option<&crate::auth::Principal>,
         cursor: Option<&str>,
         page_size: usize,
@@ -320,16 +320,16 @@ impl<T: Listed> Paged<T> {
     }
 }
 
-/// A registered item that can be disabled at run time (see [`Changes`](crate::Changes)).
+/// A registered item that can be disabled at run time (see [`Changes`](crate::changes::Changes)).
 pub(crate) trait Listed {
     /// Whether `changes` serves it.
-    fn enabled(&self, changes: &crate::Changes) -> bool;
+    fn enabled(&self, changes: &crate::changes::Changes) -> bool;
     /// The OAuth scopes a caller needs to use it.
     fn scopes(&self) -> &'static [&'static str];
 }
 
 impl Listed for RegisteredTool {
-    fn enabled(&self, changes: &crate::Changes) -> bool {
+    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
         changes.is_enabled(crate::changes::Kind::Tool, &[self.def.name])
     }
     fn scopes(&self) -> &'static [&'static str] {
@@ -338,7 +338,7 @@ impl Listed for RegisteredTool {
 }
 
 impl Listed for RegisteredPrompt {
-    fn enabled(&self, changes: &crate::Changes) -> bool {
+    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
         changes.is_enabled(crate::changes::Kind::Prompt, &[self.def.name])
     }
     fn scopes(&self) -> &'static [&'static str] {
@@ -347,7 +347,7 @@ impl Listed for RegisteredPrompt {
 }
 
 impl Listed for RegisteredResource {
-    fn enabled(&self, changes: &crate::Changes) -> bool {
+    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
         changes.is_enabled(
             crate::changes::Kind::Resource,
             &[self.def.name, self.def.uri],
@@ -359,7 +359,7 @@ impl Listed for RegisteredResource {
 }
 
 impl Listed for RegisteredTemplate {
-    fn enabled(&self, changes: &crate::Changes) -> bool {
+    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
         changes.is_enabled(
             crate::changes::Kind::Resource,
             &[self.def.name, self.def.uri],
@@ -483,7 +483,7 @@ impl Registry {
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     pub(crate) fn scopes_for(
         &self,
-        changes: &crate::Changes,
+        changes: &crate::changes::Changes,
         method: &str,
         name: &str,
     ) -> &'static [&'static str] {

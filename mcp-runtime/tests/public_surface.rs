@@ -18,18 +18,19 @@ const MOVED_FROM_ROOT: &[&str] = &[
     "Changes",
     "CompletionRequest",
     "ElicitAction",
+    "Elicitation",
     "ElicitationHandle",
     "Era",
     "GetPromptResult",
     "LogLevel",
     "NotFound",
     "PromptMessage",
-    "ProtocolVersion",
     "Resource",
     "ResourceContents",
     "Role",
     "Root",
     "SampledMessage",
+    "Sampling",
     "ToolInfo",
     "http",
 ];
@@ -311,7 +312,8 @@ fn the_moved_names_still_resolve_at_their_old_path() {
     let _: Option<mcp_runtime::ask::SampledMessage> = None::<mcp_runtime::SampledMessage>;
     let _: Option<mcp_runtime::registry::ToolInfo> = None::<mcp_runtime::ToolInfo>;
     let _: Option<mcp_runtime::resource::NotFound> = None::<mcp_runtime::NotFound>;
-    let _: Option<mcp_runtime::protocol::ProtocolVersion> = None::<mcp_runtime::ProtocolVersion>;
+    let _: Option<mcp_runtime::ask::Elicitation<()>> = None::<mcp_runtime::Elicitation<()>>;
+    let _: Option<mcp_runtime::ask::Sampling> = None::<mcp_runtime::Sampling>;
     let _: Option<mcp_runtime::http::HeaderMap> = None;
     assert_eq!(role, mcp_runtime::protocol::Role::User);
     assert_eq!(era, mcp_runtime::protocol::Era::Stateless);

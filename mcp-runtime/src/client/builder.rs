@@ -342,7 +342,7 @@ async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientEr
 }
 
 pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
-    if version.era() != crate::Era::Session {
+    if version.era() != crate::protocol::Era::Session {
         return Err(ClientError::protocol(format!(
             "{} has no initialize: use Protocol::Stateless",
             version.as_str()
@@ -358,7 +358,8 @@ pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<
         .get("protocolVersion")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let Some(agreed) = ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::Era::Session)
+    let Some(agreed) =
+        ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::Era::Session)
     else {
         core.close().await;
         return Err(ClientError::protocol(format!(

@@ -43,7 +43,7 @@ pub struct ServerBuilder {
     state_guard: Option<Arc<dyn crate::ask::RequestStateGuard>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
-    changes: Option<crate::Changes>,
+    changes: Option<crate::changes::Changes>,
     change_bus: Option<Arc<dyn crate::changes::ChangeBus>>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
@@ -209,7 +209,7 @@ impl ServerBuilder {
     /// Announces changes through `changes` (and takes its enabled set): pass
     /// [`mcp_runtime::changes()`](crate::changes()) to share the process-wide handle, as
     /// [`run!`](crate::run) does. By default the server has a handle of its own.
-    pub fn changes(mut self, changes: crate::Changes) -> Self {
+    pub fn changes(mut self, changes: crate::changes::Changes) -> Self {
         self.changes = Some(changes);
         self
     }
@@ -217,7 +217,7 @@ impl ServerBuilder {
     /// Carries changes between the instances of a fleet through `bus` (for instance
     /// `mcp_redis::RedisChangeBus`): a tools list change announced on one instance reaches
     /// the `subscriptions/listen` streams and session-era clients of every instance. Attached
-    /// to the server's [`Changes`](crate::Changes) handle at [`build`](Self::build), which fails
+    /// to the server's [`Changes`](crate::changes::Changes) handle at [`build`](Self::build), which fails
     /// with [`BuildError::ChangeBusAttached`] if that handle has one already.
     pub fn change_bus(mut self, bus: impl crate::changes::ChangeBus) -> Self {
         self.change_bus = Some(Arc::new(bus));

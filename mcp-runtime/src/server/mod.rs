@@ -68,7 +68,7 @@ pub(crate) struct ServerInner {
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::request::StateMap>,
     /// Where changes are announced, and which items are disabled.
-    pub(crate) changes: crate::Changes,
+    pub(crate) changes: crate::changes::Changes,
     /// Passes announced changes to the session-era connections.
     pub(crate) forwarder: Arc<subscriptions::Forwarder>,
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
@@ -138,7 +138,7 @@ impl Server {
 
     /// The handle that announces changes to this server's clients and enables or disables its
     /// tools, resources and prompts.
-    pub fn changes(&self) -> &crate::Changes {
+    pub fn changes(&self) -> &crate::changes::Changes {
         &self.inner.changes
     }
 

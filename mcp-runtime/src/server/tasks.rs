@@ -116,7 +116,7 @@ fn missing_extension(why: &str) -> McpError {
 /// Announces, on listen streams, the changes this instance makes to 2026-07-28 tasks running
 /// on another instance (it cancelled one, or ended one whose instance stopped). Session-era
 /// tasks have no listen streams: their session hears it when it asks.
-pub(crate) fn announcer(changes: crate::Changes) -> crate::task::Announce {
+pub(crate) fn announcer(changes: crate::changes::Changes) -> crate::task::Announce {
     Box::new(move |record: &TaskRecord| {
         if record.owner.starts_with("caller:") {
             let task = task_object(record, Era::Stateless, true);

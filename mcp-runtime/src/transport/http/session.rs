@@ -84,7 +84,7 @@ impl Session {
     pub(crate) fn primes(&self) -> bool {
         self.conn
             .session()
-            .is_some_and(|c| c.version >= crate::ProtocolVersion::V2025_11_25)
+            .is_some_and(|c| c.version >= crate::protocol::ProtocolVersion::V2025_11_25)
     }
 
     /// A new stream id: unique within the session, on every instance it is served by.
@@ -716,7 +716,7 @@ impl Restored {
     /// `None` for a record this version cannot serve (an unknown protocol version, a
     /// malformed owner): the session is then unknown, and its client initializes again.
     fn of(record: &SessionRecord) -> Option<Restored> {
-        let version = crate::ProtocolVersion::parse(&record.protocol_version)
+        let version = crate::protocol::ProtocolVersion::parse(&record.protocol_version)
             .filter(|v| v.era() == crate::protocol::Era::Session)?;
         let level = crate::outbound::LogLevel::parse(&record.log_level).ok()?;
         let owner = match &record.owner {
