@@ -184,6 +184,7 @@ impl<T: PromptOutput> PromptViaOutput<T> for &PromptReturnProbe<T> {
     label = "this return type is not a prompt",
     note = "return `String` (one user message), `PromptMessage`, `Vec<PromptMessage>`, `GetPromptResult`, or a `Result` of one; or implement `mcp_runtime::prompt::PromptOutput` for it"
 )]
+#[doc(hidden)]
 pub trait ReturnedFromPrompt {}
 
 /// The fallback: no case applies.
