@@ -105,7 +105,8 @@ async fn every_era_on_both_transports_lists_and_calls_tools() {
             let info = client
                 .server_info()
                 .unwrap_or_else(|| panic!("{at}: no serverInfo"));
-            assert_eq!(info.name, "mcp-examples", "{at}");
+            // run!() names it after its package (examples/conformance).
+            assert_eq!(info.name, "example-conformance", "{at}");
             let tools = client.list_tools().await.unwrap();
             assert!(
                 tools.iter().any(|t| t.name == "test_simple_text"),

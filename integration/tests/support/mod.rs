@@ -36,12 +36,14 @@ pub fn example(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(ROOT).join("target"));
+    // A binary first: a target directory from before the example packages may still hold a
+    // stale `examples/tickets` (no root example has a binary's name).
     let debug = target.join("debug");
-    let example = debug.join("examples").join(name);
-    if example.exists() {
-        example
+    let binary = debug.join(name);
+    if binary.exists() {
+        binary
     } else {
-        debug.join(name)
+        debug.join("examples").join(name)
     }
 }
 
