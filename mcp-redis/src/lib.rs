@@ -22,7 +22,7 @@
 //! clock of another, so keep the lease (`ServerBuilder::task_lease`) much longer than any
 //! clock skew between them.
 //!
-//! The crate's README has a server using them all; `examples/fleet.rs` in the workspace is a
+//! The crate's README has a server using them all; `examples/fleet` in the workspace is a
 //! complete instance.
 
 #![warn(missing_docs)]

@@ -1,5 +1,5 @@
 //! The 2026-07-28 era needs nothing shared per request: a server with every Redis store of
-//! this crate attached, as examples/fleet.rs attaches them (change bus, task store, session
+//! this crate attached, as examples/fleet attaches them (change bus, task store, session
 //! store, event store, and the requestState guard), answers `tools/call` and `tools/list`
 //! without one Redis command. `INFO commandstats` is unchanged over the run but for what no
 //! request causes: the INFO calls themselves, the change bus's keep-alive PINGs, and the

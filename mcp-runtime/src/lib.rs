@@ -107,6 +107,16 @@
 //! - [`tool`](mod@tool): how a tool's return value becomes its result.
 //! - [`transport`](mod@transport): stdio and Streamable HTTP.
 //! - [`prelude`]: `use mcp_runtime::prelude::*;`.
+//!
+//! # Cargo features
+//!
+//! `stdio`, `http` and `macros` are on by default (`default-features = false, features =
+//! ["stdio", "macros"]` is a stdio-only server with no HTTP stack). Off by default: `client`,
+//! `auth` (an OAuth 2.1 resource server), `tower` (`McpService` as a `tower_service::Service`),
+//! `opentelemetry` (trace context from `_meta`), `skills` (agent skills from a directory: the
+//! YAML parser for `SKILL.md`; without it a skills directory fails the build with an error
+//! naming the feature) and `env-filter` (`RUST_LOG` with span and field filters; without it,
+//! `target=level` directives and a level).
 #![warn(missing_docs)]
 // The dispatcher's pieces that only a transport calls (reply kinds, stream bookkeeping, header
 // checks) are compiled in every build; a build without one of the transports leaves some unused.

@@ -163,13 +163,57 @@ pub(crate) fn choose(
 /// Installs a stderr `tracing` subscriber (filter from `RUST_LOG`, default `info`) unless the
 /// program installed one already.
 pub fn init_logging() {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(io::stderr)
-        .with_ansi(false)
-        .try_init();
+    #[cfg(feature = "env-filter")]
+    {
+        use tracing_subscriber::EnvFilter;
+        let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(io::stderr)
+            .with_ansi(false)
+            .try_init();
+    }
+    #[cfg(not(feature = "env-filter"))]
+    {
+        use tracing_subscriber::Layer;
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        let (filter, problem) = log_targets(std::env::var("RUST_LOG").ok().as_deref());
+        let fmt = tracing_subscriber::fmt::layer()
+            .with_writer(io::stderr)
+            .with_ansi(false);
+        let installed = tracing_subscriber::registry()
+            .with(fmt.with_filter(filter))
+            .try_init()
+            .is_ok();
+        // Said once the logger is there to say it (a program's own subscriber has its own
+        // filter, and `RUST_LOG` is then none of ours).
+        if let (true, Some(problem)) = (installed, problem) {
+            tracing::warn!("{problem}");
+        }
+    }
+}
+
+/// `RUST_LOG` as `target=level` directives (the default, `info`, when unset or empty), and why
+/// it was not understood when it was not: span and field filters need the `env-filter` feature.
+#[cfg(not(feature = "env-filter"))]
+fn log_targets(rust_log: Option<&str>) -> (tracing_subscriber::filter::Targets, Option<String>) {
+    use tracing_subscriber::filter::Targets;
+    let info = || "info".parse::<Targets>().expect("`info` is a level");
+    match rust_log.map(str::trim).filter(|s| !s.is_empty()) {
+        None => (info(), None),
+        Some(directives) => match directives.parse::<Targets>() {
+            Ok(targets) => (targets, None),
+            Err(e) => (
+                info(),
+                Some(format!(
+                    "RUST_LOG={directives:?} is not a list of `target=level` directives ({e}); \
+                     logging at `info`. Span and field filters need the `env-filter` feature \
+                     of mcp-runtime"
+                )),
+            ),
+        },
+    }
 }
 
 /// The body of `run!()`: never returns on failure (exits with status 2 after printing why).
@@ -308,6 +352,29 @@ impl Server {
 
 #[cfg(test)]
 mod tests {
+    /// Without `env-filter`, `RUST_LOG` still takes what the README shows (a level, and
+    /// `target=level` directives); a span or field filter falls back to `info` with a warning
+    /// that names the feature, rather than silently logging something else.
+    #[cfg(not(feature = "env-filter"))]
+    #[test]
+    fn rust_log_directives_without_env_filter() {
+        use tracing::Level;
+        use tracing::level_filters::LevelFilter;
+        let (unset, problem) = super::log_targets(None);
+        assert!(problem.is_none());
+        assert!(unset.would_enable("anything", &Level::INFO));
+        assert!(!unset.would_enable("anything", &Level::DEBUG));
+        let (targets, problem) = super::log_targets(Some("mcp_runtime::request=debug,warn"));
+        assert!(problem.is_none());
+        assert!(targets.would_enable("mcp_runtime::request", &Level::DEBUG));
+        assert!(!targets.would_enable("hyper", &Level::INFO));
+        assert!(targets.would_enable("hyper", &Level::WARN));
+        let (fallback, problem) = super::log_targets(Some("[request{method=ping}]=trace"));
+        let problem = problem.expect("a span filter is reported");
+        assert!(problem.contains("`env-filter` feature"), "{problem}");
+        assert_eq!(fallback.default_level(), Some(LevelFilter::INFO));
+    }
+
     use super::*;
 
     fn args(a: &[&str]) -> Vec<String> {

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) over Streamable
-# HTTP against examples/conformance.rs (the server) and examples/conformance_client.rs (the
-# client, built on mcp_runtime::client), prints the score of each run, and fails on regressions.
+# HTTP against examples/conformance (the package example-conformance: the `conformance` server
+# and the `conformance_client` client, built on mcp_runtime::client), prints the score of each run, and fails on regressions.
 #
 #   tests/conformance/run.sh [--only 0.1|2025|2026|all|client-2025|client-2026|client-all]...
 #                            [--out DIR] [--verbose]
 #
-# Four runs against one server (target/debug/examples/conformance --http 127.0.0.1:0):
+# Four runs against one server (target/debug/conformance --http 127.0.0.1:0):
 #   0.1      conformance 0.1.16          --suite all                  (stateful wire)
 #   2025     conformance 0.2.0-alpha.12  --requirements 2025-11-25    (stateful wire)
 #   2026     conformance 0.2.0-alpha.12  --requirements 2026-07-28    (stateless wire)
 #   all      conformance 0.2.0-alpha.12  --suite all                  (every scenario, with the
 #            extensions: tasks, skills; a skipped skills check is a failure here, since the
 #            fixture declares skills)
-# and three client runs (`conformance client --command target/debug/examples/conformance_client`;
+# and three client runs (`conformance client --command target/debug/conformance_client`;
 # the suite starts a mock server per scenario and runs the client against it):
 #   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
 #   client-2026  0.2.0-alpha.12  client --requirements 2026-07-28
@@ -130,13 +130,13 @@ exec 9>&-
 suite_js() { echo "$CACHE/$1/node_modules/@modelcontextprotocol/conformance/dist/index.js"; }
 
 # ---------- build the server and the client, start the server ----------
-log "building examples/conformance.rs and examples/conformance_client.rs"
-(cd "$ROOT" && cargo build --locked --quiet --example conformance --example conformance_client) \
-  || die 4 "cargo build --example conformance --example conformance_client failed"
+log "building examples/conformance (the conformance server and conformance_client)"
+(cd "$ROOT" && cargo build --locked --quiet -p example-conformance) \
+  || die 4 "cargo build -p example-conformance failed"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
-SERVER_BIN="$TARGET_DIR/debug/examples/conformance"
-CLIENT_BIN="$TARGET_DIR/debug/examples/conformance_client"
+SERVER_BIN="$TARGET_DIR/debug/conformance"
+CLIENT_BIN="$TARGET_DIR/debug/conformance_client"
 [ -x "$SERVER_BIN" ] || die 4 "$SERVER_BIN not found after the build"
 [ -x "$CLIENT_BIN" ] || die 4 "$CLIENT_BIN not found after the build"
 

@@ -1,4 +1,4 @@
-"""Interop check of the ticket desk example (examples/tickets.rs) over stdio against the official
+"""Interop check of the ticket desk example (examples/tickets) over stdio against the official
 Python client (`mcp` 2.3.0): resources, resource templates, prompts and completion.
 
 Usage: TICKETS_DB=PATH py_tickets.py MODE -- COMMAND [ARGS...]

@@ -1,6 +1,6 @@
 // Interop check of tasks (2025-11-25, experimental) against the official TypeScript client
 // (@modelcontextprotocol/sdk 1.32.2, `client.experimental.tasks`): the ticket desk's `report`
-// tool (examples/tickets.rs, `#[tool(task = "optional")]`) runs as a task, reports progress, and
+// tool (examples/tickets, `#[tool(task = "optional")]`) runs as a task, reports progress, and
 // its result is fetched; a second run is cancelled. The Rust side (tests/interop_tasks.rs) checks
 // the server's log for the tool's own "report cancelled".
 //

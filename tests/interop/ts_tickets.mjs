@@ -1,4 +1,4 @@
-// Interop check of the ticket desk example (examples/tickets.rs) over stdio against the official
+// Interop check of the ticket desk example (examples/tickets) over stdio against the official
 // TypeScript client (@modelcontextprotocol/sdk 1.32.2): the same checks as py_tickets.py.
 //
 // Usage: TICKETS_DB=PATH node ts_tickets.mjs -- COMMAND [ARGS...]

@@ -76,14 +76,14 @@ enum Part {
 /// A parsed RFC 6570 URI template.
 ///
 /// Matching is linear in the URI's length: the part before any trailing query expressions is
-/// compiled, once, into a [`regex::Regex`] (a finite automaton, no backtracking), and each
+/// compiled, once, into a [`regex_lite::Regex`] (a finite automaton, no backtracking), and each
 /// variable is percent-decoded once, after the match.
 #[derive(Clone, Debug)]
 pub struct UriTemplate {
     raw: String,
     parts: Vec<Part>,
     /// The parts before the trailing query expressions, anchored at both ends.
-    path: regex::Regex,
+    path: regex_lite::Regex,
     /// The variable each capture group of `path` binds, in group order (group `i + 1`).
     captures: Vec<String>,
 }
@@ -228,14 +228,14 @@ fn query_split(parts: &[Part]) -> usize {
 /// multi-variable expression the values are comma-separated, so they exclude `,`. Greedy
 /// repetition with leftmost-first semantics picks the same split as a backtracking matcher
 /// trying the longest value first would, in linear time.
-fn compile(parts: &[Part], raw: &str) -> Result<(regex::Regex, Vec<String>), TemplateError> {
+fn compile(parts: &[Part], raw: &str) -> Result<(regex_lite::Regex, Vec<String>), TemplateError> {
     let mut pattern = String::from(r"\A");
     let mut captures = Vec::new();
     for part in parts {
         match part {
-            Part::Literal(lit) => pattern.push_str(&regex::escape(lit)),
+            Part::Literal(lit) => pattern.push_str(&regex_lite::escape(lit)),
             Part::Expr { op, vars } => {
-                pattern.push_str(&regex::escape(op.prefix()));
+                pattern.push_str(&regex_lite::escape(op.prefix()));
                 let explode = vars.iter().any(|v| v.explode);
                 let multi = vars.len() > 1;
                 for (i, var) in vars.iter().enumerate() {
@@ -243,7 +243,7 @@ fn compile(parts: &[Part], raw: &str) -> Result<(regex::Regex, Vec<String>), Tem
                         pattern.push(',');
                     }
                     if *op == Op::PathParam {
-                        pattern.push_str(&regex::escape(&var.name));
+                        pattern.push_str(&regex_lite::escape(&var.name));
                         pattern.push('=');
                     }
                     pattern.push('(');
@@ -255,7 +255,7 @@ fn compile(parts: &[Part], raw: &str) -> Result<(regex::Regex, Vec<String>), Tem
         }
     }
     pattern.push_str(r"\z");
-    let regex = regex::Regex::new(&pattern)
+    let regex = regex_lite::Regex::new(&pattern)
         .map_err(|e| TemplateError(format!("cannot compile {raw:?}: {e}")))?;
     Ok((regex, captures))
 }

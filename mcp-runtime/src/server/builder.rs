@@ -370,9 +370,12 @@ impl ServerBuilder {
     /// files or 16 MiB, a link leading outside `dir`) fails the build with
     /// [`BuildError::InvalidSkill`]. A file edited after that is refused on read (its digest no
     /// longer matches the listing) until the server restarts. [`run!`](crate::run) reads the
-    /// directory from `--skills-dir DIR` or `MCP_SKILLS_DIR` too.
+    /// directory from `--skills-dir DIR` or `MCP_SKILLS_DIR` too. Needs the `skills` feature
+    /// (the frontmatter is YAML); without it the build fails with an `InvalidSkill` that names
+    /// the feature.
     ///
     /// ```standalone_crate
+    /// # #[cfg(feature = "skills")] {
     /// let dir = std::env::temp_dir().join(format!("skills-doc-{}", std::process::id()));
     /// std::fs::create_dir_all(dir.join("git-workflow")).unwrap();
     /// std::fs::write(
@@ -386,6 +389,7 @@ impl ServerBuilder {
     /// let err = mcp_runtime::Server::builder().skills_dir(&dir).build().unwrap_err();
     /// assert!(err.to_string().contains("naming rules"), "{err}");
     /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # }
     /// ```
     pub fn skills_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
         self.skills_dir = Some(dir.into());

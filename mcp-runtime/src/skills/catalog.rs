@@ -78,6 +78,9 @@ impl Catalog {
     /// what is wrong (see the module docs for the rules).
     pub(crate) fn scan(root: &Path) -> Result<Catalog, BuildError> {
         let shown = root.display().to_string();
+        if !cfg!(feature = "skills") {
+            return Err(invalid(shown, super::NEEDS_FEATURE));
+        }
         if !root.is_dir() {
             return Err(invalid(
                 shown,

@@ -35,16 +35,27 @@ fn block(text: &str) -> Option<&str> {
 /// The frontmatter of `text` as a JSON object, verbatim (every field the author wrote).
 pub(crate) fn parse(text: &str) -> Result<Map<String, Value>, String> {
     let yaml = block(text).ok_or("SKILL.md does not begin with a `---` frontmatter block")?;
-    let value: Value = serde_norway::from_str(yaml).map_err(|e| {
-        format!("the frontmatter is not valid YAML (or not representable as JSON): {e}")
-    })?;
-    match value {
+    match yaml_to_json(yaml)? {
         Value::Object(map) => Ok(map),
         other => Err(format!(
             "the frontmatter must be a YAML mapping, not {}",
             kind(&other)
         )),
     }
+}
+
+#[cfg(feature = "skills")]
+fn yaml_to_json(yaml: &str) -> Result<Value, String> {
+    serde_norway::from_str(yaml).map_err(|e| {
+        format!("the frontmatter is not valid YAML (or not representable as JSON): {e}")
+    })
+}
+
+/// Without the YAML parser [`Catalog::scan`](super::Catalog::scan) refuses the directory
+/// before reading any frontmatter; this keeps `parse` total all the same.
+#[cfg(not(feature = "skills"))]
+fn yaml_to_json(_yaml: &str) -> Result<Value, String> {
+    Err(super::NEEDS_FEATURE.into())
 }
 
 fn kind(value: &Value) -> &'static str {
@@ -130,6 +141,7 @@ mod tests {
         assert_eq!(block("# title\n---\nname: a\n---\n"), None);
     }
 
+    #[cfg(feature = "skills")]
     #[test]
     fn parses_yaml_into_json_verbatim() {
         let fm = parse("---\nname: x\ndescription: >\n  folded\n  text\nmetadata:\n  version: \"2.1\"\n  n: 3\n---\n").unwrap();

@@ -1,9 +1,0 @@
-//! The root package holds the examples and the cross-crate tests, and is never published. Its
-//! library exists for one job: compiling the workspace README's examples as doctests, so they
-//! cannot rot. (They used to be included by `mcp-runtime`, but the README is outside that
-//! crate's package, and `cargo package` builds the crate from its package alone.)
-
-/// The workspace README's examples.
-#[doc = include_str!("../README.md")]
-#[cfg(doctest)]
-pub struct ReadmeDoctests;
