@@ -80,9 +80,10 @@ fn a_unicode_escaped_meta_member_is_meta() {
     assert_eq!(r.status(), 200, "{r}");
 }
 
-/// A `uri` serde_json cannot read as a value (`1e400`) is still compared with `Mcp-Name`.
+/// A `uri` serde_json cannot read (`1e400`) never reaches the checks as a request without a
+/// URI: the one decode cannot read the params, so the request is refused outright (-32700).
 #[test]
-fn an_unreadable_uri_is_still_checked_against_mcp_name() {
+fn an_unreadable_uri_is_refused_before_the_header_checks() {
     let server = conformance();
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{{"_meta":{},"uri":1e400}}}}"#,
@@ -93,14 +94,15 @@ fn an_unreadable_uri_is_still_checked_against_mcp_name() {
         &body,
         &stateless_headers("resources/read", Some("test://static-text")),
     );
-    assert_refused(&r, -32020);
+    assert_refused(&r, -32700);
 }
 
 /// Params with members serde_json will not read as values (`1e400`, nesting past its depth
 /// limit) still have their headers checked. Where such a member is one nobody reads (`pad`),
-/// every reader skips it alike and the request is served; in `name` it is compared with
-/// `Mcp-Name` as JSON text; in `_meta` the request is refused (-32700: serde_json cannot read
-/// it), never served as if it had no `_meta`.
+/// every reader skips it alike and the request is served; in `name` the request is refused
+/// before any check (-32700 for a number serde_json cannot read, -32602 for a `name` that is
+/// not a string), never served as if it named nothing; in `_meta` the request is refused
+/// (-32700: serde_json cannot read it), never served as if it had no `_meta`.
 #[test]
 fn params_serde_json_balks_at_still_have_their_headers_checked() {
     let server = conformance();
@@ -118,8 +120,12 @@ fn params_serde_json_balks_at_still_have_their_headers_checked() {
             stateless_meta()
         );
         let r = post_raw(&server, &body, &good);
-        assert_eq!(r.status(), 400, "{r}");
-        assert_eq!(r.error_code(), -32020, "{r}");
+        if bad == "1e400" {
+            assert_refused(&r, -32700);
+        } else {
+            assert_eq!(r.error_code(), -32602, "{r}");
+        }
+        assert!(r.json()["result"].is_null(), "{r}");
 
         let meta = format!(
             r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{"x":{bad}}}}}"#
