@@ -45,8 +45,9 @@ pub(crate) enum Body {
     /// `server/discover`, an unknown method).
     #[default]
     None,
-    /// Params that do not fit the method: the request names nothing, and the dispatcher answers
-    /// it with this error once its era is known, before any handler.
+    /// Params that do not fit the method: the request names nothing, and the handler the
+    /// method routes to answers with this error when it takes its params (an unserved method
+    /// is -32601 first).
     Invalid(McpError),
     /// `initialize`.
     Initialize(InitializeParams),
@@ -79,7 +80,7 @@ pub(crate) enum Body {
 /// limit, invalid text): the whole message is a parse error. Params that read but do not fit
 /// the method come back as [`Body::Invalid`], with their `_meta` when it reads on its own (to
 /// word the refusal for the request's era): such a request names nothing, so no check finds
-/// anything to allow, and the dispatcher refuses it before any handler.
+/// anything to allow, and its handler refuses it when taking its params.
 pub(crate) fn decode(method: &str, params: Option<&str>) -> Result<Params, serde_json::Error> {
     match Kind::of(method) {
         Kind::Ignored => ignored(method, params),

@@ -225,7 +225,6 @@ pub(crate) fn on_request(conn: &Arc<Connection>, req: Request, arrival: Arrival)
 }
 
 fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) -> Step {
-    let invalid = matches!(req.params.body, Body::Invalid(_));
     let meta = req.params.meta.take().map(|meta| *meta);
     let with_meta = meta.as_ref().is_some_and(RequestMeta::is_stateless);
     if req.method == "initialize" {
@@ -243,7 +242,10 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     }
     // A ping is answered even before `initialize` (the lifecycle allows pings then); a
     // stateless client's ping is checked below and refused, as 2026-07-28 has no ping.
-    if req.method == "ping" && !with_meta && !invalid {
+    if req.method == "ping" && !with_meta {
+        if let Body::Invalid(e) = &req.params.body {
+            return Step::Reply(Reply::error(Some(&req.id), e));
+        }
         return Step::Reply(era::encode_ok(
             &conn.server.inner,
             Era::Session,
@@ -258,11 +260,9 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
         Ok(scope) => scope,
         Err(reply) => return Step::Reply(reply),
     };
-    // Params that do not fit the method are refused once the era is known (to word the
-    // refusal for it), before any handler reads them.
-    if let Body::Invalid(e) = &req.params.body {
-        return Step::Reply(scope.err(&req.id, e.clone()));
-    }
+    // Params that do not fit the method are refused by the handler the table routes to, when
+    // it takes its params (`handler::unread`): a method this server does not serve is -32601
+    // whatever its params.
     scope.sink = conn.sink_for(arrival.sink);
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;

@@ -181,7 +181,10 @@ pub(super) fn list_page<T: crate::registry::Listed>(
     paged: &super::super::registry::Paged<T>,
     listing: impl Fn(&T) -> &RawValue,
 ) -> Step {
-    let cursor = cursor_of(req);
+    let cursor = match cursor_of(req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
     let inner = &conn.server.inner;
     let Some((items, next_cursor)) = paged.page_enabled(
         &inner.changes,
@@ -251,18 +254,26 @@ macro_rules! params_of {
 }
 pub(super) use params_of;
 
-/// The `cursor` of a list request (absent params mean the first page).
-pub(super) fn cursor_of(req: &Request) -> Option<String> {
+/// The `cursor` of a list request (absent params mean the first page); `Err` for params that
+/// do not fit the method.
+pub(super) fn cursor_of(req: &Request) -> Result<Option<String>, McpError> {
     match &req.params.body {
-        Body::List(p) => p.cursor.clone(),
-        Body::Directory(p) => p.cursor.clone(),
-        _ => None,
+        Body::List(p) => Ok(p.cursor.clone()),
+        Body::Directory(p) => Ok(p.cursor.clone()),
+        Body::Invalid(e) => Err(e.clone()),
+        _ => Ok(None),
     }
 }
 
-/// The error for a request whose decoded params are not of its method's kind. The decode is
-/// keyed on the method, so this answers only a request a handler was not written for.
+/// The error for a request whose decoded params are not of its handler's kind: the params did
+/// not fit the method (`Body::Invalid`, -32602), or, as the decode is keyed on the method, a
+/// handler was routed a method it was not written for (-32603). Handlers take their params
+/// through this (or [`params_of!`]): params are refused once the method is known to be
+/// served, never read by anything else.
 pub(super) fn unread(req: &Request) -> McpError {
+    if let Body::Invalid(e) = &req.params.body {
+        return e.clone();
+    }
     McpError::internal(format!(
         "Internal error: the params of {} were not decoded for it",
         req.method

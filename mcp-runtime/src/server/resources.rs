@@ -41,7 +41,10 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request)
     }
     // Templates that list their instances make the list dynamic: the listers run on the
     // blocking pool (they typically query a store), then the whole list is paged.
-    let cursor = cursor_of(&req);
+    let cursor = match cursor_of(&req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
     let page_size = conn.server.inner.limits.page_size;
     let server = conn.server.clone();
     run(

@@ -22,7 +22,10 @@ pub(super) fn list_skills(conn: &Connection, scope: &Scope, req: &Request) -> St
     let Some(skills) = catalog(conn) else {
         return not_served(scope, req);
     };
-    let cursor = cursor_of(req);
+    let cursor = match cursor_of(req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
     page(
         conn,
         scope,

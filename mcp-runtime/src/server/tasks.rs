@@ -649,7 +649,10 @@ pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
     if let Err(step) = gate(conn, &scope, &req) {
         return step;
     }
-    let cursor = super::handler::cursor_of(&req);
+    let cursor = match super::handler::cursor_of(&req) {
+        Ok(c) => c,
+        Err(e) => return Step::Reply(scope.err(&req.id, e)),
+    };
     let (conn, id, owner) = (conn.clone(), req.id.clone(), owner(conn, &scope));
     Step::Run(Box::pin(async move {
         let inner = &conn.server.inner;
