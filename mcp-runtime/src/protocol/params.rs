@@ -82,97 +82,60 @@ pub(crate) enum Body {
 /// word the refusal for the request's era): such a request names nothing, so no check finds
 /// anything to allow, and its handler refuses it when taking its params.
 pub(crate) fn decode(method: &str, params: Option<&str>) -> Result<Params, serde_json::Error> {
-    match Kind::of(method) {
-        Kind::Ignored => ignored(method, params),
-        Kind::Initialize => typed(method, params, false, Body::Initialize),
-        Kind::SetLevel => typed(method, params, false, Body::SetLevel),
-        Kind::List => typed(method, params, true, Body::List),
-        Kind::CallTool => typed(method, params, false, Body::CallTool),
-        Kind::GetPrompt => typed(method, params, false, Body::GetPrompt),
-        Kind::Uri => typed(method, params, false, Body::Uri),
-        Kind::Directory => typed(method, params, false, Body::Directory),
-        Kind::Complete => typed(method, params, false, Body::Complete),
-        Kind::Listen => typed(method, params, false, Body::Listen),
-        Kind::Task => typed(method, params, false, Body::Task),
-        Kind::UpdateTask => typed(method, params, false, Body::UpdateTask),
+    match METHODS.iter().find(|(name, _)| *name == method) {
+        Some((_, decoder)) => decoder(method, params),
+        None => ignored(method, params),
     }
 }
 
-/// Which params a method has.
-#[derive(Clone, Copy)]
-enum Kind {
-    Ignored,
-    Initialize,
-    SetLevel,
-    List,
-    CallTool,
-    GetPrompt,
-    Uri,
-    Directory,
-    Complete,
-    Listen,
-    Task,
-    UpdateTask,
-}
+/// How one method's params are decoded.
+type Decoder = fn(&str, Option<&str>) -> Result<Params, serde_json::Error>;
 
-/// The methods [`Kind::of`] knows, as static strings.
-const KNOWN: [&str; 23] = [
-    "initialize",
-    "ping",
-    "server/discover",
-    "logging/setLevel",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "skills/list",
-    "tasks/list",
-    "tools/call",
-    "prompts/get",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "skills/get",
-    "resources/directory/read",
-    "completion/complete",
-    "subscriptions/listen",
-    "tasks/get",
-    "tasks/cancel",
-    "tasks/result",
-    "tasks/update",
+/// The methods the runtime serves, each with its decoder: one table for the decode and for
+/// the static names requests keep ([`method_name`]).
+const METHODS: [(&str, Decoder); 23] = [
+    ("initialize", |m, p| typed(m, p, false, Body::Initialize)),
+    ("ping", ignored),
+    ("server/discover", ignored),
+    ("logging/setLevel", |m, p| {
+        typed(m, p, false, Body::SetLevel)
+    }),
+    ("tools/list", |m, p| typed(m, p, true, Body::List)),
+    ("prompts/list", |m, p| typed(m, p, true, Body::List)),
+    ("resources/list", |m, p| typed(m, p, true, Body::List)),
+    ("resources/templates/list", |m, p| {
+        typed(m, p, true, Body::List)
+    }),
+    ("skills/list", |m, p| typed(m, p, true, Body::List)),
+    ("tasks/list", |m, p| typed(m, p, true, Body::List)),
+    ("tools/call", |m, p| typed(m, p, false, Body::CallTool)),
+    ("prompts/get", |m, p| typed(m, p, false, Body::GetPrompt)),
+    ("resources/read", |m, p| typed(m, p, false, Body::Uri)),
+    ("resources/subscribe", |m, p| typed(m, p, false, Body::Uri)),
+    ("resources/unsubscribe", |m, p| {
+        typed(m, p, false, Body::Uri)
+    }),
+    ("skills/get", |m, p| typed(m, p, false, Body::Uri)),
+    ("resources/directory/read", |m, p| {
+        typed(m, p, false, Body::Directory)
+    }),
+    ("completion/complete", |m, p| {
+        typed(m, p, false, Body::Complete)
+    }),
+    ("subscriptions/listen", |m, p| {
+        typed(m, p, false, Body::Listen)
+    }),
+    ("tasks/get", |m, p| typed(m, p, false, Body::Task)),
+    ("tasks/cancel", |m, p| typed(m, p, false, Body::Task)),
+    ("tasks/result", |m, p| typed(m, p, false, Body::Task)),
+    ("tasks/update", |m, p| typed(m, p, false, Body::UpdateTask)),
 ];
 
 /// `method` as the request keeps it: a static string for the methods the runtime serves.
 pub(crate) fn method_name(method: Cow<'_, str>) -> Cow<'static, str> {
-    match KNOWN.iter().find(|known| **known == method) {
-        Some(known) => Cow::Borrowed(known),
+    match METHODS.iter().find(|(name, _)| **name == *method) {
+        Some((name, _)) => Cow::Borrowed(name),
         None => Cow::Owned(method.into_owned()),
-    }
-}
-
-impl Kind {
-    fn of(method: &str) -> Kind {
-        match method {
-            "initialize" => Kind::Initialize,
-            "logging/setLevel" => Kind::SetLevel,
-            "tools/list"
-            | "prompts/list"
-            | "resources/list"
-            | "resources/templates/list"
-            | "skills/list"
-            | "tasks/list" => Kind::List,
-            "tools/call" => Kind::CallTool,
-            "prompts/get" => Kind::GetPrompt,
-            "resources/read" | "resources/subscribe" | "resources/unsubscribe" | "skills/get" => {
-                Kind::Uri
-            }
-            "resources/directory/read" => Kind::Directory,
-            "completion/complete" => Kind::Complete,
-            "subscriptions/listen" => Kind::Listen,
-            "tasks/get" | "tasks/cancel" | "tasks/result" => Kind::Task,
-            "tasks/update" => Kind::UpdateTask,
-            _ => Kind::Ignored,
-        }
     }
 }
 
