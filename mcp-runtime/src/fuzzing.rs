@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Value};
-use sha2::Sha256;
 
 use crate::Server;
 use crate::ask::seal::{Binding, Sealed, Sealer};
@@ -347,10 +345,9 @@ impl StateSealer {
     pub fn forge(&self, payload: &[u8]) -> String {
         let mut token = format!("v2.{}.", crate::ask::seal::key_id(&self.key));
         URL_SAFE_NO_PAD.encode_string(payload, &mut token);
-        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key length");
-        mac.update(token.as_bytes());
+        let tag = hmac_sha256::HMAC::mac(token.as_bytes(), &self.key);
         token.push('.');
-        URL_SAFE_NO_PAD.encode_string(mac.finalize().into_bytes(), &mut token);
+        URL_SAFE_NO_PAD.encode_string(tag, &mut token);
         token
     }
 }

@@ -1,8 +1,6 @@
 //! Identifiers: unguessable ones (session ids, URL elicitation ids) and digests that name a
 //! secret without revealing it (callers, sessions as task owners).
 
-use sha2::{Digest, Sha256};
-
 /// 128 bits from the operating system's CSPRNG, as lowercase hex: visible ASCII, safe in a
 /// header value or a URL.
 pub(crate) fn random_id() -> String {
@@ -18,7 +16,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 /// The SHA-256 of `bytes`, as lowercase hex.
 pub(crate) fn digest_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
+    hex(&hmac_sha256::Hash::hash(bytes))
 }
 
 #[cfg(test)]

@@ -110,8 +110,9 @@
 //!
 //! # Cargo features
 //!
-//! `stdio`, `http` and `macros` are on by default (`default-features = false, features =
-//! ["stdio", "macros"]` is a stdio-only server with no HTTP stack). Off by default: `client`,
+//! `stdio`, `http`, `macros` and `log` (records of the `log` crate reach the logger `run!()`
+//! installs) are on by default (`default-features = false, features = ["stdio", "macros"]` is
+//! a stdio-only server with no HTTP stack). Off by default: `client`,
 //! `auth` (an OAuth 2.1 resource server), `tower` (`McpService` as a `tower_service::Service`),
 //! `opentelemetry` (trace context from `_meta`), `skills` (agent skills from a directory: the
 //! YAML parser for `SKILL.md`; without it a skills directory fails the build with an error

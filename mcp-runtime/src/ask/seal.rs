@@ -26,10 +26,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, KeyInit, Mac};
+use hmac_sha256::{HMAC, Hash};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::guard::RequestStateGuard;
 use crate::protocol::McpError;
@@ -51,7 +50,7 @@ pub(crate) struct Sealer {
 /// use, which saves hashing the key's pads every time).
 struct RingKey {
     id: String,
-    mac: Hmac<Sha256>,
+    mac: HMAC,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -71,7 +70,7 @@ impl std::fmt::Debug for Sealer {
 /// key. The label keeps the id from being a plain hash of the key that could be looked up
 /// elsewhere; 64 bits tell a ring's few keys apart with no chance of collision in practice.
 pub(crate) fn key_id(key: &[u8]) -> String {
-    let mut hasher = Sha256::new();
+    let mut hasher = Hash::new();
     hasher.update(b"mcp-runtime requestState key id\0");
     hasher.update(key);
     URL_SAFE_NO_PAD.encode(&hasher.finalize()[..8])
@@ -114,11 +113,11 @@ impl Binding {
                 obj.remove(key);
             }
         }
-        let mut hasher = Sha256::new();
+        let mut hasher = Hash::new();
         hasher.update(canonical(&value));
         if let Some(principal) = principal {
             hasher.update([0u8]);
-            hasher.update(Sha256::digest(principal));
+            hasher.update(Hash::hash(principal));
         }
         Ok(Binding {
             method: method.to_owned(),
@@ -130,7 +129,7 @@ impl Binding {
 /// A digest of what an ask asked (its method and params): an answer is used only for the
 /// question it answered.
 pub(crate) fn ask_digest(method: &str, params: &Value) -> String {
-    let mut hasher = Sha256::new();
+    let mut hasher = Hash::new();
     hasher.update(method.as_bytes());
     hasher.update([0u8]);
     hasher.update(canonical(params));
@@ -248,8 +247,7 @@ impl Sealer {
             .iter()
             .map(|key| RingKey {
                 id: key_id(key.as_ref()),
-                mac: <Hmac<Sha256> as KeyInit>::new_from_slice(key.as_ref())
-                    .expect("HMAC takes keys of any length"),
+                mac: HMAC::new(key.as_ref()),
             })
             .collect();
         Sealer {
@@ -317,7 +315,7 @@ impl Sealer {
         URL_SAFE_NO_PAD.encode_string(json, &mut token);
         let mut mac = key.mac.clone();
         mac.update(token.as_bytes());
-        let tag = mac.finalize().into_bytes();
+        let tag = mac.finalize();
         token.push('.');
         URL_SAFE_NO_PAD.encode_string(tag, &mut token);
         token
@@ -359,8 +357,11 @@ impl Sealer {
         let signed = &token[..PREFIX.len() + id.len() + 1 + body.len()];
         let mut mac = key.mac.clone();
         mac.update(signed.as_bytes());
-        mac.verify_slice(&tag)
-            .map_err(|_| invalid("integrity check failed (the state was altered)"))?;
+        // A tag of the wrong length fails as an altered one: the comparison is constant-time.
+        let tag: [u8; 32] = tag.try_into().unwrap_or([0; 32]);
+        if !mac.finalize_verify(&tag) {
+            return Err(invalid("integrity check failed (the state was altered)"));
+        }
         let json = URL_SAFE_NO_PAD
             .decode(body)
             .map_err(|_| invalid("malformed"))?;
@@ -428,7 +429,7 @@ mod tests {
         URL_SAFE_NO_PAD.encode_string(serde_json::to_vec(payload).unwrap(), &mut token);
         let mut mac = key.mac.clone();
         mac.update(token.as_bytes());
-        let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+        let tag = URL_SAFE_NO_PAD.encode(mac.finalize());
         format!("{token}.{tag}")
     }
 
@@ -618,7 +619,7 @@ mod tests {
         assert_eq!(a, key_id(&[1u8; 32]));
         assert_ne!(a, key_id(&[2u8; 32]));
         // Not a plain SHA-256 prefix of the key.
-        assert_ne!(a, URL_SAFE_NO_PAD.encode(&Sha256::digest([1u8; 32])[..8]));
+        assert_ne!(a, URL_SAFE_NO_PAD.encode(&Hash::hash(&[1u8; 32])[..8]));
     }
 
     #[test]

@@ -5,8 +5,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use sha2::{Digest, Sha256};
-
 use super::Principal;
 
 /// The most tokens remembered.
@@ -25,7 +23,7 @@ pub(crate) fn now_unix() -> u64 {
 }
 
 fn key(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
+    hmac_sha256::Hash::hash(token.as_bytes())
 }
 
 impl TokenCache {

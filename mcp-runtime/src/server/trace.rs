@@ -14,7 +14,6 @@
 //! The span is at `DEBUG` level under the target `mcp_runtime::request`: a subscriber that does
 //! not ask for it pays nothing for it. A tool's own `tracing` events happen inside it.
 
-use sha2::{Digest, Sha256};
 use tracing::field::Empty;
 
 use super::connection::Connection;
@@ -90,7 +89,7 @@ pub(super) fn request_span(
         parent_from_meta(&span, meta);
     }
     if let Some(session) = session {
-        let digest = Sha256::digest(&session);
+        let digest = hmac_sha256::Hash::hash(&session);
         span.record("mcp.session.id", crate::id::hex(&digest[..8]));
     }
     span

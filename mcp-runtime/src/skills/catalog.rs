@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::value::{RawValue, to_raw_value};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use super::scan::{Segments, walk};
 use super::uri::{DIRECTORY_MIME, mime_for, skill_uri};
@@ -261,7 +260,7 @@ impl Catalog {
                 format!("{}: {e}", file.rel)
             }
         })?;
-        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        let digest = hmac_sha256::Hash::hash(&bytes);
         if bytes.len() as u64 != file.size || digest != file.digest {
             return Err(changed());
         }
@@ -286,7 +285,7 @@ fn load(root: &Path, segments: &Segments, budget: u64) -> Result<ServedFile, Str
         mime: mime_for(name, is_text),
         is_text,
         size: bytes.len() as u64,
-        digest: Sha256::digest(&bytes).into(),
+        digest: hmac_sha256::Hash::hash(&bytes),
         rel,
     })
 }

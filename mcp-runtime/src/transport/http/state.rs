@@ -57,9 +57,8 @@ pub(crate) fn owner(
     headers: &HeaderMap,
     principal: Option<&crate::auth::Principal>,
 ) -> Option<[u8; 32]> {
-    use sha2::Digest as _;
     let caller = state.server.inner.caller(Some(headers), principal)?;
-    Some(sha2::Sha256::digest(caller).into())
+    Some(hmac_sha256::Hash::hash(&caller))
 }
 
 /// A header's value, if present and visible ASCII.
