@@ -1,5 +1,7 @@
 //! Verified tokens, remembered by a digest of the token until they expire (or a shorter cap),
-//! so that a client sending the same token on every request pays for one verification.
+//! so that a client sending the same token on every request pays for one verification; and
+//! refused ones, for a short while, so that a made-up token sent again and again does not cost
+//! a request to the authorization server each time.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -10,8 +12,12 @@ use super::Principal;
 /// The most tokens remembered.
 const MAX_ENTRIES: usize = 10_000;
 
+/// What a token was found to be: whose, or why it was refused.
+type Answer = Result<Principal, String>;
+
 pub(crate) struct TokenCache {
-    entries: Mutex<HashMap<[u8; 32], (Principal, Instant)>>,
+    /// Each token's answer (by the token's digest), and until when it holds.
+    entries: Mutex<HashMap<[u8; 32], (Answer, Instant)>>,
     cap: Duration,
 }
 
@@ -35,11 +41,11 @@ impl TokenCache {
         }
     }
 
-    /// The principal of `token`, if it was verified and has not expired since.
-    pub(crate) fn get(&self, token: &str) -> Option<Principal> {
+    /// The principal of `token`, or why it was refused, if it was checked a moment ago.
+    pub(crate) fn get(&self, token: &str) -> Option<Answer> {
         let entries = self.entries.lock().unwrap();
-        let (principal, until) = entries.get(&key(token))?;
-        (Instant::now() < *until).then(|| principal.clone())
+        let (answer, until) = entries.get(&key(token))?;
+        (Instant::now() < *until).then(|| answer.clone())
     }
 
     /// Remembers a verified token until `exp` (Unix seconds, if it has one) or the cap.
@@ -48,6 +54,16 @@ impl TokenCache {
         if let Some(exp) = exp {
             ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now_unix())));
         }
+        self.insert(token, Ok(principal.clone()), ttl);
+    }
+
+    /// Remembers a refused token (`why`) for `ttl`. Only a refusal of the token itself: "the
+    /// issuer could not be reached" is no answer about the token.
+    pub(crate) fn put_refusal(&self, token: &str, why: &str, ttl: Duration) {
+        self.insert(token, Err(why.to_owned()), ttl.min(self.cap));
+    }
+
+    fn insert(&self, token: &str, answer: Answer, ttl: Duration) {
         if ttl.is_zero() {
             return;
         }
@@ -59,7 +75,7 @@ impl TokenCache {
                 entries.clear();
             }
         }
-        entries.insert(key(token), (principal.clone(), Instant::now() + ttl));
+        entries.insert(key(token), (answer, Instant::now() + ttl));
     }
 }
 
@@ -75,7 +91,9 @@ mod tests {
                 .unwrap();
         let cache = TokenCache::new(Duration::from_secs(60));
         cache.put("a", &p, Some(now_unix() + 30));
-        assert_eq!(cache.get("a"), Some(p.clone()));
+        assert_eq!(cache.get("a"), Some(Ok(p.clone())));
+        cache.put_refusal("bad", "not active", Duration::from_secs(10));
+        assert_eq!(cache.get("bad"), Some(Err("not active".into())));
         assert_eq!(cache.get("b"), None);
         cache.put("expired", &p, Some(now_unix().saturating_sub(1)));
         assert_eq!(cache.get("expired"), None);

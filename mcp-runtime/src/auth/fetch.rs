@@ -16,7 +16,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 /// How long one request to the authorization server may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest document accepted (metadata, key sets and introspection answers are small).
 const MAX_BYTES: usize = 1024 * 1024;
 

@@ -1,6 +1,7 @@
 //! Opaque access tokens, checked with the issuer's RFC 7662 introspection endpoint.
 
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -9,15 +10,25 @@ use super::cache::{TokenCache, now_unix};
 use super::fetch;
 use super::verify::{TokenError, TokenVerifier, VerifyFuture};
 
+/// The most introspection requests in flight at once, per verifier: a flood of made-up tokens
+/// waits its turn instead of becoming a flood at the authorization server.
+const MAX_IN_FLIGHT: usize = 16;
+/// After a failed discovery of the endpoint, requests are refused (503) at once for this long
+/// before the issuer's metadata is asked for again.
+const DISCOVERY_RETRY: Duration = Duration::from_secs(30);
+
 /// RFC 7662 token introspection with this server's client credentials. Answers are cached
 /// (by a digest of the token) for at most [`cache_for`](Self::cache_for) and never past the
-/// token's `exp`; an inactive token is not cached, so a revocation is seen at once on the
-/// next request that was not already cached.
+/// token's `exp`. A refused token (inactive, for another resource, …) is remembered for
+/// [`refusal_cache_for`](Self::refusal_cache_for), so the same made-up token sent again and
+/// again costs the authorization server one request. At most 16 introspections are in flight
+/// at once; a failed discovery of the endpoint is retried after 30 s, not on every request.
 pub struct Introspection {
     endpoint: Option<String>,
     client_id: String,
     client_secret: String,
     cache_for: Duration,
+    refusal_cache_for: Duration,
 }
 
 impl Introspection {
@@ -29,6 +40,7 @@ impl Introspection {
             client_id: client_id.into(),
             client_secret: client_secret.into(),
             cache_for: Duration::from_secs(60),
+            refusal_cache_for: Duration::from_secs(10),
         }
     }
 
@@ -44,6 +56,13 @@ impl Introspection {
         self
     }
 
+    /// How long a refused token is remembered (default 10 s; never longer than
+    /// [`cache_for`](Self::cache_for); zero turns it off).
+    pub fn refusal_cache_for(mut self, d: Duration) -> Self {
+        self.refusal_cache_for = d;
+        self
+    }
+
     pub(crate) fn bind(self, issuer: String, resource: String) -> Introspector {
         Introspector {
             cache: TokenCache::new(self.cache_for),
@@ -51,6 +70,8 @@ impl Introspection {
             issuer,
             resource,
             endpoint: tokio::sync::OnceCell::new(),
+            discovery_failed: Mutex::new(None),
+            in_flight: tokio::sync::Semaphore::new(MAX_IN_FLIGHT),
         }
     }
 }
@@ -60,6 +81,9 @@ pub(crate) struct Introspector {
     issuer: String,
     resource: String,
     endpoint: tokio::sync::OnceCell<String>,
+    /// When the last discovery failed, and why.
+    discovery_failed: Mutex<Option<(Instant, String)>>,
+    in_flight: tokio::sync::Semaphore,
     cache: TokenCache,
 }
 
@@ -68,18 +92,38 @@ impl Introspector {
         if let Some(e) = &self.config.endpoint {
             return Ok(e);
         }
+        let failed_lately = || {
+            let failed = self.discovery_failed.lock().unwrap();
+            match &*failed {
+                Some((at, why)) if at.elapsed() < DISCOVERY_RETRY => Some(why.clone()),
+                _ => None,
+            }
+        };
+        if let Some(why) = failed_lately() {
+            return Err(TokenError::Unavailable(why));
+        }
+        // Requests that arrive during a discovery wait for it; if it fails, each of them finds
+        // the failure here rather than trying again.
         self.endpoint
             .get_or_try_init(|| async {
-                let doc = fetch::discover(&self.issuer).await?;
-                doc.get("introspection_endpoint")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .ok_or_else(|| {
-                        format!(
-                            "the metadata of {} has no introspection_endpoint",
-                            self.issuer
-                        )
-                    })
+                if let Some(why) = failed_lately() {
+                    return Err(why);
+                }
+                let found = fetch::discover(&self.issuer).await.and_then(|doc| {
+                    doc.get("introspection_endpoint")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .ok_or_else(|| {
+                            format!(
+                                "the metadata of {} has no introspection_endpoint",
+                                self.issuer
+                            )
+                        })
+                });
+                if let Err(why) = &found {
+                    *self.discovery_failed.lock().unwrap() = Some((Instant::now(), why.clone()));
+                }
+                found
             })
             .await
             .map(String::as_str)
@@ -88,8 +132,30 @@ impl Introspector {
 
     async fn check(&self, token: &str) -> Result<Principal, TokenError> {
         if let Some(known) = self.cache.get(token) {
-            return Ok(known);
+            return known.map_err(TokenError::Invalid);
         }
+        let _permit = tokio::time::timeout(fetch::TIMEOUT, self.in_flight.acquire())
+            .await
+            .map_err(|_| {
+                TokenError::Unavailable("too many tokens are being introspected at once".into())
+            })?
+            .expect("the semaphore is never closed");
+        // The same token may have been answered while this request waited for its turn.
+        if let Some(known) = self.cache.get(token) {
+            return known.map_err(TokenError::Invalid);
+        }
+        match self.introspect(token).await {
+            Err(TokenError::Invalid(why)) => {
+                self.cache
+                    .put_refusal(token, &why, self.config.refusal_cache_for);
+                Err(TokenError::Invalid(why))
+            }
+            answer => answer,
+        }
+    }
+
+    /// Asks the authorization server about `token`.
+    async fn introspect(&self, token: &str) -> Result<Principal, TokenError> {
         let endpoint = self.endpoint().await?;
         let answer = fetch::post_form(
             endpoint,
@@ -144,5 +210,79 @@ impl Introspector {
 impl TokenVerifier for Introspector {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
         Box::pin(self.check(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+    use crate::auth::test_peer::{Reply, serve};
+
+    const INACTIVE: &str = r#"{"active":false}"#;
+
+    fn introspector(base: &str) -> Introspector {
+        Introspection::new("rs", "secret")
+            .endpoint(format!("{base}/introspect"))
+            .bind(base.to_owned(), "https://mcp.example/".to_owned())
+    }
+
+    /// A made-up token sent again and again costs the authorization server one request, not
+    /// one per try (issue #27: 200 tries were 200 POSTs).
+    #[tokio::test]
+    async fn a_refused_token_is_remembered_for_a_while() {
+        let (base, seen) = serve(Arc::new(|_: &str| Reply::Now(INACTIVE.into()))).await;
+        let introspector = introspector(&base);
+        for _ in 0..200 {
+            let refused = introspector.check("made-up").await.unwrap_err();
+            assert!(matches!(refused, TokenError::Invalid(_)), "{refused:?}");
+        }
+        assert_eq!(seen.requests(), 1);
+        // Another made-up token is another question.
+        introspector.check("made-up-too").await.unwrap_err();
+        assert_eq!(seen.requests(), 2);
+    }
+
+    /// Many tokens at once are introspected a few at a time, never all together.
+    #[tokio::test]
+    async fn introspections_in_flight_are_bounded() {
+        let (base, seen) = serve(Arc::new(|_: &str| Reply::Gated(INACTIVE.into()))).await;
+        let introspector = Arc::new(introspector(&base));
+        let tries: Vec<_> = (0..64)
+            .map(|i| {
+                let introspector = introspector.clone();
+                tokio::spawn(async move { introspector.check(&format!("token-{i}")).await })
+            })
+            .collect();
+        // The first wave arrives and is held; the rest wait their turn, so at no time are more
+        // than the bound open at the peer.
+        seen.until(MAX_IN_FLIGHT).await;
+        let more = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            seen.until(MAX_IN_FLIGHT + 1),
+        );
+        assert!(more.await.is_err(), "more than {MAX_IN_FLIGHT} at once");
+        seen.gate.add_permits(64);
+        for t in tries {
+            assert!(t.await.unwrap().is_err());
+        }
+        assert_eq!(seen.requests(), 64);
+        assert_eq!(seen.most_open.load(Ordering::SeqCst), MAX_IN_FLIGHT);
+    }
+
+    /// An issuer whose metadata cannot be read is not asked again on every request.
+    #[tokio::test]
+    async fn a_failed_discovery_is_not_retried_on_every_request() {
+        let (base, seen) = serve(Arc::new(|_: &str| Reply::Now("not json".into()))).await;
+        let introspector = Introspection::new("rs", "secret")
+            .bind(base.clone(), "https://mcp.example/".to_owned());
+        for _ in 0..20 {
+            let e = introspector.check("t").await.unwrap_err();
+            assert!(matches!(e, TokenError::Unavailable(_)), "{e:?}");
+        }
+        // One discovery tries the three well-known locations.
+        assert_eq!(seen.requests(), 3);
     }
 }

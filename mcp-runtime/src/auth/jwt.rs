@@ -1,6 +1,6 @@
 //! Signed JWT access tokens, checked against the issuer's published keys (JWKS).
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
@@ -47,7 +47,11 @@ pub struct JwtVerifier {
     algorithms: Vec<Algorithm>,
     leeway: Duration,
     min_refetch: Duration,
-    keys: Mutex<Keys>,
+    /// The keys held, read without waiting: a fetch in progress never holds this lock across
+    /// the network, so tokens of known keys are not held up by it.
+    keys: RwLock<Keys>,
+    /// Held by the one fetch of the key set in progress.
+    fetching: Mutex<()>,
     verified: TokenCache,
 }
 
@@ -68,7 +72,8 @@ impl JwtVerifier {
             algorithms: DEFAULT_ALGORITHMS.to_vec(),
             leeway: Duration::from_secs(60),
             min_refetch: Duration::from_secs(30),
-            keys: Mutex::new(Keys::default()),
+            keys: RwLock::new(Keys::default()),
+            fetching: Mutex::new(()),
             verified: TokenCache::new(Duration::from_secs(300)),
         }
     }
@@ -110,49 +115,61 @@ impl JwtVerifier {
     /// The key set, fetched now if there is none yet or if `refresh` (and the last fetch is
     /// old enough).
     async fn key_set(&self, refresh: bool) -> Result<Arc<JwkSet>, TokenError> {
-        let mut keys = self.keys.lock().await;
-        let fresh_enough = keys
-            .fetched
-            .is_some_and(|at| at.elapsed() < self.min_refetch);
-        if let Some(set) = &keys.set
-            && (!refresh || fresh_enough)
-        {
-            return Ok(set.clone());
+        if let Some(answer) = self.held_keys(refresh) {
+            return answer;
         }
-        // No keys yet and a fetch failed a moment ago: say so at once, rather than letting
-        // every request (any token with a readable header) wait on the issuer again.
-        if keys.set.is_none() && fresh_enough {
-            return Err(TokenError::Unavailable(
-                "the issuer's keys could not be fetched a moment ago".into(),
-            ));
+        let _fetching = self.fetching.lock().await;
+        // Another fetch may have finished while this one waited for its turn.
+        if let Some(answer) = self.held_keys(refresh) {
+            return answer;
         }
-        keys.fetched = Some(Instant::now());
-        let uri = match (&self.jwks_uri, &keys.jwks_uri) {
-            (Some(uri), _) | (None, Some(uri)) => uri.clone(),
+        let (held, known_uri) = {
+            let mut keys = self.keys.write().unwrap();
+            keys.fetched = Some(Instant::now());
+            (keys.set.clone(), keys.jwks_uri.clone())
+        };
+        let uri = match (&self.jwks_uri, known_uri) {
+            (Some(uri), _) => uri.clone(),
+            (None, Some(uri)) => uri,
             (None, None) => {
                 let uri = discover_jwks_uri(&self.issuer)
                     .await
                     .map_err(TokenError::Unavailable)?;
-                keys.jwks_uri = Some(uri.clone());
+                self.keys.write().unwrap().jwks_uri = Some(uri.clone());
                 uri
             }
         };
         let doc = match fetch::get_json(&uri).await {
             Ok(doc) => doc,
             // Keys already held stay usable while the issuer is unreachable.
-            Err(e) => {
-                return keys.set.clone().ok_or(TokenError::Unavailable(e));
-            }
+            Err(e) => return held.ok_or(TokenError::Unavailable(e)),
         };
         let set: JwkSet = serde_json::from_value(doc)
             .map_err(|e| TokenError::Unavailable(format!("{uri}: not a JWK set: {e}")))?;
         let set = Arc::new(set);
-        keys.set = Some(set.clone());
+        self.keys.write().unwrap().set = Some(set.clone());
         Ok(set)
     }
 
+    /// The answer the keys held give without a fetch, if they give one: the set (unless a
+    /// `refresh` is due), or, when a fetch failed a moment ago and there are no keys, that
+    /// failure at once rather than every request waiting on the issuer again.
+    fn held_keys(&self, refresh: bool) -> Option<Result<Arc<JwkSet>, TokenError>> {
+        let keys = self.keys.read().unwrap();
+        let fresh_enough = keys
+            .fetched
+            .is_some_and(|at| at.elapsed() < self.min_refetch);
+        match &keys.set {
+            Some(set) if !refresh || fresh_enough => Some(Ok(set.clone())),
+            None if fresh_enough => Some(Err(TokenError::Unavailable(
+                "the issuer's keys could not be fetched a moment ago".into(),
+            ))),
+            _ => None,
+        }
+    }
+
     async fn check(&self, token: &str) -> Result<Principal, TokenError> {
-        if let Some(known) = self.verified.get(token) {
+        if let Some(Ok(known)) = self.verified.get(token) {
             return Ok(known);
         }
         let principal = self.verify_fully(token).await?;
@@ -251,5 +268,79 @@ async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
         Box::pin(self.check(token))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use jsonwebtoken::{EncodingKey, Header};
+    use serde_json::json;
+
+    use super::*;
+    use crate::auth::cache::now_unix;
+    use crate::auth::test_peer::{Reply, serve};
+
+    /// The Ed25519 key of RFC 8037, appendix A.1: its seed as PKCS #8, and its public half.
+    const SEED: [u8; 32] = [
+        0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c,
+        0xc4, 0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae,
+        0x7f, 0x60,
+    ];
+    const X: &str = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo";
+    const ISSUER: &str = "https://as.example";
+    const AUDIENCE: &str = "https://mcp.example/";
+
+    fn token(kid: &str, sub: &str) -> String {
+        let mut der = vec![
+            0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22,
+            0x04, 0x20,
+        ];
+        der.extend_from_slice(&SEED);
+        let mut header = Header::new(Algorithm::EdDSA);
+        header.kid = Some(kid.into());
+        let claims = json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "exp": now_unix() + 600});
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ed_der(&der)).unwrap()
+    }
+
+    /// A refetch of the key set (a token named a key id not seen yet) that the issuer never
+    /// answers does not hold up tokens whose key is already known (issue #27: the key-set lock
+    /// was held across the fetch, up to 10 s per try).
+    #[tokio::test]
+    async fn a_slow_key_refetch_does_not_hold_up_known_keys() {
+        let gets = Arc::new(AtomicUsize::new(0));
+        let gets2 = gets.clone();
+        let jwks = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": X, "kid": "k1"}]});
+        let (base, seen) = serve(Arc::new(move |_: &str| {
+            if gets2.fetch_add(1, Ordering::SeqCst) == 0 {
+                Reply::Now(jwks.to_string())
+            } else {
+                Reply::Hold
+            }
+        }))
+        .await;
+        let verifier = Arc::new(
+            JwtVerifier::new(ISSUER, AUDIENCE)
+                .jwks_uri(format!("{base}/jwks"))
+                .min_refetch_interval(Duration::ZERO),
+        );
+        assert_eq!(
+            verifier.check(&token("k1", "alice")).await.unwrap().subject,
+            "alice"
+        );
+        let stuck = {
+            let verifier = verifier.clone();
+            tokio::spawn(async move { verifier.check(&token("k2", "mallory")).await })
+        };
+        seen.until(2).await;
+        // The refetch is open at the issuer; a token of the known key does not wait for it.
+        let known =
+            tokio::time::timeout(Duration::from_secs(5), verifier.check(&token("k1", "bob")))
+                .await
+                .expect("a token of a known key waited for the refetch");
+        assert_eq!(known.unwrap().subject, "bob");
+        stuck.abort();
     }
 }

@@ -33,3 +33,5 @@ pub use introspect::Introspection;
 pub use jwt::JwtVerifier;
 #[cfg(feature = "auth")]
 pub use verify::{TokenError, TokenVerifier, VerifyFuture};
+#[cfg(all(test, feature = "auth"))]
+mod test_peer;
