@@ -44,6 +44,18 @@ fn note(id: String) -> String {
     format!("note {id}")
 }
 
+/// A private file, for writers only, below a public one.
+#[resource("files:///private/{name}", scopes = ["tickets:write"])]
+fn private_file(name: String) -> String {
+    format!("private {name}")
+}
+
+/// A public file.
+#[resource("files:///public/readme")]
+fn readme() -> String {
+    "read me".into()
+}
+
 fn note_ids(_: &CompletionRequest) -> Vec<String> {
     vec!["1".into()]
 }
@@ -842,6 +854,9 @@ async fn completions_subscriptions_and_listens_need_the_scopes_of_what_they_touc
             ("completion/complete", prompt_ref.clone()),
             ("completion/complete", template_ref.clone()),
             ("resources/subscribe", json!({"uri": "notes://1"})),
+            // A parent hears about the private files below it (issue #27).
+            ("resources/subscribe", json!({"uri": "files:///"})),
+            ("resources/subscribe", json!({"uri": "files:///private/"})),
             ("resources/read", json!({"uri": "notes://1"})),
             ("prompts/get", json!({"name": "draft", "arguments": {"topic": "x"}})),
         ] {
@@ -849,22 +864,30 @@ async fn completions_subscriptions_and_listens_need_the_scopes_of_what_they_touc
             assert_eq!(r.status(), 403, "{method}: {r}");
             assert!(r.header("www-authenticate").unwrap().contains("tickets:write"), "{method}: {r}");
         }
+        // Nothing scoped below the public file: a reader may subscribe to it.
+        let r = send(&reader, &r_session, "resources/subscribe", json!({"uri": "files:///public/readme"}));
+        assert_eq!(r.status(), 200, "{r}");
+        assert!(!r.text().contains("error"), "{r}");
         let w_session = session(&writer);
         let r = send(&writer, &w_session, "completion/complete", prompt_ref);
         assert_eq!(r.status(), 200, "{r}");
         assert!(r.text().contains("billing"), "{r}");
-        // 2026-07-28: a listen watching a resource the token may not read.
-        let r = mcp.send(
-            &Req::post("/mcp")
-                .header("Authorization", &format!("Bearer {reader}"))
-                .header("MCP-Protocol-Version", "2026-07-28")
-                .header("Mcp-Method", "subscriptions/listen")
-                .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {
-                    "notifications": {"resourceSubscriptions": ["notes://1"]},
-                    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-                }})),
-        );
-        assert_eq!(r.status(), 403, "{r}");
+        // 2026-07-28: a listen watching a resource the token may not read, or a parent of
+        // one (issue #27: `files:///` needed no scope and heard the private files' updates).
+        for watched in ["notes://1", "files:///", "files:///private"] {
+            let r = mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &format!("Bearer {reader}"))
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", "subscriptions/listen")
+                    .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {
+                        "notifications": {"resourceSubscriptions": [watched]},
+                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+                    }})),
+            );
+            assert_eq!(r.status(), 403, "{watched}: {r}");
+            assert!(r.header("www-authenticate").unwrap().contains("tickets:write"), "{watched}: {r}");
+        }
     })
     .await;
 }

@@ -510,6 +510,44 @@ impl Registry {
         }
     }
 
+    /// The scopes of everything a subscription to `uri` may hear about: the resource or
+    /// template it names, every resource below it, and every template that can make a URI
+    /// below it or is itself below it (by the template's fixed start, so a template whose
+    /// URIs may fall under `uri` counts). Disabled primitives count too: one enabled later
+    /// would otherwise reach a stream opened without its scopes.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn scopes_covered(
+        &self,
+        changes: &crate::changes::Changes,
+        uri: &str,
+    ) -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = Vec::new();
+        let named = self.scopes_for(changes, "resources/read", uri);
+        let below = self
+            .resources
+            .items
+            .iter()
+            .filter(|r| crate::changes::covers(uri, r.def.uri))
+            .map(|r| r.def.scopes);
+        let templates = self
+            .templates
+            .items
+            .iter()
+            .filter(|t| {
+                let fixed = t.def.uri.split('{').next().unwrap_or_default();
+                fixed.starts_with(uri) || uri.starts_with(fixed)
+            })
+            .map(|t| t.def.scopes);
+        for scopes in std::iter::once(named).chain(below).chain(templates) {
+            for scope in scopes {
+                if !all.contains(scope) {
+                    all.push(scope);
+                }
+            }
+        }
+        all
+    }
+
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     /// Every scope some primitive asks for, in registration order, once each.
     pub(crate) fn all_scopes(&self) -> Vec<&'static str> {

@@ -254,9 +254,9 @@ impl Request {
         match (&*self.method, &self.params.body) {
             ("tools/call", Body::CallTool(p)) => vec![("tools/call", &p.name)],
             ("prompts/get", Body::GetPrompt(p)) => vec![("prompts/get", &p.name)],
-            ("resources/read" | "resources/subscribe", Body::Uri(p)) => {
-                vec![("resources/read", &p.uri)]
-            }
+            ("resources/read", Body::Uri(p)) => vec![("resources/read", &p.uri)],
+            // A subscription hears about the URIs below the one it names, too.
+            ("resources/subscribe", Body::Uri(p)) => vec![("subscribe", &p.uri)],
             ("completion/complete", Body::Complete(p)) => match &p.reference {
                 Reference::Prompt { name } => vec![("prompts/get", name)],
                 Reference::Resource { uri } => vec![("template", uri)],
@@ -266,7 +266,7 @@ impl Request {
                 .resource_subscriptions
                 .iter()
                 .flatten()
-                .map(|uri| ("resources/read", uri.as_str()))
+                .map(|uri| ("subscribe", uri.as_str()))
                 .collect(),
             _ => Vec::new(),
         }

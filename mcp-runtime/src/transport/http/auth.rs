@@ -252,8 +252,15 @@ mod enabled {
         let mut scopes: Vec<&'static str> = Vec::new();
         let mut name = "";
         for (lookup, target) in req.targets() {
-            for s in inner.registry.scopes_for(&inner.changes, lookup, target) {
-                if !scopes.contains(s) {
+            let needed = match lookup {
+                "subscribe" => inner.registry.scopes_covered(&inner.changes, target),
+                _ => inner
+                    .registry
+                    .scopes_for(&inner.changes, lookup, target)
+                    .to_vec(),
+            };
+            for s in needed {
+                if !scopes.contains(&s) {
                     scopes.push(s);
                 }
             }
