@@ -50,8 +50,7 @@ pub fn install_clients() {
 /// `target/debug/examples/`, which would be wrong (or silently stale) under `CARGO_TARGET_DIR`
 /// or `--target-dir`.
 pub fn build_examples(names: &[&str]) -> Result<Vec<PathBuf>, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(&cargo)
+    let out = super::cargo()
         .args([
             "build",
             "--quiet",
@@ -65,7 +64,7 @@ pub fn build_examples(names: &[&str]) -> Result<Vec<PathBuf>, String> {
         .current_dir(ROOT)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "cargo build of the examples {names:?} exited with {}:\n{}",

@@ -18,6 +18,36 @@ use serde_json::{Value, json};
 /// The repository root (the workspace, whose root package holds the first examples).
 pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
+/// `cargo`, for a build from inside a test, without the variables cargo sets for the test
+/// process itself (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …). A build script that watches one of
+/// them (ring's watches `CARGO_MANIFEST_DIR`) would otherwise see it change between this build
+/// and the `cargo test` around it, and each would rebuild ring, rustls, mcp-runtime and every
+/// binary on it for the other: a minute or more of every CI run.
+pub fn cargo() -> Command {
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        let set_for_the_test = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || [
+                "CARGO_PRIMARY_PACKAGE",
+                "CARGO_TARGET_TMPDIR",
+                "CARGO_RUSTC_CURRENT_DIR",
+            ]
+            .contains(&name);
+        if set_for_the_test {
+            cargo.env_remove(name);
+        }
+    }
+    cargo
+}
+
 /// Builds the examples once per test binary and returns the path of `name`: an example of the
 /// root package (`target/debug/examples/`) or the binary of an example package under
 /// `examples/` (`target/debug/`). Building the whole workspace's binaries and examples keeps
@@ -25,8 +55,7 @@ pub const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 pub fn example(name: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
+        let status = cargo()
             .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
             .current_dir(ROOT)
             .status()
