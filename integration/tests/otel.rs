@@ -1,7 +1,7 @@
 //! W3C trace context from `_meta` (`traceparent`, `tracestate`) parents the request span, so a
 //! trace the client started continues in the tool: exported through tracing-opentelemetry to an
-//! in-memory OpenTelemetry exporter. Runs with `cargo test -p mcp-integration --features opentelemetry --test otel`.
-#![cfg(feature = "opentelemetry")]
+//! in-memory OpenTelemetry exporter. mcp-runtime's `opentelemetry` feature is on in every
+//! workspace build (integration/Cargo.toml).
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
