@@ -99,7 +99,32 @@ fn start(config: HttpConfig) -> u16 {
 }
 
 fn send(port: u16, body: &str, headers: &[(&str, &str)]) -> TcpStream {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    send_on(
+        TcpStream::connect(("127.0.0.1", port)).unwrap(),
+        port,
+        body,
+        headers,
+    )
+}
+
+/// A connection to the server from another loopback address, as another machine would be.
+fn connect_from(source: [u8; 4], port: u16) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((source, 0).into()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let stream = rt
+        .block_on(socket.connect(([127, 0, 0, 1], port).into()))
+        .unwrap()
+        .into_std()
+        .unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+fn send_on(mut stream: TcpStream, port: u16, body: &str, headers: &[(&str, &str)]) -> TcpStream {
     let mut req = format!(
         "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
         body.len()
@@ -115,7 +140,11 @@ fn send(port: u16, body: &str, headers: &[(&str, &str)]) -> TcpStream {
 
 /// The status code and the whole response text (headers and body) of a short exchange.
 fn exchange(port: u16, body: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let mut stream = send(port, body, headers);
+    read_exchange(send(port, body, headers))
+}
+
+/// The status code and the whole response text of the exchange `stream` has begun.
+fn read_exchange(mut stream: TcpStream) -> (u16, String) {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .unwrap();
@@ -576,7 +605,9 @@ async fn hold_on() -> &'static str {
 
 /// 2026-07-28 clients share the server's limits; each also has its own, so one client cannot
 /// take every slot: a third request in progress from the same client is 429 with
-/// `Retry-After`, while another client (another `Authorization`) is served.
+/// `Retry-After`. Without a token verifier, an `Authorization` header is something nobody
+/// checked: another one from the same address is the same client (issue #27: eight made-up
+/// headers from one address took all 1,024 slots), while another address is served.
 #[test]
 fn each_stateless_client_has_its_own_limit() {
     let port = start(HttpConfig::default().max_in_flight_per_client(2));
@@ -598,13 +629,20 @@ fn each_stateless_client_has_its_own_limit() {
         text.contains("\"id\":1"),
         "the error names the request: {text}"
     );
-    let other = [
+    let made_up = [
         headers[0],
         headers[1],
         headers[2],
-        ("Authorization", "Bearer someone-else"),
+        ("Authorization", "Bearer made-up"),
     ];
-    let (status, text) = exchange(port, call, &other);
+    let (status, text) = exchange(port, call, &made_up);
+    assert_eq!(
+        status, 429,
+        "an unverified header opened a new bucket: {text}"
+    );
+    // Another address (127.0.0.2 is loopback too) is another client.
+    let other = send_on(connect_from([127, 0, 0, 2], port), port, call, &headers);
+    let (status, text) = read_exchange(other);
     assert_eq!(status, 200, "another client is served: {text}");
     drop(busy);
 }

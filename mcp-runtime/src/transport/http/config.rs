@@ -266,11 +266,13 @@ impl HttpConfig {
     /// The most 2026-07-28 requests one client may have in progress at once, open
     /// `subscriptions/listen` streams included (default 128); one more gets 429 with
     /// `Retry-After`. Stateless clients share the server's `max_in_flight` and `max_listens`:
-    /// this keeps one of them from taking every slot. A client is its caller identity
-    /// (`ServerBuilder::request_state_caller`, by default the `Authorization` header) or,
-    /// without one, its IP address: behind a reverse proxy, unauthenticated clients all share
-    /// the proxy's address, so return a per-client identity from `request_state_caller`
-    /// (a forwarded-for header the proxy sets) or raise this limit.
+    /// this keeps one of them from taking every slot. A client is the principal a token
+    /// verifier named ([`HttpConfig::auth`]), wherever it connects from; without one, its IP
+    /// address. An identity nobody verified (the `Authorization` header as sent, or what
+    /// `ServerBuilder::request_state_caller` reads from the headers) only narrows that: the
+    /// request counts against its address and that identity, so made-up headers cannot open
+    /// new buckets. Behind a reverse proxy without token verification every client shares the
+    /// proxy's address: raise this limit there.
     pub fn max_in_flight_per_client(mut self, n: usize) -> Self {
         self.max_in_flight_per_client = n.max(1);
         self

@@ -241,11 +241,16 @@ async fn post<B: RequestBody>(
             if let Err(refused) = auth::check_scopes(state, req, who) {
                 return refused;
             }
-            let key = match owner(state, headers, who) {
-                Some(caller) => ClientKey::Caller(caller),
-                None => ClientKey::Address(peer),
+            // A verified caller is one client wherever it connects from; anything else is its
+            // address, narrowed by whatever identity the headers claim.
+            let keys = match (who, owner(state, headers, who)) {
+                (Some(_), Some(caller)) => vec![ClientKey::Caller(caller)],
+                (None, Some(claimed)) => {
+                    vec![ClientKey::Address(peer), ClientKey::Caller(claimed)]
+                }
+                (_, None) => vec![ClientKey::Address(peer)],
             };
-            let Some(slot) = state.clients.take(key) else {
+            let Some(slot) = state.clients.take(keys) else {
                 let limit = state.clients.limit();
                 let mut r = fail(
                     StatusCode::TOO_MANY_REQUESTS,
