@@ -1744,6 +1744,61 @@ fn rust_sdk_1244_session_table_is_capped() {
     );
 }
 
+/// GHSA-9pj6-vhgr-3mwh (rmcp before 2.2, HIGH): an unauthenticated client could grow the
+/// Streamable HTTP session table without bound, a remote denial of service.
+///
+/// The class, not only the instance: with a cap of 8, one unauthenticated client opens
+/// sessions every way a session can be left behind (initialized and never used; opened with a
+/// GET stream and abandoned by dropping the connection; a handshake never finished; deleted),
+/// 25 rounds of each. The table stays within the cap, and afterwards a new client still gets a
+/// session and can use it.
+#[test]
+fn ghsa_9pj6_vhgr_3mwh_unauthenticated_sessions_stay_bounded() {
+    let cap = 8;
+    let ep = start(HttpConfig::default().max_sessions(cap));
+    let mut issued = Vec::new();
+    for _ in 0..25 {
+        // Initialized, then never used again.
+        issued.push(ep.open_session());
+        // A GET stream opened on the session, then the connection dropped.
+        let id = ep.open_session();
+        let stream = ep.open_stream(
+            &Req::get("/mcp")
+                .headers(&session_headers(&id))
+                .header("Accept", "text/event-stream"),
+        );
+        assert_eq!(stream.head.status, 200, "GET stream: {}", stream.seen());
+        drop(stream);
+        issued.push(id);
+        // `initialize` answered, `notifications/initialized` never sent.
+        let r = ep.post(&initialize_request("2025-11-25"), &[]);
+        assert_eq!(r.status(), 200, "initialize: {r}");
+        issued.push(r.header("mcp-session-id").expect("a session id").to_owned());
+        // Deleted.
+        let id = ep.open_session();
+        let r = ep.send(&Req::new("DELETE", "/mcp").headers(&session_headers(&id)));
+        assert!(matches!(r.status(), 200 | 204), "DELETE: {r}");
+        issued.push(id);
+    }
+    let live = issued
+        .iter()
+        .filter(|id| {
+            ep.post(&rpc(1, "ping", json!({})), &session_headers(id))
+                .status()
+                == 200
+        })
+        .count();
+    assert!(
+        live <= cap,
+        "{live} of {} sessions live with a cap of {cap}",
+        issued.len()
+    );
+    let id = ep.open_session();
+    let r = ep.post(&rpc(2, "ping", json!({})), &session_headers(&id));
+    assert_eq!(r.status(), 200, "a new client after the flood: {r}");
+    assert!(r.text().contains("\"result\""), "{r}");
+}
+
 /// PrefectHQ/fastmcp #5210: a cap with no way to free room (fastmcp disabled the SDK's idle
 /// timeout) hit 10 000 sessions and answered 503 to everyone, for good: "a cap without
 /// reaping is an outage". python-sdk #3395 caps and reaps.
