@@ -178,9 +178,10 @@ pub struct Lease {
 }
 
 impl TaskRecord {
-    /// When the task may be removed.
+    /// When the task may be removed (`None`: never, also for a `ttl` past the end of time,
+    /// which a record read back from a store may hold).
     pub fn expires_at(&self) -> Option<SystemTime> {
-        self.ttl.map(|ttl| self.created_at + ttl)
+        self.ttl.and_then(|ttl| self.created_at.checked_add(ttl))
     }
 
     /// Whether its TTL has run out at `now`.

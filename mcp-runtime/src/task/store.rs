@@ -341,6 +341,21 @@ mod tests {
         }
     }
 
+    /// A record read back from a store may hold anything its JSON can say: a `ttl` of
+    /// `u64::MAX` seconds (issue #27: it panicked the reader in `expires_at`) never expires and
+    /// never overflows.
+    #[test]
+    fn a_poisoned_ttl_does_not_panic_the_reader() {
+        let poisoned: TaskRecord = serde_json::from_value({
+            let mut v = serde_json::to_value(record("p", "me", Duration::from_secs(1))).unwrap();
+            v["ttl"] = serde_json::json!({"secs": u64::MAX, "nanos": 999_999_999});
+            v
+        })
+        .unwrap();
+        assert_eq!(poisoned.expires_at(), None);
+        assert!(!poisoned.is_expired(SystemTime::now()));
+    }
+
     fn now<T>(f: StoreFuture<'_, T>) -> Result<T, TaskStoreError> {
         tokio::runtime::Builder::new_current_thread()
             .build()
