@@ -58,10 +58,12 @@
 
 mod live;
 mod store;
+mod tasks;
 mod time;
 
-pub(crate) use live::{Announce, Live, OnChange, Origin, TaskConfig, Tasks};
+pub(crate) use live::{Live, OnChange, Origin};
 pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, Update};
+pub(crate) use tasks::{Announce, TaskConfig, Tasks};
 pub(crate) use time::rfc3339;
 
 use std::time::{Duration, SystemTime};
