@@ -15,6 +15,7 @@ mod prompts;
 mod resources;
 mod skills;
 mod subscriptions;
+mod task_call;
 pub(crate) mod tasks;
 mod tools;
 mod trace;

@@ -43,15 +43,15 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request) 
             .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
-    let task = match super::tasks::mode(&scope, tool, params.task.as_ref()) {
+    let task = match super::task_call::mode(&scope, tool, params.task.as_ref()) {
         Ok(mode) => mode,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
     if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
     }
-    if let super::tasks::Mode::Task(ttl) = task {
-        return super::tasks::call_as_task(
+    if let super::task_call::Mode::Task(ttl) = task {
+        return super::task_call::call_as_task(
             conn,
             scope,
             &req.id,
