@@ -22,7 +22,7 @@ use crate::request::{ClientInfo, ReplyKind};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::envelope::Message;
 use crate::server::{dispatch, envelope, era};
-use crate::transport::http::session::{Session, Sessions};
+use crate::transport::http::sessions::{Session, Sessions};
 use crate::transport::http::stateless;
 
 /// What the envelope decoder (`server::envelope::decode`, crate-private) made of one message.
@@ -365,7 +365,7 @@ pub struct Resume {
     pub after: u64,
 }
 
-/// One HTTP session's SSE bookkeeping (`transport/http/session.rs`): stream ids, event ids,
+/// One HTTP session's SSE bookkeeping (`transport/http/sessions/session.rs`): stream ids, event ids,
 /// and the reading of `Last-Event-ID`.
 pub struct SseSession {
     session: Arc<Session>,
@@ -403,7 +403,7 @@ impl SseSession {
         let seq = 1 + self
             .next_seq
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        (crate::transport::http::session::event_id(stream, seq), seq)
+        (crate::transport::http::sessions::event_id(stream, seq), seq)
     }
 
     /// What the GET handler makes of a `Last-Event-ID` value (`Session::resume_point`, which

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
-use super::session::Full;
+use super::sessions::Full;
 use super::state::{RequestBody, Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
 use crate::auth::Principal;

@@ -46,8 +46,7 @@ mod mount;
 mod origin;
 mod route;
 mod service;
-pub(crate) mod session;
-mod session_store;
+pub(crate) mod sessions;
 pub(crate) mod state;
 pub(crate) mod stateless;
 mod stream;
@@ -70,7 +69,7 @@ pub use events::{
 };
 pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
-pub use session_store::{
+pub use sessions::{
     MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
 };
 

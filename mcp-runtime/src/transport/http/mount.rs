@@ -19,7 +19,7 @@ use tokio::task::AbortHandle;
 
 use super::body::{Body, HttpResponse};
 use super::config::HttpConfig;
-use super::session::Sessions;
+use super::sessions::Sessions;
 use super::state::Shared;
 use super::{clients, service};
 use crate::Server;

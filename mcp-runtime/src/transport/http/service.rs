@@ -15,7 +15,7 @@ use super::cors;
 use super::guard::{self, Refusal};
 use super::health;
 use super::legacy;
-use super::session::{Full, Lookup, Session};
+use super::sessions::{Full, Lookup, Session};
 use super::state::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };

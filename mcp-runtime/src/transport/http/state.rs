@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::body::{self, HttpResponse};
 use super::config::HttpConfig;
-use super::session::Sessions;
+use super::sessions::Sessions;
 use crate::Server;
 use crate::protocol::McpError;
 use crate::server::connection::Connection;

@@ -90,7 +90,7 @@ pub enum Touched {
 
 /// Keeps session-era sessions for a fleet, so an instance that does not know a session
 /// restores it from here instead of answering 404. Set with
-/// [`HttpConfig::session_store`](super::HttpConfig::session_store); without one
+/// [`HttpConfig::session_store`](crate::transport::http::HttpConfig::session_store); without one
 /// (the default), sessions live in their instance only.
 ///
 /// What is stored is small and written rarely: [`save`](Self::save) once per session
@@ -102,9 +102,9 @@ pub enum Touched {
 /// What does not move between instances: requests in flight and the server's own requests
 /// to the client (elicitation, sampling, roots) wait on the instance that started them, and
 /// fail if it goes away (the client retries); an open SSE stream does too (the client
-/// resumes it elsewhere with `Last-Event-ID` when the [`EventStore`](super::EventStore) is
+/// resumes it elsewhere with `Last-Event-ID` when the [`EventStore`](crate::transport::http::EventStore) is
 /// shared). Keep routing a session to one instance (a route token in its id,
-/// [`HttpConfig::route_token`](super::HttpConfig::route_token)); the store is
+/// [`HttpConfig::route_token`](crate::transport::http::HttpConfig::route_token)); the store is
 /// what survives a failover.
 pub trait SessionStore: Send + Sync + 'static {
     /// Creates or replaces the record of session `id`, to expire `ttl` from now unless saved
