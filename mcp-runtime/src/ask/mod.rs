@@ -115,13 +115,6 @@ impl AskKind {
     }
 }
 
-impl McpError {
-    /// Whether this is the error of an ask the client has no capability for (-32021).
-    pub fn is_missing_capability(&self) -> bool {
-        self.code == ErrorCode::MISSING_CLIENT_CAPABILITY
-    }
-}
-
 impl Context {
     /// Names the next ask's key in a 2026-07-28 `InputRequiredResult` (by default asks are
     /// numbered per kind: `elicit-0`, `elicit-1`, `sample-0`, …). Use distinct keys within one request; the
