@@ -54,6 +54,26 @@ pub enum ChangeEvent {
     Missed,
 }
 
+impl ChangeEvent {
+    /// The event that carries `change` to other instances (`None` for what stays local).
+    pub(super) fn of(change: &Change) -> Option<ChangeEvent> {
+        Some(match change {
+            Change::Tools => ChangeEvent::ToolsListChanged,
+            Change::Prompts => ChangeEvent::PromptsListChanged,
+            Change::Resources => ChangeEvent::ResourcesListChanged,
+            Change::Updated(uri) => ChangeEvent::ResourceUpdated {
+                uri: uri.to_string(),
+            },
+            Change::Task { id, owner, task } => ChangeEvent::TaskStatus {
+                id: id.to_string(),
+                owner: owner.to_string(),
+                task: serde_json::from_str(task).unwrap_or_default(),
+            },
+            Change::Everything => return None,
+        })
+    }
+}
+
 /// A [`ChangeEvent`] and the instance that announced it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BusMessage {
@@ -146,26 +166,6 @@ impl From<ChangeEvent> for Change {
             },
             ChangeEvent::Missed => Change::Everything,
         }
-    }
-}
-
-impl Change {
-    /// The event that carries this change to other instances (`None` for what stays local).
-    pub(super) fn event(&self) -> Option<ChangeEvent> {
-        Some(match self {
-            Change::Tools => ChangeEvent::ToolsListChanged,
-            Change::Prompts => ChangeEvent::PromptsListChanged,
-            Change::Resources => ChangeEvent::ResourcesListChanged,
-            Change::Updated(uri) => ChangeEvent::ResourceUpdated {
-                uri: uri.to_string(),
-            },
-            Change::Task { id, owner, task } => ChangeEvent::TaskStatus {
-                id: id.to_string(),
-                owner: owner.to_string(),
-                task: serde_json::from_str(task).unwrap_or_default(),
-            },
-            Change::Everything => return None,
-        })
     }
 }
 

@@ -147,7 +147,7 @@ impl Changes {
 
     fn send(&self, change: Change) {
         if let Some(bus) = self.hub.bus.get()
-            && let Some(event) = change.event()
+            && let Some(event) = ChangeEvent::of(&change)
         {
             bus.publish(BusMessage {
                 origin: self.hub.origin.clone(),
