@@ -199,7 +199,7 @@ async fn progress_and_log_messages_reach_the_caller() {
 
             let mut notes = client.notifications();
             client
-                .set_logging_level(mcp_runtime::outbound::LogLevel::Info)
+                .set_logging_level(mcp_runtime::protocol::LogLevel::Info)
                 .await
                 .unwrap();
             client

@@ -15,9 +15,10 @@ use sha2::Sha256;
 
 use crate::Server;
 use crate::ask::seal::{Binding, Sealed, Sealer};
-use crate::outbound::{LogLevel, Sink};
+use crate::protocol::LogLevel;
 use crate::protocol::params;
 use crate::protocol::{ProtocolVersion, RequestId};
+use crate::request::Sink;
 use crate::request::{ClientInfo, ReplyKind};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::envelope::Message;

@@ -96,7 +96,6 @@
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
 //! - [`context`](mod@context): [`Context`] and [`FromContext`].
 //! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
-//! - [`outbound`](mod@outbound): the log level of the notifications a request sends.
 //! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
 //! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
 //! - [`registry`](mod@registry): what is registered, as the server describes it.
@@ -139,7 +138,6 @@ mod env;
 pub mod fuzzing;
 mod id;
 pub mod middleware;
-pub mod outbound;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
@@ -185,13 +183,21 @@ pub use completion::CompletionRequest;
 #[doc(hidden)]
 pub use http;
 #[doc(hidden)]
-pub use outbound::LogLevel;
+pub use protocol::LogLevel;
 #[doc(hidden)]
 pub use protocol::{Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 #[doc(hidden)]
 pub use registry::ToolInfo;
 #[doc(hidden)]
 pub use resource::NotFound;
+
+/// The 0.1 home of [`LogLevel`](protocol::LogLevel), now in [`protocol`].
+#[doc(hidden)]
+pub mod outbound {
+    /// Moved to [`protocol::LogLevel`](crate::protocol::LogLevel).
+    #[deprecated(note = "moved to `mcp_runtime::protocol::LogLevel`")]
+    pub type LogLevel = crate::protocol::LogLevel;
+}
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {

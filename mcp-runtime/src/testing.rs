@@ -193,7 +193,7 @@ impl TestClient {
         let conn_cell: Arc<std::sync::OnceLock<std::sync::Weak<Connection>>> = Default::default();
         let conn_of_sink = conn_cell.clone();
         let answer_in_sink = answer.clone();
-        let sink = crate::outbound::Sink::new(move |message| {
+        let sink = crate::request::Sink::new(move |message| {
             let value: Value =
                 serde_json::from_slice(&message).expect("the server sends valid JSON");
             let (Some(id), Some(method)) = (value.get("id"), value["method"].as_str()) else {

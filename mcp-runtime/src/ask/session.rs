@@ -6,10 +6,10 @@ use std::sync::Weak;
 use serde_json::{Value, json};
 
 use super::Ask;
-use crate::outbound::Sink;
 use crate::protocol::jsonrpc::{encode_notification, encode_request};
 use crate::protocol::{McpError, RequestId};
 use crate::request::Peer;
+use crate::request::Sink;
 
 impl Ask<'_> {
     /// A JSON-RPC request to the client, answered by its response (session era).

@@ -16,6 +16,7 @@ pub mod version;
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use error::{ErrorCode, McpError};
 pub use jsonrpc::RequestId;
+pub use logging::LogLevel;
 pub use types::{
     CallToolResult, GetPromptResult, Icon, IconTheme, Implementation, Prompt, PromptArgument,
     PromptMessage, Resource, ResourceTemplate, Tool, ToolAnnotations,

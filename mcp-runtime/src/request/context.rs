@@ -7,10 +7,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Asker, Cancellation, ClientInfo, Principal, Slot, StateMap};
-use crate::outbound::{LogLevel, Sink};
+use super::{Asker, Cancellation, ClientInfo, Principal, Sink, Slot, StateMap};
 use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
-use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{Era, LogLevel, McpError, ProtocolVersion, RequestId};
 
 /// The request a handler is serving: its id, protocol version, the client, and cancellation.
 ///

@@ -15,6 +15,7 @@ pub(crate) mod context;
 mod peer;
 mod principal;
 mod reply;
+mod sink;
 mod states;
 
 pub(crate) use cancel::{Cancellation, Gauge, Slot};
@@ -24,4 +25,5 @@ pub(crate) use context::{Opaque, RequestInfo};
 pub(crate) use peer::{Answer, AskFuture, Asker, Blocked, ClientAnswer, Peer, RoundAsks, TaskAsks};
 pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
+pub(crate) use sink::Sink;
 pub(crate) use states::StateMap;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
 
-use crate::outbound::Sink;
+use super::Sink;
 use crate::protocol::{McpError, RequestId};
 
 /// Where the client's answer to a server-to-client request arrives.

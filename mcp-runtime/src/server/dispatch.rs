@@ -322,7 +322,7 @@ fn set_level(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     let Body::SetLevel(params) = &req.params.body else {
         return Step::Reply(scope.err(&req.id, super::handler::unread(req)));
     };
-    match crate::outbound::LogLevel::parse(&params.level) {
+    match crate::protocol::LogLevel::parse(&params.level) {
         Ok(level) => {
             conn.set_log_level(level);
             reply(conn, scope, req, &serde_json::Map::new(), Cache::No)

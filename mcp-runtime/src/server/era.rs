@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::envelope::RequestMeta;
 use super::{CacheScope, ServerInner};
-use crate::outbound::LogLevel;
+use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::{
     CallToolResult, Content, Era, ErrorCode, McpError, ProtocolVersion, RequestId,
@@ -27,9 +27,9 @@ pub(crate) struct Scope {
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) progress_token: Option<Value>,
     /// The least severe log level the client wants for this request.
-    pub(crate) log_level: Option<crate::outbound::LogLevel>,
+    pub(crate) log_level: Option<crate::protocol::LogLevel>,
     /// Where the request's notifications go (set by the connection after `resolve`).
-    pub(crate) sink: Option<crate::outbound::Sink>,
+    pub(crate) sink: Option<crate::request::Sink>,
     /// The HTTP request headers, on HTTP (set likewise).
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     /// Ends the request's HTTP response stream early (set likewise).

@@ -226,7 +226,7 @@ impl Connection {
     /// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
     /// notifications from now on, starting with every list and every subscribed resource:
     /// what went out on the lost stream may never have arrived.
-    pub(crate) fn reopen_standalone(&self, sink: crate::outbound::Sink) {
+    pub(crate) fn reopen_standalone(&self, sink: crate::request::Sink) {
         *self.standalone.lock().expect("standalone lock") = Some(sink);
         forward_everything(self);
     }

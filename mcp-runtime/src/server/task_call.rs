@@ -131,7 +131,7 @@ pub(super) fn call_as_task(
         scope.sink = None;
     } else if conn.wire.request_streams {
         let session: Weak<Connection> = Arc::downgrade(conn);
-        scope.sink = Some(crate::outbound::Sink::new(move |message| {
+        scope.sink = Some(crate::request::Sink::new(move |message| {
             session
                 .upgrade()
                 .and_then(|conn| Peer::standalone(&*conn))

@@ -118,7 +118,7 @@ pub(crate) async fn post<B: RequestBody>(
     };
     // Notifications (progress, logs) go on the session's one stream too; dropped if it is full.
     let notes = stream.clone();
-    let sink = crate::outbound::Sink::new(move |message| {
+    let sink = crate::request::Sink::new(move |message| {
         notes
             .try_send(body::event(None, Some("message"), &message))
             .is_ok()

@@ -11,9 +11,9 @@ use super::body::{self, HttpResponse};
 use super::events::EventStore;
 use super::sessions::Session;
 use super::state::Shared;
-use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
 use crate::request::Reply;
+use crate::request::Sink;
 use crate::server::connection::{Arrival, Pending, Step};
 
 /// The SSE comment sent on a stream with nothing to say for the keep-alive interval.

@@ -83,7 +83,7 @@ pub(super) fn record_of(session: &Session) -> Option<SessionRecord> {
 /// What a record restores.
 pub(super) struct Restored {
     pub(super) client: crate::request::ClientInfo,
-    pub(super) level: crate::outbound::LogLevel,
+    pub(super) level: crate::protocol::LogLevel,
     pub(super) subscriptions: Vec<String>,
     pub(super) owner: Option<[u8; 32]>,
 }
@@ -94,7 +94,7 @@ impl Restored {
     pub(super) fn of(record: &SessionRecord) -> Option<Restored> {
         let version = crate::protocol::ProtocolVersion::parse(&record.protocol_version)
             .filter(|v| v.era() == crate::protocol::Era::Session)?;
-        let level = crate::outbound::LogLevel::parse(&record.log_level).ok()?;
+        let level = crate::protocol::LogLevel::parse(&record.log_level).ok()?;
         let owner = match &record.owner {
             None => None,
             Some(hex) => Some(parse_digest(hex)?),
