@@ -94,7 +94,6 @@
 //! - [`changes`](mod@changes): list-changed and resource-updated announcements, enable/disable.
 //! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
-//! - [`context`](mod@context): [`Context`] and [`FromContext`].
 //! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
 //! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
 //! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
@@ -131,7 +130,6 @@ pub mod changes;
 pub mod client;
 mod client_config;
 pub mod completion;
-pub mod context;
 mod env;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -160,11 +158,11 @@ pub mod transport;
 // drifts from this file.
 pub use auth::Principal;
 pub use changes::changes;
-pub use context::{Context, FromContext};
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
 pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
 pub use registry::BuildError;
+pub use request::{Context, FromContext};
 pub use runner::init_logging;
 pub use server::{CacheScope, Server, ServerBuilder};
 pub use state::State;
@@ -190,6 +188,16 @@ pub use protocol::{Era, GetPromptResult, PromptMessage, Resource, ResourceConten
 pub use registry::ToolInfo;
 #[doc(hidden)]
 pub use resource::NotFound;
+
+/// The 0.1 home of [`Context`] and [`FromContext`], which are at the root.
+#[doc(hidden)]
+pub mod context {
+    /// At the root: [`mcp_runtime::Context`](crate::Context).
+    #[deprecated(note = "use `mcp_runtime::Context`")]
+    pub type Context = crate::Context;
+    // A trait cannot be a deprecated alias: the old path stays, hidden.
+    pub use crate::FromContext;
+}
 
 /// The 0.1 home of [`LogLevel`](protocol::LogLevel), now in [`protocol`].
 #[doc(hidden)]
@@ -280,8 +288,8 @@ macro_rules! run {
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
+    pub use crate::FromContext;
     pub use crate::completion::CompleteFn;
-    pub use crate::context::FromContext;
     pub use crate::prompt::{
         PromptArgDef, PromptCall, PromptDef, PromptFuture, PromptReturnProbe, PromptViaOutput,
         PromptViaResult, PromptViaUnsupported,

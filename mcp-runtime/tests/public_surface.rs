@@ -318,6 +318,9 @@ fn the_moved_names_still_resolve_at_their_old_path() {
     let _: Option<mcp_runtime::ask::Elicitation<()>> = None::<mcp_runtime::Elicitation<()>>;
     let _: Option<mcp_runtime::ask::Sampling> = None::<mcp_runtime::Sampling>;
     let _: Option<mcp_runtime::http::HeaderMap> = None;
+    let _: Option<mcp_runtime::context::Context> = None::<mcp_runtime::Context>;
+    fn injected<T: mcp_runtime::context::FromContext>() {}
+    injected::<mcp_runtime::Principal>();
     assert_eq!(role, mcp_runtime::protocol::Role::User);
     assert_eq!(era, mcp_runtime::protocol::Era::Stateless);
     assert_eq!(level, mcp_runtime::protocol::LogLevel::Info);
