@@ -303,7 +303,7 @@ pub mod __private {
         ResourceViaResultSerde, ResourceViaSerde, ResourceViaUnsupported, not_found,
     };
     pub use crate::runner::run_main;
-    pub use crate::schema::{Profile, schema_for};
+    pub use crate::schema::{SchemaDirection, schema_for};
     pub use crate::text_arg::{TextArgProbe, TextViaFromStr, TextViaOption, TextViaUnsupported};
     pub use crate::tool::output::{
         ToolReturnProbe, ToolViaMcpResultOutput, ToolViaMcpResultSerde, ToolViaOutput,
