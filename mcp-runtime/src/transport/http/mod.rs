@@ -69,8 +69,10 @@ pub use events::{
 };
 pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
+#[allow(deprecated)]
+pub use sessions::Touched;
 pub use sessions::{
-    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
+    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, TouchOutcome,
 };
 
 pub(crate) use origin::origin_problem;

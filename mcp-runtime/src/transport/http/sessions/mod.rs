@@ -8,8 +8,10 @@ mod store;
 mod table;
 
 pub(crate) use session::{Session, event_id};
+#[allow(deprecated)]
+pub use store::Touched;
 pub use store::{
-    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
+    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, TouchOutcome,
 };
 
 use std::sync::atomic::Ordering;
@@ -247,14 +249,14 @@ impl Sessions {
             return true;
         }
         match store.touch(&session.id, ttl).await {
-            Ok(Touched::Kept) => true,
-            Ok(Touched::Missing) => {
+            Ok(TouchOutcome::Kept) => true,
+            Ok(TouchOutcome::Missing) => {
                 // Expired meanwhile, or the store lost it (a Redis restarted without
                 // persistence): the session is alive here, so it is saved again.
                 self.save(session).await;
                 true
             }
-            Ok(Touched::Removed) => {
+            Ok(TouchOutcome::Removed) => {
                 tracing::debug!(session = %session.id, "session removed through another instance");
                 self.remove_local(&session.id);
                 false
