@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
 
-use super::store::{StoreLimits, Update};
+use super::store::{StoreLimits, UpdateOutcome};
 use super::{TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::ask::round::Round;
 use crate::protocol::McpError;
@@ -147,16 +147,16 @@ impl Live {
         // this server) is overwritten at its revision, at most twice.
         for _ in 0..3 {
             match self.store.update(record.clone()).await {
-                Ok(Update::Written) => {
+                Ok(UpdateOutcome::Written) => {
                     record.revision += 1;
                     return Wrote::Done;
                 }
-                Ok(Update::Stale(stored)) if stored.status.is_terminal() => {
+                Ok(UpdateOutcome::Stale(stored)) if stored.status.is_terminal() => {
                     *record = *stored;
                     return Wrote::EndedElsewhere;
                 }
-                Ok(Update::Stale(stored)) => record.revision = stored.revision,
-                Ok(Update::Missing) => return Wrote::Gone,
+                Ok(UpdateOutcome::Stale(stored)) => record.revision = stored.revision,
+                Ok(UpdateOutcome::Missing) => return Wrote::Gone,
                 Err(e) => {
                     tracing::warn!(task = %self.id, error = %e, "could not write a task's record");
                     return Wrote::Unavailable;

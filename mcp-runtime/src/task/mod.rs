@@ -62,7 +62,11 @@ mod tasks;
 mod time;
 
 pub(crate) use live::{Live, OnChange, Origin};
-pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, Update};
+#[allow(deprecated)]
+pub use store::Update;
+pub use store::{
+    MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, UpdateOutcome,
+};
 pub(crate) use tasks::{Announce, TaskConfig, Tasks};
 pub(crate) use time::rfc3339;
 

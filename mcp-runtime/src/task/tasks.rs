@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value};
 
 use super::live::{Live, OnChange};
-use super::store::{StoreLimits, Update};
+use super::store::{StoreLimits, UpdateOutcome};
 use super::{Lease, TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
 use crate::ask::round::Round;
 use crate::protocol::McpError;
@@ -190,7 +190,7 @@ impl Tasks {
                 .await
                 .map_err(read_error)?
             {
-                Update::Written => {
+                UpdateOutcome::Written => {
                     let failed = TaskRecord {
                         revision: failed.revision + 1,
                         ..failed
@@ -203,8 +203,8 @@ impl Tasks {
                     self.announce(&failed);
                     return Ok(failed);
                 }
-                Update::Stale(stored) => record = *stored,
-                Update::Missing => return Err(not_found(&record.id)),
+                UpdateOutcome::Stale(stored) => record = *stored,
+                UpdateOutcome::Missing => return Err(not_found(&record.id)),
             }
         }
         Ok(record)
@@ -257,16 +257,18 @@ impl Tasks {
         for _ in 0..3 {
             let cancelled = ended(record.clone(), TaskStatus::Cancelled, BY_REQUEST);
             match self.store.update(cancelled.clone()).await {
-                Ok(Update::Written) => {
+                Ok(UpdateOutcome::Written) => {
                     self.announce(&TaskRecord {
                         revision: cancelled.revision + 1,
                         ..cancelled
                     });
                     return Ok(record);
                 }
-                Ok(Update::Stale(stored)) if stored.status.is_terminal() => return Ok(*stored),
-                Ok(Update::Stale(stored)) => record = *stored,
-                Ok(Update::Missing) => return Err(not_found(id)),
+                Ok(UpdateOutcome::Stale(stored)) if stored.status.is_terminal() => {
+                    return Ok(*stored);
+                }
+                Ok(UpdateOutcome::Stale(stored)) => record = *stored,
+                Ok(UpdateOutcome::Missing) => return Err(not_found(id)),
                 Err(e) => {
                     return Err(McpError::internal(format!("Cannot cancel the task: {e}")));
                 }
@@ -449,7 +451,7 @@ mod tests {
     use super::{TaskConfig, Tasks};
     use crate::task::{
         MemoryTaskStore, StoreFuture, StoreLimits, TaskOutcome, TaskRecord, TaskStatus, TaskStore,
-        TaskStoreError, Update,
+        TaskStoreError, UpdateOutcome,
     };
 
     fn tasks() -> Arc<Tasks> {
@@ -630,7 +632,7 @@ mod tests {
                 Err(e) => failing(e),
             }
         }
-        fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+        fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
             match self.check() {
                 Ok(()) => self.inner.update(record),
                 Err(e) => failing(e),
