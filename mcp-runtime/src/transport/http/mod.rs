@@ -64,8 +64,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 pub use config::HttpConfig;
+#[allow(deprecated)]
+pub use events::Replay;
 pub use events::{
-    EventFuture, EventStore, EventStoreError, MemoryEventStore, Replay, StoredEvent, WaitFuture,
+    EventFuture, EventReplay, EventStore, EventStoreError, MemoryEventStore, StoredEvent,
+    WaitFuture,
 };
 pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
