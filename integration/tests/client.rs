@@ -483,7 +483,7 @@ async fn old_http_sse_servers_are_reached_through_the_fallback() {
             .await
             .unwrap(),
     ] {
-        assert_eq!(client.era(), mcp_runtime::protocol::Era::Session);
+        assert_eq!(client.era(), mcp_runtime::protocol::ProtocolEra::Session);
         let r = client
             .call_tool("test_simple_text", json!({}))
             .await

@@ -181,9 +181,12 @@ pub use completion::CompletionRequest;
 #[doc(hidden)]
 pub use http;
 #[doc(hidden)]
+#[allow(deprecated)]
+pub use protocol::Era;
+#[doc(hidden)]
 pub use protocol::LogLevel;
 #[doc(hidden)]
-pub use protocol::{Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
+pub use protocol::{GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 #[doc(hidden)]
 pub use registry::ToolInfo;
 #[doc(hidden)]

@@ -223,7 +223,7 @@ impl TestClient {
             capabilities: capabilities.clone(),
             answer,
         };
-        if version.era() == crate::protocol::Era::Session {
+        if version.era() == crate::protocol::ProtocolEra::Session {
             let result = client
                 .request(
                     "initialize",
@@ -377,7 +377,7 @@ impl TestClient {
     }
 
     fn with_meta(&self, params: Value) -> Value {
-        if self.version.era() != crate::protocol::Era::Stateless {
+        if self.version.era() != crate::protocol::ProtocolEra::Stateless {
             return params;
         }
         let mut params = match params {

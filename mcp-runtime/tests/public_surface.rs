@@ -322,7 +322,7 @@ fn the_moved_names_still_resolve_at_their_old_path() {
     fn injected<T: mcp_runtime::context::FromContext>() {}
     injected::<mcp_runtime::Principal>();
     assert_eq!(role, mcp_runtime::protocol::Role::User);
-    assert_eq!(era, mcp_runtime::protocol::Era::Stateless);
+    assert_eq!(era, mcp_runtime::protocol::ProtocolEra::Stateless);
     assert_eq!(level, mcp_runtime::protocol::LogLevel::Info);
     assert!(request.argument.is_empty());
     drop(changes);

@@ -438,7 +438,7 @@ impl Ask<'_> {
         url: impl Into<String>,
     ) -> Result<ElicitAction, McpError> {
         let mut params = json!({ "mode": "url", "message": message.into(), "url": url.into() });
-        if self.ctx.era() == crate::protocol::Era::Session {
+        if self.ctx.era() == crate::protocol::ProtocolEra::Session {
             // 2025-11-25 correlates URL elicitations by id (2026-07-28 removed it).
             params["elicitationId"] = Value::String(id.into());
         }

@@ -342,7 +342,7 @@ async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientEr
 }
 
 pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
-    if version.era() != crate::protocol::Era::Session {
+    if version.era() != crate::protocol::ProtocolEra::Session {
         return Err(ClientError::protocol(format!(
             "{} has no initialize: use Protocol::Stateless",
             version.as_str()
@@ -359,7 +359,7 @@ pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<
         .and_then(Value::as_str)
         .unwrap_or("");
     let Some(agreed) =
-        ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::Era::Session)
+        ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::ProtocolEra::Session)
     else {
         core.close().await;
         return Err(ClientError::protocol(format!(

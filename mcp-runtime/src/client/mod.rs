@@ -67,8 +67,8 @@ pub use stdio::Stderr;
 pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::{
-    CallToolResult, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion, Resource,
-    ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, GetPromptResult, Implementation, Prompt, ProtocolEra, ProtocolVersion,
+    Resource, ResourceContents, ResourceTemplate, Tool,
 };
 
 /// A connection to one MCP server. Cheap to share by reference across tasks: every method
@@ -126,7 +126,7 @@ impl Client {
     }
 
     /// The era in use.
-    pub fn era(&self) -> Era {
+    pub fn era(&self) -> ProtocolEra {
         self.protocol_version().era()
     }
 

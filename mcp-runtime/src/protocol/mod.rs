@@ -21,4 +21,6 @@ pub use types::{
     CallToolResult, GetPromptResult, Icon, IconTheme, Implementation, Prompt, PromptArgument,
     PromptMessage, Resource, ResourceTemplate, Tool, ToolAnnotations,
 };
-pub use version::{Era, ProtocolVersion};
+#[allow(deprecated)]
+pub use version::Era;
+pub use version::{ProtocolEra, ProtocolVersion};

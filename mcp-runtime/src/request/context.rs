@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Asker, Cancellation, ClientInfo, Principal, Sink, Slot, StateMap};
 use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
-use crate::protocol::{Era, LogLevel, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{LogLevel, McpError, ProtocolEra, ProtocolVersion, RequestId};
 
 /// The request a handler is serving: its id, protocol version, the client, and cancellation.
 ///
@@ -278,7 +278,7 @@ impl Context {
     }
 
     /// The protocol era (session or stateless).
-    pub fn era(&self) -> Era {
+    pub fn era(&self) -> ProtocolEra {
         self.inner.client.version.era()
     }
 

@@ -18,7 +18,7 @@ use super::{CacheScope, ServerInner};
 use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::{
-    CallToolResult, Content, Era, ErrorCode, McpError, ProtocolVersion, RequestId,
+    CallToolResult, Content, ErrorCode, McpError, ProtocolEra, ProtocolVersion, RequestId,
 };
 use crate::request::{ClientInfo, Reply};
 
@@ -91,7 +91,7 @@ pub(crate) fn resolve(
                 )))
             })?;
             let version = ProtocolVersion::parse(requested)
-                .filter(|v| v.era() == Era::Stateless)
+                .filter(|v| v.era() == ProtocolEra::Stateless)
                 .ok_or_else(|| invalid(unsupported_version(requested)))?;
             let capabilities = match client_capabilities {
                 Some(caps @ Value::Object(_)) => caps,
@@ -171,7 +171,7 @@ pub(crate) fn downgrade_result(result: &mut CallToolResult, version: ProtocolVer
 
 /// -32022 with the versions a stateless request may name.
 pub(crate) fn unsupported_version(requested: &str) -> McpError {
-    let supported: Vec<&str> = ProtocolVersion::of_era(Era::Stateless)
+    let supported: Vec<&str> = ProtocolVersion::of_era(ProtocolEra::Stateless)
         .map(|v| v.as_str())
         .collect();
     McpError::new(
@@ -240,13 +240,13 @@ impl Scope {
 
 pub(crate) fn encode_ok<T: Serialize>(
     server: &ServerInner,
-    era: Era,
+    era: ProtocolEra,
     id: &RequestId,
     body: &T,
     meta: Option<&Map<String, Value>>,
     cache: Cache,
 ) -> Reply {
-    let stateless = era == Era::Stateless;
+    let stateless = era == ProtocolEra::Stateless;
     if !stateless && meta.is_none_or(Map::is_empty) {
         // Nothing to add: the body is the result (the common session-era case, kept direct).
         return Reply::result(encode_result(id, body));
@@ -306,8 +306,8 @@ pub(crate) fn encode_typed<T: Serialize>(
     ))
 }
 
-pub(crate) fn encode_err(era: Era, id: &RequestId, mut error: McpError) -> Reply {
-    if era == Era::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
+pub(crate) fn encode_err(era: ProtocolEra, id: &RequestId, mut error: McpError) -> Reply {
+    if era == ProtocolEra::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
         error.code = ErrorCode::INVALID_PARAMS;
     }
     Reply::error(Some(id), &error)

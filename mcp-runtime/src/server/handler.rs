@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
 use crate::protocol::params::{Body, Request};
-use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion, RequestId};
 use crate::request::{Asker, Cancellation, Context, RequestInfo, Slot};
 
 pub(super) fn reply<T: Serialize>(
@@ -38,11 +38,11 @@ pub(super) fn run<T: Outcome>(
 ) -> Step {
     let asker = match (&scope.round, scope.version().era()) {
         (Some(round), _) => Asker::Round(round.clone()),
-        (None, Era::Session) => {
+        (None, ProtocolEra::Session) => {
             let peer: std::sync::Weak<Connection> = Arc::downgrade(conn);
             Asker::Session(peer)
         }
-        (None, Era::Stateless) => Asker::Unavailable(
+        (None, ProtocolEra::Stateless) => Asker::Unavailable(
             "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
         ),
     };

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::era::Scope;
 use crate::ask::round::Round;
 use crate::protocol::params::Request;
-use crate::protocol::{Era, McpError};
+use crate::protocol::{McpError, ProtocolEra};
 
 impl super::ServerInner {
     /// Who is asking: the verified principal's issuer and subject when the request carries
@@ -38,7 +38,7 @@ impl super::ServerInner {
     /// methods that may answer `InputRequiredResult`): checks the state's seal and binding and
     /// collects the answers. Other requests and the session era have no round.
     pub(crate) fn open_round(&self, scope: &mut Scope, req: &Request) -> Result<(), McpError> {
-        if scope.version().era() != Era::Stateless {
+        if scope.version().era() != ProtocolEra::Stateless {
             return Ok(());
         }
         let principal = self.caller(scope.headers.as_deref(), scope.principal.as_deref());

@@ -16,7 +16,9 @@ use super::era::{self, Cache, Scope};
 use super::handler::{Outcome, context_with};
 use super::tasks::{declares_extension, missing_extension, owner, task_object};
 use crate::protocol::jsonrpc::encode_notification;
-use crate::protocol::{CallToolResult, Era, ErrorCode, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{
+    CallToolResult, ErrorCode, McpError, ProtocolEra, ProtocolVersion, RequestId,
+};
 use crate::registry::RegisteredTool;
 use crate::request::{Asker, Context, Peer};
 use crate::task::{Live, Origin, TaskOutcome, TaskRecord, TaskStatus, TaskSupport};
@@ -39,7 +41,7 @@ pub(super) fn mode(
 ) -> Result<Mode, McpError> {
     let support = tool.def.task;
     match scope.version().era() {
-        Era::Stateless => {
+        ProtocolEra::Stateless => {
             // A 2025-11-25 `task` param means nothing here (the server decides).
             match (support, declares_extension(scope)) {
                 (TaskSupport::Forbidden, _) | (TaskSupport::Optional, false) => Ok(Mode::Plain),
@@ -50,8 +52,8 @@ pub(super) fn mode(
                 ))),
             }
         }
-        Era::Session if scope.version() != ProtocolVersion::V2025_11_25 => Ok(Mode::Plain),
-        Era::Session => {
+        ProtocolEra::Session if scope.version() != ProtocolVersion::V2025_11_25 => Ok(Mode::Plain),
+        ProtocolEra::Session => {
             #[derive(Deserialize)]
             struct TaskParam {
                 ttl: Option<u64>,
@@ -99,14 +101,14 @@ pub(super) fn call_as_task(
 ) -> Step {
     let (def, output_mode) = (tool.def, tool.mode);
     let inner = &conn.server.inner;
-    let stateless = scope.version().era() == Era::Stateless;
+    let stateless = scope.version().era() == ProtocolEra::Stateless;
     let owner = owner(conn, &scope);
     let on_change: Option<crate::task::OnChange> = if stateless {
         let (changes, owner) = (inner.changes.clone(), owner.clone());
         Some(Box::new(move |record: &TaskRecord, origin: Origin| {
             // The instance that ended the task elsewhere announced it (see `announcer`).
             if origin == Origin::Here {
-                let task = task_object(record, Era::Stateless, true);
+                let task = task_object(record, ProtocolEra::Stateless, true);
                 changes.task_changed(&record.id, &owner, &task);
             }
         }))
@@ -116,7 +118,7 @@ pub(super) fn call_as_task(
             if let Some(conn) = conn.upgrade()
                 && let Some(sink) = Peer::standalone(&*conn)
             {
-                let params = task_object(record, Era::Session, false);
+                let params = task_object(record, ProtocolEra::Session, false);
                 sink.send(encode_notification("notifications/tasks/status", params));
             }
         }))
@@ -271,7 +273,7 @@ fn settle(
     match outcome {
         Ok(Ok(mut result)) => {
             era::downgrade_result(&mut result, version);
-            let failed = result.is_error() && version.era() == Era::Session;
+            let failed = result.is_error() && version.era() == ProtocolEra::Session;
             let value = serde_json::to_value(&result).expect("a tool result serializes");
             let status = if failed {
                 TaskStatus::Failed
@@ -328,14 +330,14 @@ fn created(
 ) -> crate::request::Reply {
     let inner = &conn.server.inner;
     match scope.version().era() {
-        Era::Stateless => era::encode_typed(
+        ProtocolEra::Stateless => era::encode_typed(
             inner,
             id,
-            &task_object(record, Era::Stateless, false),
+            &task_object(record, ProtocolEra::Stateless, false),
             "task",
         ),
-        Era::Session => {
-            let body = json!({ "task": task_object(record, Era::Session, false) });
+        ProtocolEra::Session => {
+            let body = json!({ "task": task_object(record, ProtocolEra::Session, false) });
             scope.ok(inner, id, &body, None, Cache::No)
         }
     }

@@ -18,7 +18,7 @@ use super::era::{Cache, Scope};
 use super::handler::{Outcome, run, unread};
 use crate::changes::Change;
 use crate::protocol::params::{Body, Request};
-use crate::protocol::{Era, ErrorCode, McpError, ProtocolVersion};
+use crate::protocol::{ErrorCode, McpError, ProtocolEra, ProtocolVersion};
 use crate::task::{TaskOutcome, TaskRecord, TaskStatus, rfc3339};
 
 /// The 2026-07-28 extension's identifier.
@@ -48,7 +48,7 @@ pub(super) fn missing_extension(why: &str) -> McpError {
 pub(crate) fn announcer(changes: crate::changes::Changes) -> crate::task::Announce {
     Box::new(move |record: &TaskRecord| {
         if record.owner.starts_with("caller:") {
-            let task = task_object(record, Era::Stateless, true);
+            let task = task_object(record, ProtocolEra::Stateless, true);
             changes.task_changed(&record.id, &record.owner, &task);
         }
     })
@@ -61,7 +61,7 @@ pub(super) async fn current(conn: &Connection, owner: &str, ids: &[String]) -> V
     let mut changes = Vec::new();
     for id in ids {
         if let Ok(record) = conn.server.inner.tasks.get(id, owner).await {
-            let task = task_object(&record, Era::Stateless, true);
+            let task = task_object(&record, ProtocolEra::Stateless, true);
             changes.push(Change::Task {
                 id: id.as_str().into(),
                 owner: owner.into(),
@@ -76,8 +76,8 @@ pub(super) async fn current(conn: &Connection, owner: &str, ids: &[String]) -> V
 /// as a digest.
 pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
     match scope.version().era() {
-        Era::Session => conn.task_owner(),
-        Era::Stateless => {
+        ProtocolEra::Session => conn.task_owner(),
+        ProtocolEra::Stateless => {
             let caller = conn
                 .server
                 .inner
@@ -92,7 +92,7 @@ pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
 
 /// A task as the wire shows it. `detailed` (2026-07-28 `tasks/get`) adds what it waits for or
 /// ended with.
-pub(crate) fn task_object(record: &TaskRecord, era: Era, detailed: bool) -> Value {
+pub(crate) fn task_object(record: &TaskRecord, era: ProtocolEra, detailed: bool) -> Value {
     let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
     let mut task = Map::new();
     task.insert("taskId".into(), record.id.clone().into());
@@ -111,11 +111,11 @@ pub(crate) fn task_object(record: &TaskRecord, era: Era, detailed: bool) -> Valu
     let ttl = record.ttl.map_or(Value::Null, |t| ms(t).into());
     let poll = ms(record.poll_interval).into();
     match era {
-        Era::Stateless => {
+        ProtocolEra::Stateless => {
             task.insert("ttlMs".into(), ttl);
             task.insert("pollIntervalMs".into(), poll);
         }
-        Era::Session => {
+        ProtocolEra::Session => {
             task.insert("ttl".into(), ttl);
             task.insert("pollInterval".into(), poll);
         }
@@ -144,10 +144,10 @@ pub(crate) fn task_object(record: &TaskRecord, era: Era, detailed: bool) -> Valu
 fn gate(conn: &Connection, scope: &Scope, req: &Request) -> Result<(), Step> {
     let refuse = |e: McpError| Err(Step::Reply(scope.err(&req.id, e)));
     match scope.version().era() {
-        Era::Stateless if !declares_extension(scope) => {
+        ProtocolEra::Stateless if !declares_extension(scope) => {
             refuse(missing_extension(&format!("`{}` needs tasks", req.method)))
         }
-        Era::Session if scope.version() != ProtocolVersion::V2025_11_25 => {
+        ProtocolEra::Session if scope.version() != ProtocolVersion::V2025_11_25 => {
             refuse(McpError::method_not_found(&req.method))
         }
         _ if !conn.server.inner.registry.has_task_tools() => {
@@ -182,7 +182,7 @@ pub(super) fn get(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
         Some(match inner.tasks.get(&task_id, &owner).await {
             Ok(record) => {
                 let era = scope.version().era();
-                let body = task_object(&record, era, era == Era::Stateless);
+                let body = task_object(&record, era, era == ProtocolEra::Stateless);
                 scope.ok(inner, &id, &body, None, Cache::No)
             }
             Err(e) => scope.err(&id, e),
@@ -230,22 +230,22 @@ pub(super) fn cancel(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
             Err(e) => return Some(scope.err(&id, e)),
         };
         Some(match scope.version().era() {
-            Era::Stateless => scope.ok(inner, &id, &Map::new(), None, Cache::No),
-            Era::Session if before.status.is_terminal() => scope.err(
+            ProtocolEra::Stateless => scope.ok(inner, &id, &Map::new(), None, Cache::No),
+            ProtocolEra::Session if before.status.is_terminal() => scope.err(
                 &id,
                 McpError::invalid_params(format!(
                     "Cannot cancel task {}: it is already {}",
                     before.id,
-                    task_object(&before, Era::Session, false)["status"]
+                    task_object(&before, ProtocolEra::Session, false)["status"]
                         .as_str()
                         .unwrap_or_default()
                 )),
             ),
-            Era::Session => match inner.tasks.get(&task_id, &owner).await {
+            ProtocolEra::Session => match inner.tasks.get(&task_id, &owner).await {
                 Ok(after) => scope.ok(
                     inner,
                     &id,
-                    &task_object(&after, Era::Session, false),
+                    &task_object(&after, ProtocolEra::Session, false),
                     None,
                     Cache::No,
                 ),
@@ -344,7 +344,7 @@ pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
                 let mut body = Map::new();
                 let items: Vec<Value> = records
                     .iter()
-                    .map(|r| task_object(r, Era::Session, false))
+                    .map(|r| task_object(r, ProtocolEra::Session, false))
                     .collect();
                 if more && let Some(last) = records.last() {
                     body.insert("nextCursor".into(), last.id.clone().into());

@@ -93,7 +93,7 @@ impl Restored {
     /// malformed owner): the session is then unknown, and its client initializes again.
     pub(super) fn of(record: &SessionRecord) -> Option<Restored> {
         let version = crate::protocol::ProtocolVersion::parse(&record.protocol_version)
-            .filter(|v| v.era() == crate::protocol::Era::Session)?;
+            .filter(|v| v.era() == crate::protocol::ProtocolEra::Session)?;
         let level = crate::protocol::LogLevel::parse(&record.log_level).ok()?;
         let owner = match &record.owner {
             None => None,
