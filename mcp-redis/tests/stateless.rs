@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use mcp_redis::{
     Redis, RedisChangeBus, RedisEventStore, RedisSessionStore, RedisStateGuard, RedisTaskStore,
 };
-use mcp_runtime::changes::Changes;
+use mcp_runtime::catalog::Catalog;
 use mcp_runtime::client::{Client, ProtocolChoice};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::HttpConfig;
@@ -49,7 +49,7 @@ async fn stateless_calls_send_no_command_to_redis() {
         .await
         .unwrap();
     let server = Server::builder()
-        .changes(Changes::new())
+        .catalog(Catalog::new())
         .change_bus(RedisChangeBus::new(&redis))
         .task_store(RedisTaskStore::new(&redis))
         .request_state_keys([[7u8; 32]])

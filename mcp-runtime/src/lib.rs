@@ -83,15 +83,16 @@
 //!   arguments (the first three by their names alone, any other [`FromContext`] type when marked
 //!   `#[inject]`).
 //! - [`McpError`], [`CallToolResult`], [`Content`], [`Json`]: what a tool returns.
-//! - [`changes`](fn@changes): the handle that announces changes and enables or disables
-//!   registered items from anywhere in the program.
+//! - [`catalog`](fn@catalog): the handle on what the server offers: enables or disables
+//!   registered items and announces changes, from anywhere in the program.
 //! - [`ProtocolVersion`]: the protocol revisions, for tests and clients that pick one.
 //!
 //! ## Modules
 //!
 //! - [`ask`](mod@ask): asking the client (elicitation, sampling, roots).
 //! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`] they name.
-//! - [`changes`](mod@changes): list-changed and resource-updated announcements, enable/disable.
+//! - [`catalog`](mod@catalog): enabling and disabling registered items at run time, list-changed
+//!   and resource-updated announcements, the change bus of a fleet.
 //! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
 //! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
@@ -125,7 +126,7 @@
 
 pub mod ask;
 pub mod auth;
-pub mod changes;
+pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
 mod client_config;
@@ -157,7 +158,7 @@ pub mod transport;
 // crate fails when the visible root grows past 20 names, and when the list in the crate docs
 // drifts from this file.
 pub use auth::Principal;
-pub use changes::changes;
+pub use catalog::catalog;
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
 pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
@@ -174,7 +175,8 @@ pub use transport::Transport;
 #[doc(hidden)]
 pub use ask::{ElicitAction, Elicitation, ElicitationHandle, Root, SampledMessage, Sampling};
 #[doc(hidden)]
-pub use changes::Changes;
+#[allow(deprecated)]
+pub use catalog::{Changes, changes};
 #[doc(hidden)]
 pub use completion::CompletionRequest;
 /// The `http` crate, for [`Context::headers`].
@@ -191,6 +193,16 @@ pub use protocol::{GetPromptResult, PromptMessage, Resource, ResourceContents, R
 pub use registry::ToolInfo;
 #[doc(hidden)]
 pub use resource::NotFound;
+
+/// The 0.1 name of [`catalog`](mod@catalog).
+#[doc(hidden)]
+pub mod changes {
+    pub use crate::catalog::{
+        BusAlreadyAttached, BusInbound, BusMessage, ChangeBus, ChangeEvent, LocalBus,
+    };
+    #[allow(deprecated)]
+    pub use crate::catalog::{Changes, Kind, changes};
+}
 
 /// The 0.1 home of [`Context`] and [`FromContext`], which are at the root.
 #[doc(hidden)]
@@ -333,7 +345,7 @@ pub mod __private {
         let builder = crate::Server::builder()
             .name(name)
             .version(version)
-            .changes(crate::changes());
+            .catalog(crate::catalog());
         if description.trim().is_empty() {
             builder
         } else {

@@ -154,7 +154,7 @@ pub enum BuildError {
         location: String,
     },
     /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus) on a builder whose
-    /// [`Changes`](crate::changes::Changes) handle has a bus attached already.
+    /// [`Catalog`](crate::catalog::Catalog) handle has a bus attached already.
     ChangeBusAttached,
 }
 
@@ -224,7 +224,7 @@ impl fmt::Display for BuildError {
                 )
             }
             BuildError::ChangeBusAttached => f.write_str(
-                "change_bus: the server's Changes handle has a change bus attached already",
+                "change_bus: the server's Catalog handle has a change bus attached already",
             ),
         }
     }
@@ -289,16 +289,16 @@ impl<T> Paged<T> {
 }
 
 impl<T: Listed> Paged<T> {
-    /// Like [`page`](Self::page), over the items `changes` has not disabled and, for a
+    /// Like [`page`](Self::page), over the items `catalog` has not disabled and, for a
     /// caller whose lists hide what it may not use, those whose scopes it has.
     pub(crate) fn page_enabled(
         &self,
-        changes: &crate::changes::Changes,
+        catalog: &crate::catalog::Catalog,
         caller: Option<&crate::auth::Principal>,
         cursor: Option<&str>,
         page_size: usize,
     ) -> Option<(Vec<&T>, Option<String>)> {
-        let generation = changes.generation();
+        let generation = catalog.generation();
         let hiding = caller.filter(|p| p.hides_unauthorized());
         if generation == 0 && hiding.is_none() {
             let (items, next) = self.page(cursor, page_size)?;
@@ -307,7 +307,7 @@ impl<T: Listed> Paged<T> {
         let visible: Vec<&T> = self
             .items
             .iter()
-            .filter(|t| t.enabled(changes))
+            .filter(|t| t.enabled(catalog))
             .filter(|t| hiding.is_none_or(|p| p.missing(t.scopes()).is_empty()))
             .collect();
         // Cursors from before an enable/disable, or of a caller with other scopes, are stale.
@@ -320,17 +320,17 @@ impl<T: Listed> Paged<T> {
     }
 }
 
-/// A registered item that can be disabled at run time (see [`Changes`](crate::changes::Changes)).
+/// A registered item that can be disabled at run time (see [`Catalog`](crate::catalog::Catalog)).
 pub(crate) trait Listed {
-    /// Whether `changes` serves it.
-    fn enabled(&self, changes: &crate::changes::Changes) -> bool;
+    /// Whether `catalog` serves it.
+    fn enabled(&self, catalog: &crate::catalog::Catalog) -> bool;
     /// The OAuth scopes a caller needs to use it.
     fn scopes(&self) -> &'static [&'static str];
 }
 
 impl Listed for RegisteredTool {
-    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
-        changes.is_enabled(crate::changes::Kind::Tool, &[self.def.name])
+    fn enabled(&self, catalog: &crate::catalog::Catalog) -> bool {
+        catalog.is_enabled(crate::catalog::ItemKind::Tool, &[self.def.name])
     }
     fn scopes(&self) -> &'static [&'static str] {
         self.def.scopes
@@ -338,8 +338,8 @@ impl Listed for RegisteredTool {
 }
 
 impl Listed for RegisteredPrompt {
-    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
-        changes.is_enabled(crate::changes::Kind::Prompt, &[self.def.name])
+    fn enabled(&self, catalog: &crate::catalog::Catalog) -> bool {
+        catalog.is_enabled(crate::catalog::ItemKind::Prompt, &[self.def.name])
     }
     fn scopes(&self) -> &'static [&'static str] {
         self.def.scopes
@@ -347,9 +347,9 @@ impl Listed for RegisteredPrompt {
 }
 
 impl Listed for RegisteredResource {
-    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
-        changes.is_enabled(
-            crate::changes::Kind::Resource,
+    fn enabled(&self, catalog: &crate::catalog::Catalog) -> bool {
+        catalog.is_enabled(
+            crate::catalog::ItemKind::Resource,
             &[self.def.name, self.def.uri],
         )
     }
@@ -359,9 +359,9 @@ impl Listed for RegisteredResource {
 }
 
 impl Listed for RegisteredTemplate {
-    fn enabled(&self, changes: &crate::changes::Changes) -> bool {
-        changes.is_enabled(
-            crate::changes::Kind::Resource,
+    fn enabled(&self, catalog: &crate::catalog::Catalog) -> bool {
+        catalog.is_enabled(
+            crate::catalog::ItemKind::Resource,
             &[self.def.name, self.def.uri],
         )
     }
@@ -483,7 +483,7 @@ impl Registry {
     #[cfg_attr(not(feature = "auth"), allow(dead_code))]
     pub(crate) fn scopes_for(
         &self,
-        changes: &crate::changes::Changes,
+        catalog: &crate::catalog::Catalog,
         method: &str,
         name: &str,
     ) -> &'static [&'static str] {
@@ -502,7 +502,7 @@ impl Registry {
                     .templates
                     .items
                     .iter()
-                    .filter(|t| t.enabled(changes))
+                    .filter(|t| t.enabled(catalog))
                     .find(|t| t.template.matches(name).is_some())
                     .map_or(&[], |t| t.def.scopes),
             },

@@ -32,6 +32,7 @@ const MOVED_FROM_ROOT: &[&str] = &[
     "SampledMessage",
     "Sampling",
     "ToolInfo",
+    "changes",
     "http",
 ];
 
@@ -305,6 +306,8 @@ fn the_moved_names_still_resolve_at_their_old_path() {
     let request: mcp_runtime::completion::CompletionRequest =
         mcp_runtime::CompletionRequest::default();
     let changes: mcp_runtime::changes::Changes = mcp_runtime::changes();
+    let _: mcp_runtime::catalog::Catalog = mcp_runtime::Changes::clone(&changes);
+    let _: mcp_runtime::changes::Kind = mcp_runtime::catalog::ItemKind::Tool;
     let _: Option<mcp_runtime::protocol::Resource> = None::<mcp_runtime::Resource>;
     let _: Option<mcp_runtime::protocol::ResourceContents> = None::<mcp_runtime::ResourceContents>;
     let _: Option<mcp_runtime::protocol::GetPromptResult> = None::<mcp_runtime::GetPromptResult>;

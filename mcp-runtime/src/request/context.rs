@@ -44,9 +44,9 @@ pub(crate) struct RequestInfo {
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     pub(crate) principal: Option<Arc<Principal>>,
-    /// The server's change handle (`crate::Changes`), opaque at this layer: `changes/` makes
-    /// it and reads it back ([`Context::changes`] is defined there).
-    pub(crate) changes: Opaque,
+    /// The server's catalog handle (`crate::catalog::Catalog`), opaque at this layer:
+    /// `catalog/` makes it and reads it back (`Context::catalog` is defined there).
+    pub(crate) catalog: Opaque,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
     /// The 2025-11-25 task this request's work runs as (its messages name it).
@@ -309,9 +309,9 @@ impl Context {
         self.inner.principal.as_deref()
     }
 
-    /// The server's change handle, as `changes/` put it there.
-    pub(crate) fn changes_handle(&self) -> &Opaque {
-        &self.inner.changes
+    /// The server's catalog handle, as `catalog/` put it there.
+    pub(crate) fn catalog_handle(&self) -> &Opaque {
+        &self.inner.catalog
     }
 
     /// Ends this request's HTTP response stream now, while the handler goes on (SSE polling,

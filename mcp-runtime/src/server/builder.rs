@@ -43,8 +43,8 @@ pub struct ServerBuilder {
     state_guard: Option<Arc<dyn crate::ask::RequestStateGuard>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
-    changes: Option<crate::changes::Changes>,
-    change_bus: Option<Arc<dyn crate::changes::ChangeBus>>,
+    catalog: Option<crate::catalog::Catalog>,
+    change_bus: Option<Arc<dyn crate::catalog::ChangeBus>>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
@@ -71,7 +71,7 @@ impl ServerBuilder {
             state_guard: None,
             state_ttl: Duration::from_secs(600),
             state_caller: None,
-            changes: None,
+            catalog: None,
             change_bus: None,
             task_store: None,
             tasks: Default::default(),
@@ -206,20 +206,27 @@ impl ServerBuilder {
         self
     }
 
-    /// Announces changes through `changes` (and takes its enabled set): pass
-    /// [`mcp_runtime::changes()`](crate::changes()) to share the process-wide handle, as
+    /// Serves what `catalog` enables, and announces changes through it: pass
+    /// [`mcp_runtime::catalog()`](crate::catalog()) to share the process-wide handle, as
     /// [`run!`](crate::run) does. By default the server has a handle of its own.
-    pub fn changes(mut self, changes: crate::changes::Changes) -> Self {
-        self.changes = Some(changes);
+    pub fn catalog(mut self, catalog: crate::catalog::Catalog) -> Self {
+        self.catalog = Some(catalog);
         self
+    }
+
+    /// The 0.1 name of [`catalog`](Self::catalog).
+    #[doc(hidden)]
+    #[deprecated(note = "renamed to `catalog`")]
+    pub fn changes(self, catalog: crate::catalog::Catalog) -> Self {
+        self.catalog(catalog)
     }
 
     /// Carries changes between the instances of a fleet through `bus` (for instance
     /// `mcp_redis::RedisChangeBus`): a tools list change announced on one instance reaches
     /// the `subscriptions/listen` streams and session-era clients of every instance. Attached
-    /// to the server's [`Changes`](crate::changes::Changes) handle at [`build`](Self::build), which fails
+    /// to the server's [`Catalog`](crate::catalog::Catalog) handle at [`build`](Self::build), which fails
     /// with [`BuildError::ChangeBusAttached`] if that handle has one already.
-    pub fn change_bus(mut self, bus: impl crate::changes::ChangeBus) -> Self {
+    pub fn change_bus(mut self, bus: impl crate::catalog::ChangeBus) -> Self {
         self.change_bus = Some(Arc::new(bus));
         self
     }
@@ -451,7 +458,7 @@ impl ServerBuilder {
         // Capabilities follow what is registered; any handler may log.
         let mut capabilities = serde_json::Map::new();
         capabilities.insert("logging".into(), json!({}));
-        // Lists can change at run time (`Changes`), and resources can be subscribed to.
+        // Lists can change at run time (`Catalog`), and resources can be subscribed to.
         if !registry.tools.items.is_empty() {
             capabilities.insert("tools".into(), json!({ "listChanged": true }));
         }
@@ -462,7 +469,7 @@ impl ServerBuilder {
             );
         }
         let skills = match &self.skills_dir {
-            Some(dir) => Some(Arc::new(crate::skills::Catalog::scan(dir)?)),
+            Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
             None => None,
         };
         if skills.is_some() {
@@ -506,9 +513,9 @@ impl ServerBuilder {
         };
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         // Last: a build that fails leaves the handle without the bus.
-        let changes = self.changes.unwrap_or_default();
+        let catalog = self.catalog.unwrap_or_default();
         if let Some(bus) = self.change_bus {
-            changes
+            catalog
                 .attach_shared_bus(bus)
                 .map_err(|_| BuildError::ChangeBusAttached)?;
         }
@@ -524,12 +531,12 @@ impl ServerBuilder {
                 tasks: crate::task::Tasks::new(
                     store,
                     self.tasks,
-                    Some(crate::server::tasks::announcer(changes.clone())),
+                    Some(crate::server::tasks::announcer(catalog.clone())),
                 ),
                 middleware: self.middleware.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
-                changes,
+                catalog,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
                 sealer,

@@ -166,7 +166,7 @@ pub(super) fn context_with(
         headers: scope.headers.clone(),
         closer: scope.closer.clone(),
         principal: scope.principal.clone(),
-        changes: conn.server.inner.changes.handle(),
+        catalog: conn.server.inner.catalog.handle(),
         asker,
         related_task,
     })
@@ -187,7 +187,7 @@ pub(super) fn list_page<T: crate::registry::Listed>(
     };
     let inner = &conn.server.inner;
     let Some((items, next_cursor)) = paged.page_enabled(
-        &inner.changes,
+        &inner.catalog,
         scope.principal.as_deref(),
         cursor.as_deref(),
         inner.limits.page_size,

@@ -49,7 +49,7 @@ impl Server {
     pub fn manifest(&self) -> Value {
         let inner = &self.inner;
         let registry = &inner.registry;
-        let changes = &inner.changes;
+        let catalog = &inner.catalog;
         let mut out = match serde_json::to_value(&inner.info) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
@@ -64,14 +64,14 @@ impl Server {
             .tools
             .items
             .iter()
-            .filter(|t| t.enabled(changes))
+            .filter(|t| t.enabled(catalog))
             .map(|t| listing(t.listing_for(ProtocolVersion::V2025_11_25)));
         out.insert("tools".into(), tools.collect());
         let mut resources: Vec<Value> = registry
             .resources
             .items
             .iter()
-            .filter(|r| r.enabled(changes))
+            .filter(|r| r.enabled(catalog))
             .map(|r| listing(&r.listing))
             .collect();
         if let Some(skills) = &inner.skills {
@@ -82,14 +82,14 @@ impl Server {
             .templates
             .items
             .iter()
-            .filter(|t| t.enabled(changes))
+            .filter(|t| t.enabled(catalog))
             .map(|t| listing(&t.listing));
         out.insert("resourceTemplates".into(), templates.collect());
         let prompts = registry
             .prompts
             .items
             .iter()
-            .filter(|p| p.enabled(changes))
+            .filter(|p| p.enabled(catalog))
             .map(|p| listing(&p.listing));
         out.insert("prompts".into(), prompts.collect());
         Value::Object(out)

@@ -68,8 +68,8 @@ pub(crate) struct ServerInner {
     pub(crate) middleware: Arc<[Arc<dyn crate::middleware::Middleware>]>,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::request::StateMap>,
-    /// Where changes are announced, and which items are disabled.
-    pub(crate) changes: crate::changes::Changes,
+    /// Which items are disabled, and where changes are announced.
+    pub(crate) catalog: crate::catalog::Catalog,
     /// Passes announced changes to the session-era connections.
     pub(crate) forwarder: Arc<subscriptions::Forwarder>,
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
@@ -77,7 +77,7 @@ pub(crate) struct ServerInner {
     /// Seals 2026-07-28 `requestState`.
     pub(crate) sealer: crate::ask::seal::Sealer,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
-    pub(crate) skills: Option<Arc<crate::skills::Catalog>>,
+    pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.
@@ -137,10 +137,17 @@ impl Server {
         self.inner.registry.tools.items.iter().map(|t| &t.tool)
     }
 
-    /// The handle that announces changes to this server's clients and enables or disables its
-    /// tools, resources and prompts.
-    pub fn changes(&self) -> &crate::changes::Changes {
-        &self.inner.changes
+    /// The server's [`Catalog`](crate::catalog::Catalog): enables or disables its tools,
+    /// resources and prompts, and announces changes to its clients.
+    pub fn catalog(&self) -> &crate::catalog::Catalog {
+        &self.inner.catalog
+    }
+
+    /// The 0.1 name of [`catalog`](Self::catalog).
+    #[doc(hidden)]
+    #[deprecated(note = "renamed to `catalog()`")]
+    pub fn changes(&self) -> &crate::catalog::Catalog {
+        self.catalog()
     }
 
     /// The names of the tools this server serves, in `tools/list` order.

@@ -104,12 +104,12 @@ pub(super) fn call_as_task(
     let stateless = scope.version().era() == ProtocolEra::Stateless;
     let owner = owner(conn, &scope);
     let on_change: Option<crate::task::OnChange> = if stateless {
-        let (changes, owner) = (inner.changes.clone(), owner.clone());
+        let (catalog, owner) = (inner.catalog.clone(), owner.clone());
         Some(Box::new(move |record: &TaskRecord, origin: Origin| {
             // The instance that ended the task elsewhere announced it (see `announcer`).
             if origin == Origin::Here {
                 let task = task_object(record, ProtocolEra::Stateless, true);
-                changes.task_changed(&record.id, &owner, &task);
+                catalog.task_changed(&record.id, &owner, &task);
             }
         }))
     } else {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::connection::{Connection, Step};
 use super::era::{Cache, Scope};
 use super::handler::{Outcome, run, unread};
-use crate::changes::Change;
+use crate::catalog::Change;
 use crate::protocol::params::{Body, Request};
 use crate::protocol::{ErrorCode, McpError, ProtocolEra, ProtocolVersion};
 use crate::task::{TaskOutcome, TaskRecord, TaskStatus, rfc3339};
@@ -45,11 +45,11 @@ pub(super) fn missing_extension(why: &str) -> McpError {
 /// Announces, on listen streams, the changes this instance makes to 2026-07-28 tasks running
 /// on another instance (it cancelled one, or ended one whose instance stopped). Session-era
 /// tasks have no listen streams: their session hears it when it asks.
-pub(crate) fn announcer(changes: crate::changes::Changes) -> crate::task::Announce {
+pub(crate) fn announcer(catalog: crate::catalog::Catalog) -> crate::task::Announce {
     Box::new(move |record: &TaskRecord| {
         if record.owner.starts_with("caller:") {
             let task = task_object(record, ProtocolEra::Stateless, true);
-            changes.task_changed(&record.id, &record.owner, &task);
+            catalog.task_changed(&record.id, &record.owner, &task);
         }
     })
 }

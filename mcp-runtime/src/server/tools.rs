@@ -37,7 +37,7 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request) 
     }
     let inner = &conn.server.inner;
     let found = inner.registry.tool(&params.name);
-    let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes)) else {
+    let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.catalog)) else {
         let name = crate::protocol::error::clip(&params.name);
         let e = McpError::invalid_params(format!("Unknown tool: {name}"))
             .with_data(serde_json::json!({ "name": name }));

@@ -252,7 +252,7 @@ mod enabled {
         let mut scopes: Vec<&'static str> = Vec::new();
         let mut name = "";
         for (lookup, target) in req.targets() {
-            for s in inner.registry.scopes_for(&inner.changes, lookup, target) {
+            for s in inner.registry.scopes_for(&inner.catalog, lookup, target) {
                 if !scopes.contains(s) {
                     scopes.push(s);
                 }
