@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 use sha2::Sha256;
 
 use crate::Server;
-use crate::ask::seal::{Binding, Sealed, Sealer};
 use crate::protocol::LogLevel;
 use crate::protocol::params;
 use crate::protocol::{ProtocolVersion, RequestId};
 use crate::request::Sink;
 use crate::request::{ClientInfo, ReplyKind};
+use crate::request_state::seal::{Binding, Sealed, Sealer};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::envelope::Message;
 use crate::server::{dispatch, envelope, era};
@@ -278,7 +278,7 @@ impl StatelessConn {
     }
 }
 
-/// Seals and opens `requestState` tokens (`ask/seal.rs`) with a known key, for the audience
+/// Seals and opens `requestState` tokens (`request_state/seal.rs`) with a known key, for the audience
 /// [`StateSealer::AUDIENCE`], and forges tokens under that key to reach the checks behind the
 /// MAC.
 pub struct StateSealer {
@@ -346,7 +346,7 @@ impl StateSealer {
 
     /// A token with a valid MAC over any payload bytes (as only the key holder can make).
     pub fn forge(&self, payload: &[u8]) -> String {
-        let mut token = format!("v2.{}.", crate::ask::seal::key_id(&self.key));
+        let mut token = format!("v2.{}.", crate::request_state::seal::key_id(&self.key));
         URL_SAFE_NO_PAD.encode_string(payload, &mut token);
         let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key length");
         mac.update(token.as_bytes());

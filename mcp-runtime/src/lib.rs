@@ -99,6 +99,7 @@
 //! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
 //! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
 //! - [`registry`](mod@registry): what is registered, as the server describes it.
+//! - [`request_state`](mod@request_state): the single-use guard of 2026-07-28 `requestState`.
 //! - [`resource`](mod@resource): URI templates, resource contents, the path-traversal guard.
 //! - [`schema`](mod@schema): the JSON Schemas tools publish, in the shape clients accept.
 //! - [`task`](mod@task): tool calls that outlive their request, and where they are stored.
@@ -141,6 +142,7 @@ pub mod prompt;
 pub mod protocol;
 pub mod registry;
 mod request;
+pub mod request_state;
 pub mod resource;
 mod runner;
 pub mod schema;

@@ -18,9 +18,6 @@
 //! tool (`?`) and the client gets that JSON-RPC error.
 
 pub(crate) mod form;
-mod guard;
-pub(crate) mod round;
-pub(crate) mod seal;
 mod session;
 
 use std::future::Future;
@@ -38,7 +35,10 @@ pub use crate::protocol::asks::{
 };
 use crate::protocol::asks::{ElicitResult, ListRootsResult};
 pub use form::form_schema;
-pub use guard::{GuardError, GuardFuture, MemoryStateGuard, RequestStateGuard};
+// The 0.1 home of the requestState guard, now in `request_state` (a trait cannot be a
+// deprecated alias, so the old paths stay as hidden re-exports).
+#[doc(hidden)]
+pub use crate::request_state::{GuardError, GuardFuture, MemoryStateGuard, RequestStateGuard};
 pub use session::{ElicitationHandle, new_elicitation_id};
 
 /// What is asked, for capability checks and keys.
@@ -520,7 +520,7 @@ impl Ask<'_> {
             // Only an `Ask` made outside `Context`'s methods has none.
             None => round.next_key(kind.key_prefix()),
         };
-        let digest = seal::ask_digest(kind.method(), &params);
+        let digest = crate::request_state::seal::ask_digest(kind.method(), &params);
         match round.answer(&key, &digest) {
             // A malformed answer is the client's error, not a question to ask again.
             Answer::Given(answer) => return Ok(answer),

@@ -4,7 +4,7 @@
 //!
 //! Nothing here imports a module above it (`tests/module_cycles.rs` checks): what a request
 //! needs of them is a small trait or an opaque value defined here. The dispatcher and the
-//! transports build these values and implement [`Peer`]; `ask::round::Round` and `task::Live`
+//! transports build these values and implement [`Peer`]; `request_state::round::Round` and `task::Live`
 //! implement [`RoundAsks`] and [`TaskAsks`]; `catalog/` makes the catalog handle a request
 //! carries ([`Opaque`]) and defines `Context::catalog`. `ask/`, `State<T>` and the handlers use
 //! them.

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{CacheScope, Limits, Server, ServerInner};
-use crate::ask::seal::Sealer;
 use crate::protocol::Implementation;
 use crate::registry::{BuildError, Registry, ToolInfo};
+use crate::request_state::seal::Sealer;
 
 type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
 
@@ -40,7 +40,7 @@ pub struct ServerBuilder {
     states: crate::request::StateMap,
     state_keys: Option<Vec<Vec<u8>>>,
     state_audience: Option<String>,
-    state_guard: Option<Arc<dyn crate::ask::RequestStateGuard>>,
+    state_guard: Option<Arc<dyn crate::request_state::RequestStateGuard>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
     catalog: Option<crate::catalog::Catalog>,
@@ -199,9 +199,12 @@ impl ServerBuilder {
     /// that cannot be repeated (a client whose response was lost starts the request again).
     ///
     /// Without a guard (the default) a state may be presented again until it expires, and no
-    /// request touches a store. [`MemoryStateGuard`](crate::ask::MemoryStateGuard) serves one
+    /// request touches a store. [`MemoryStateGuard`](crate::request_state::MemoryStateGuard) serves one
     /// instance; a fleet needs a shared one, such as `mcp_redis::RedisStateGuard`.
-    pub fn request_state_guard(mut self, guard: impl crate::ask::RequestStateGuard) -> Self {
+    pub fn request_state_guard(
+        mut self,
+        guard: impl crate::request_state::RequestStateGuard,
+    ) -> Self {
         self.state_guard = Some(Arc::new(guard));
         self
     }

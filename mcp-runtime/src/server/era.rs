@@ -37,7 +37,7 @@ pub(crate) struct Scope {
     /// The verified caller, on HTTP with authorization (set likewise).
     pub(crate) principal: Option<Arc<crate::auth::Principal>>,
     /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
-    pub(crate) round: Option<Arc<crate::ask::round::Round>>,
+    pub(crate) round: Option<Arc<crate::request_state::round::Round>>,
 }
 
 /// Whether a result may be cached by the client (2026-07-28 caching rules).
@@ -279,7 +279,7 @@ pub(crate) fn encode_ok<T: Serialize>(
 pub(crate) fn encode_input_required(
     server: &ServerInner,
     id: &RequestId,
-    body: &crate::ask::round::InputRequired,
+    body: &crate::request_state::round::InputRequired,
 ) -> Reply {
     encode_typed(server, id, body, "input_required")
 }

@@ -1,5 +1,5 @@
 //! 2026-07-28 multi-round-trip requests: the `inputResponses` and `requestState` a retry
-//! carries, turned into the round its handler asks through (`ask/round.rs`).
+//! carries, turned into the round its handler asks through (`request_state/round.rs`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::era::Scope;
-use crate::ask::round::Round;
 use crate::protocol::params::Request;
 use crate::protocol::{McpError, ProtocolEra};
+use crate::request_state::round::Round;
 
 impl super::ServerInner {
     /// Who is asking: the verified principal's issuer and subject when the request carries

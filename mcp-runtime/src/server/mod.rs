@@ -75,7 +75,7 @@ pub(crate) struct ServerInner {
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
-    pub(crate) sealer: crate::ask::seal::Sealer,
+    pub(crate) sealer: crate::request_state::seal::Sealer,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
     pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
 }

@@ -12,9 +12,9 @@ use tokio::sync::{oneshot, watch};
 
 use super::store::{StoreLimits, UpdateOutcome};
 use super::{TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
-use crate::ask::round::Round;
 use crate::protocol::McpError;
 use crate::request::{AskFuture, RoundAsks, TaskAsks};
+use crate::request_state::round::Round;
 
 /// Where a task's status change was made: by this instance, or by another one sharing the
 /// store (it cancelled the task, or ended it at a lapsed lease) and announced it itself.

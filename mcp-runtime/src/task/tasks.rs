@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use super::live::{Live, OnChange};
 use super::store::{StoreLimits, UpdateOutcome};
 use super::{Lease, TaskOutcome, TaskRecord, TaskStatus, TaskStore, TaskStoreError};
-use crate::ask::round::Round;
 use crate::protocol::McpError;
+use crate::request_state::round::Round;
 
 /// Announces the status changes this instance makes to tasks that do not run here.
 pub(crate) type Announce = Box<dyn Fn(&TaskRecord) + Send + Sync>;
