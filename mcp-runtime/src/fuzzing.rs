@@ -415,12 +415,12 @@ impl SseSession {
     }
 }
 
-/// A checked elicitation form lowered for 2025-06-18 clients (`ask/form.rs`).
+/// A checked elicitation form lowered for 2025-06-18 clients (`protocol/form.rs`).
 pub fn form_for_2025_06_18(form: &Value) -> Result<Value, String> {
-    crate::ask::form::for_2025_06_18(form)
+    crate::protocol::form::for_2025_06_18(form)
 }
 
 /// The elicitation form of a Rust type, as `Context::elicit` computes it.
 pub fn form_schema_of<T: schemars::JsonSchema + 'static>() -> Result<Value, String> {
-    crate::ask::form::form_schema_of::<T>()
+    crate::protocol::form::form_schema_of::<T>()
 }

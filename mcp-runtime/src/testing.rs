@@ -60,7 +60,7 @@ use crate::server::dispatch::on_message;
 /// # }
 /// ```
 pub fn check_form<T: schemars::JsonSchema + 'static>() -> Result<(), String> {
-    crate::ask::form::check_form::<T>()
+    crate::protocol::form::check_form::<T>()
 }
 
 /// A client connected in-process to a [`Server`].

@@ -520,7 +520,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("protocol", &["schema"]),
     // What a handler sees of a request: the dispatcher, the transports, the asks, tasks and
     // change handle build on it (through small traits and an opaque handle defined in it).
-    ("request", &["protocol"]),
+    ("request", &["protocol", "id"]),
     // The client is no part of the server: it shares `protocol/` with it, nothing else.
     ("client", &["protocol"]),
 ];

@@ -6,6 +6,7 @@
 pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;
+pub(crate) mod form;
 pub(crate) mod headers;
 pub(crate) mod jsonrpc;
 pub(crate) mod logging;

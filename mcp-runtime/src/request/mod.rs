@@ -9,6 +9,7 @@
 //! carries ([`Opaque`]) and defines `Context::catalog`. `ask/`, `State<T>` and the handlers use
 //! them.
 
+mod ask;
 mod cancel;
 mod client;
 pub(crate) mod context;
@@ -18,6 +19,7 @@ mod reply;
 mod sink;
 mod states;
 
+pub use ask::{Ask, ElicitationHandle, new_elicitation_id};
 pub(crate) use cancel::{Cancellation, Gauge, Slot};
 pub(crate) use client::ClientInfo;
 pub use context::{Context, FromContext};
