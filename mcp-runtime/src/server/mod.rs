@@ -28,6 +28,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use builder::ServerBuilder;
+pub(crate) use subscriptions::reopen_standalone;
 
 use crate::protocol::Implementation;
 use crate::registry::Registry;

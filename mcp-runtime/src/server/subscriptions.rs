@@ -221,15 +221,13 @@ pub(super) fn forward(conn: &Connection, change: &Change) {
     }
 }
 
-impl Connection {
-    /// Session era: a GET stream that replaces one the client lost (it reconnected with a
-    /// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
-    /// notifications from now on, starting with every list and every subscribed resource:
-    /// what went out on the lost stream may never have arrived.
-    pub(crate) fn reopen_standalone(&self, sink: crate::request::Sink) {
-        *self.standalone.lock().expect("standalone lock") = Some(sink);
-        forward_everything(self);
-    }
+/// Session era: a GET stream that replaces one the client lost (it reconnected with a
+/// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
+/// notifications from now on, starting with every list and every subscribed resource: what
+/// went out on the lost stream may never have arrived.
+pub(crate) fn reopen_standalone(conn: &Connection, sink: crate::request::Sink) {
+    *conn.standalone.lock().expect("standalone lock") = Some(sink);
+    forward_everything(conn);
 }
 
 /// After missed changes: every list may have changed, and every subscribed resource.

@@ -509,7 +509,7 @@ async fn get(
                 }
                 let sink = super::stream::standalone_sink(&tx, None);
                 spawn_stream(state, tx, &session, None);
-                session.conn.reopen_standalone(sink);
+                crate::server::reopen_standalone(&session.conn, sink);
             }
             Err(e) => {
                 tracing::warn!(session = %session.id, error = %e, "could not look up an SSE stream to resume");
