@@ -61,7 +61,7 @@ pub(super) fn run<T: Outcome>(
     Step::Run(Box::pin(async move {
         // A single-use requestState is recorded before anything runs on it.
         if let Some(round) = &scope.round
-            && let Err(e) = conn.server.inner.claim_round(round).await
+            && let Err(e) = super::input::claim_round(&conn.server.inner, round).await
         {
             in_flight.ctx.finish();
             return Some(scope.err(&id, e));

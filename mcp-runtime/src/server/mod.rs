@@ -28,6 +28,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use builder::ServerBuilder;
+#[cfg(feature = "http")]
+pub(crate) use input::warn_if_request_state_key_is_ephemeral;
 pub(crate) use subscriptions::reopen_standalone;
 
 use crate::protocol::Implementation;
@@ -154,6 +156,56 @@ impl Server {
     /// The names of the tools this server serves, in `tools/list` order.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.inner.registry.tools.items.iter().map(|t| t.def.name)
+    }
+
+    /// The instructions the server gives clients (`initialize` and `server/discover`), if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// A description of this server for registries, catalogs and humans, as `--manifest` prints
+    /// it: its `serverInfo` fields (`name`, `version`, `title`, …) at the top, as in an MCP
+    /// registry `server.json`, then `instructions`, `capabilities`, and the `tools`,
+    /// `resources`, `resourceTemplates` and `prompts` that are enabled, as a 2025-11-25 client
+    /// lists them (tools with `inputSchema`, `outputSchema`, `annotations`, and
+    /// `execution.taskSupport` for task tools).
+    ///
+    /// Resources that templates list at run time are left out (listing them can mean querying
+    /// a store); their templates are in `resourceTemplates`.
+    ///
+    /// ```
+    /// let server = mcp_runtime::Server::builder().name("weather").version("1.2.0").build()?;
+    /// let manifest = server.manifest();
+    /// assert_eq!(manifest["name"], "weather");
+    /// assert_eq!(manifest["version"], "1.2.0");
+    /// assert!(manifest["tools"].is_array());
+    /// # Ok::<(), mcp_runtime::BuildError>(())
+    /// ```
+    pub fn manifest(&self) -> Value {
+        manifest::of(self)
+    }
+}
+
+impl ServerInner {
+    /// Who is asking: the verified principal's issuer and subject when the request carries
+    /// one, else from the HTTP request's headers what `request_state_caller` returns, by
+    /// default the `Authorization` header (its bytes, readable or not). It binds a
+    /// 2026-07-28 `requestState`, an HTTP session and tasks to their caller.
+    pub(crate) fn caller(
+        &self,
+        headers: Option<&http::HeaderMap>,
+        principal: Option<&crate::auth::Principal>,
+    ) -> Option<Vec<u8>> {
+        if let Some(p) = principal {
+            return Some(p.caller_key());
+        }
+        let headers = headers?;
+        match &self.state_caller {
+            Some(caller) => caller(headers).map(String::into_bytes),
+            None => headers
+                .get(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+        }
     }
 }
 

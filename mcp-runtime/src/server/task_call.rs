@@ -161,7 +161,7 @@ pub(super) fn call_as_task(
         let version = scope.version();
         // A single-use requestState is recorded before anything runs on it.
         if let Some(round) = &scope.round
-            && let Err(e) = inner.claim_round(round).await
+            && let Err(e) = super::input::claim_round(inner, round).await
         {
             ctx.cancel();
             return Some(scope.err(&id, e));

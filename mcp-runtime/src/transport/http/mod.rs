@@ -180,7 +180,7 @@ where
         tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
     }
     tracing::info!("serving MCP on http://{local}{}", config.path);
-    server.warn_if_request_state_key_is_ephemeral(local);
+    crate::server::warn_if_request_state_key_is_ephemeral(&server, local);
     let drain_delay = config.drain_delay_for(!guard::is_loopback_ip(local.ip()));
     let mcp = McpService::new(server, config);
     let config = mcp.config();
