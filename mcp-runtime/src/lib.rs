@@ -130,8 +130,8 @@ pub mod auth;
 pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
-mod client_config;
 pub mod completion;
+mod desktop_config;
 mod env;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -11,21 +11,21 @@
 
 mod ask;
 mod cancel;
-mod client;
+mod client_info;
 pub(crate) mod context;
 mod peer;
 mod principal;
 mod reply;
 mod sink;
-mod states;
+mod state_map;
 
 pub use ask::{Ask, ElicitationHandle, new_elicitation_id};
 pub(crate) use cancel::{Cancellation, Gauge, Slot};
-pub(crate) use client::ClientInfo;
+pub(crate) use client_info::ClientInfo;
 pub use context::{Context, FromContext};
 pub(crate) use context::{Opaque, RequestInfo};
 pub(crate) use peer::{Answer, AskFuture, Asker, Blocked, ClientAnswer, Peer, RoundAsks, TaskAsks};
 pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
 pub(crate) use sink::Sink;
-pub(crate) use states::StateMap;
+pub(crate) use state_map::StateMap;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use http::{HeaderMap, Method, Uri};
 
 use super::body::HttpResponse;
-use super::state::Shared;
+use super::shared::Shared;
 use crate::auth::Principal;
 use crate::protocol::params::Request;
 use crate::server::envelope::{Decoded, Envelope};
@@ -86,7 +86,7 @@ mod enabled {
     use serde_json::json;
 
     use super::super::body::{self, HttpResponse};
-    use super::super::state::Shared;
+    use super::super::shared::Shared;
     use crate::auth::{Auth, Principal, TokenError};
     use crate::protocol::params::Request;
 

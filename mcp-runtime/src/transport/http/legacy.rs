@@ -10,7 +10,7 @@ use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
 use super::sessions::Full;
-use super::state::{RequestBody, Shared, owner, read_body, utf8};
+use super::shared::{RequestBody, Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
 use crate::auth::Principal;
 use crate::protocol::McpError;

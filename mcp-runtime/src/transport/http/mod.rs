@@ -34,7 +34,7 @@
 
 mod auth;
 mod body;
-mod clients;
+mod client_limits;
 mod config;
 mod cors;
 mod events;
@@ -47,7 +47,7 @@ mod origin;
 mod route;
 mod service;
 pub(crate) mod sessions;
-pub(crate) mod state;
+pub(crate) mod shared;
 pub(crate) mod stateless;
 mod stream;
 

@@ -10,13 +10,13 @@ use tokio::sync::mpsc;
 
 use super::auth;
 use super::body::{self, HttpResponse};
-use super::clients::ClientKey;
+use super::client_limits::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
 use super::health;
 use super::legacy;
 use super::sessions::{Full, Lookup, Session};
-use super::state::{
+use super::shared::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};

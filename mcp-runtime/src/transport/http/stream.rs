@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use super::body::{self, HttpResponse};
 use super::events::EventStore;
 use super::sessions::Session;
-use super::state::Shared;
+use super::shared::Shared;
 use crate::protocol::jsonrpc::Encoded;
 use crate::request::Reply;
 use crate::request::Sink;

@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Arc<Sessions>,
     /// 2026-07-28 requests in progress per client.
-    pub(crate) clients: Arc<super::clients::Clients>,
+    pub(crate) clients: Arc<super::client_limits::ClientLimits>,
     /// Stateless (2026-07-28) requests share one connection: it never opens a session.
     pub(crate) stateless: Arc<Connection>,
     /// Flips to `true` at shutdown, ending SSE streams.
