@@ -4,8 +4,7 @@ use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
+use super::capabilities::Declared;
 use super::{CacheScope, Limits, Server, ServerInner};
 use crate::protocol::Implementation;
 use crate::registry::{BuildError, Registry, ToolInfo};
@@ -458,51 +457,15 @@ impl ServerBuilder {
             return Err(BuildError::EmptyRequestStateAudience);
         }
         let registry = Registry::collect(&*self.filter)?;
-        // Capabilities follow what is registered; any handler may log.
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert("logging".into(), json!({}));
-        // Lists can change at run time (`Catalog`), and resources can be subscribed to.
-        if !registry.tools.items.is_empty() {
-            capabilities.insert("tools".into(), json!({ "listChanged": true }));
-        }
-        if registry.has_resources() {
-            capabilities.insert(
-                "resources".into(),
-                json!({ "subscribe": true, "listChanged": true }),
-            );
-        }
         let skills = match &self.skills_dir {
             Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
             None => None,
         };
-        if skills.is_some() {
-            // SEP-2640: inline settings (no envelope); skill files are resources, so the
-            // resources capability comes with the extension.
-            let extensions = capabilities
-                .entry("extensions")
-                .or_insert_with(|| json!({}));
-            if let Some(extensions) = extensions.as_object_mut() {
-                extensions.insert(
-                    crate::skills::EXTENSION.into(),
-                    json!({ "directoryRead": true }),
-                );
-            }
-            capabilities.entry("resources").or_insert_with(|| json!({}));
-        }
-        if !registry.prompts.items.is_empty() {
-            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
-        }
-        if registry.has_completions() {
-            capabilities.insert("completions".into(), json!({}));
-        }
-        let capabilities = Value::Object(capabilities);
-        let mut stateless_capabilities = capabilities.clone();
-        let mut tasks_capabilities = capabilities.clone();
-        if registry.has_task_tools() {
-            stateless_capabilities["extensions"][crate::server::tasks::EXTENSION] = json!({});
-            tasks_capabilities["tasks"] =
-                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
-        }
+        let Declared {
+            capabilities,
+            stateless_capabilities,
+            tasks_capabilities,
+        } = Declared::of(&registry, skills.is_some());
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));

@@ -2,6 +2,7 @@
 //! protocol eras as thin adapters around it.
 
 mod builder;
+mod capabilities;
 mod completion;
 pub(crate) mod connection;
 pub(crate) mod dispatch;
