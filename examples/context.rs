@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mcp_runtime::changes::Kind;
+use mcp_runtime::catalog::ItemKind;
 use mcp_runtime::prelude::*;
 
 /// Pizza sizes.
@@ -186,7 +186,7 @@ fn pin_note(
         notes.push(text);
         notes.len()
     };
-    ctx.changes().resource_updated("notes://board");
+    ctx.catalog().resource_updated("notes://board");
     format!("{count} note(s) on the board")
 }
 
@@ -197,11 +197,11 @@ fn set_beta(
     /// `true` to switch `beta_feature` on, `false` to switch it off.
     enabled: bool,
 ) -> String {
-    let changes = ctx.changes();
+    let catalog = ctx.catalog();
     let changed = if enabled {
-        changes.enable(Kind::Tool, "beta_feature")
+        catalog.enable(ItemKind::Tool, "beta_feature")
     } else {
-        changes.disable(Kind::Tool, "beta_feature")
+        catalog.disable(ItemKind::Tool, "beta_feature")
     };
     format!(
         "beta_feature is {}{}",
@@ -217,6 +217,6 @@ fn beta_feature() -> &'static str {
 }
 
 fn main() {
-    mcp_runtime::changes().disable(Kind::Tool, "beta_feature");
+    mcp_runtime::catalog().disable(ItemKind::Tool, "beta_feature");
     mcp_runtime::run!(state = Board::default());
 }

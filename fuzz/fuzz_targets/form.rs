@@ -1,4 +1,4 @@
-//! Elicitation form checks (`ask/form.rs`): `form_schema` on any JSON (a hand-written
+//! Elicitation form checks (`protocol/form.rs`): `form_schema` on any JSON (a hand-written
 //! `requestedSchema` goes through it in `Context::elicit_with_schema`), the lowering for
 //! 2025-06-18 clients, and the forms of real Rust types (`form_schema_of`).
 //! Asserts: no panic; an accepted form is `{type: object, properties}` of primitive fields

@@ -1,4 +1,4 @@
-//! `requestState` tokens (`ask/seal.rs`), structure-aware: seal a state for a request, then
+//! `requestState` tokens (`request_state/seal.rs`), structure-aware: seal a state for a request, then
 //! open it as sent, tampered with (one byte changed, cut, extended), rebound (another method,
 //! params or caller), forged with a valid MAC over any payload (only the key holder can, so
 //! this reaches the checks behind the MAC: audience, expiry, binding, payload shape), or any

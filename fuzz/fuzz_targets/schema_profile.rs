@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_runtime::schema::{Profile, client_compatible};
+use mcp_runtime::schema::{SchemaDirection, client_compatible};
 use serde_json::Value;
 
 fn refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
@@ -87,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    for profile in [Profile::Input, Profile::Output] {
+    for profile in [SchemaDirection::Input, SchemaDirection::Output] {
         let mut once = input.clone();
         client_compatible(&mut once, profile);
         // A subschema hoisted to the root (an `anyOf` left with one alternative) brings its

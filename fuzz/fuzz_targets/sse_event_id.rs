@@ -1,5 +1,5 @@
 //! SSE resumption: the event ids a session hands out and how a GET's `Last-Event-ID` is read
-//! (`transport/http/session.rs`), and the event store a resumed stream replays from
+//! (`transport/http/sessions/session.rs`), and the event store a resumed stream replays from
 //! (`transport/http/events.rs::MemoryEventStore`), against a model, with two sessions.
 //! Asserts: every id the session issued resumes its own stream after its own event; a
 //! `Last-Event-ID` resumes only a stream the session opened; a replay holds only the events

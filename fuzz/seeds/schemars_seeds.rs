@@ -1,7 +1,7 @@
 //! Writes raw schemars output (before the profile) for a range of types as schema_profile seeds.
 #![allow(dead_code)]
 use std::collections::{BTreeMap, HashMap};
-use mcp_runtime::schema::{Profile, generator};
+use mcp_runtime::schema::{SchemaDirection, generator};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, JsonSchema)] struct Uses { g: Generic<Leaf>, h: Generic<Unit>, n: serde_json::Value, c: char, arr: [u16; 3], s: std::collections::HashSet<String> }
 
 fn out<T: JsonSchema>(name: &str) {
-    for (p, tag) in [(Profile::Input, "in"), (Profile::Output, "out")] {
+    for (p, tag) in [(SchemaDirection::Input, "in"), (SchemaDirection::Output, "out")] {
         let v = generator(p).into_root_schema_for::<T>().to_value();
         let dir = "/work/wt-fuzz/fuzz/corpus/schema_profile";
         std::fs::create_dir_all(dir).unwrap();

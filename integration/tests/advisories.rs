@@ -1957,7 +1957,7 @@ impl EventStore for WatchedStore {
         session: &'a str,
         stream: u64,
         after: u64,
-    ) -> EventFuture<'a, Option<mcp_runtime::transport::http::Replay>> {
+    ) -> EventFuture<'a, Option<mcp_runtime::transport::http::EventReplay>> {
         self.inner().replay(session, stream, after)
     }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use hmac::{KeyInit as _, Mac as _};
 use mcp_runtime::auth::{Auth, Introspection, JwtVerifier, Principal};
-use mcp_runtime::client::{Client, ClientError, Protocol};
+use mcp_runtime::client::{Client, ClientError, ProtocolChoice};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::{HttpConfig, serve_http_on};
 use mcp_runtime::{ProtocolVersion, Server};
@@ -99,7 +99,7 @@ fn initialize() -> Value {
     support::http::initialize_request("2025-11-25")
 }
 
-async fn client(url: &str, token: &str, protocol: Protocol) -> Result<Client, ClientError> {
+async fn client(url: &str, token: &str, protocol: ProtocolChoice) -> Result<Client, ClientError> {
     Client::builder()
         .protocol(protocol)
         .header("Authorization", &format!("Bearer {token}"))
@@ -186,8 +186,8 @@ async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
     let url = resource.clone();
     let reader = authz.token(CLIENT, &resource, "mcp tickets:read");
     for protocol in [
-        Protocol::Session(ProtocolVersion::V2025_11_25),
-        Protocol::Stateless,
+        ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+        ProtocolChoice::Stateless,
     ] {
         let c = client(&url, &reader, protocol).await.unwrap();
         let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
@@ -251,7 +251,9 @@ async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
 
     // A writer's token does it.
     let writer = authz.token(CLIENT, &resource, "mcp tickets:write");
-    let c = client(&url, &writer, Protocol::Stateless).await.unwrap();
+    let c = client(&url, &writer, ProtocolChoice::Stateless)
+        .await
+        .unwrap();
     let done: String = c
         .call_tool_as("close_ticket", json!({"id": 7}))
         .await
@@ -260,7 +262,7 @@ async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
 
     // Without the required scope, nothing: 403.
     let bare = authz.token(CLIENT, &resource, "tickets:read");
-    let err = client(&url, &bare, Protocol::Stateless)
+    let err = client(&url, &bare, ProtocolChoice::Stateless)
         .await
         .err()
         .unwrap();
@@ -271,7 +273,7 @@ async fn jwt_tokens_of_the_issuer_for_this_resource_and_their_scopes() {
 
     // A token for another audience (RFC 8707): 401 invalid_token.
     let other = authz.token(CLIENT, "http://other.example/mcp", "mcp");
-    let err = client(&url, &other, Protocol::Stateless)
+    let err = client(&url, &other, ProtocolChoice::Stateless)
         .await
         .err()
         .unwrap();
@@ -331,7 +333,7 @@ async fn forged_tokens_are_refused() {
     assert_eq!(jwks.status(), 200, "{jwks}");
     let key = jwks.json()["keys"][0].to_string();
     for (what, forged) in forgeries(&real, key.as_bytes()) {
-        let err = client(&resource, &forged, Protocol::Stateless)
+        let err = client(&resource, &forged, ProtocolChoice::Stateless)
             .await
             .err()
             .unwrap();
@@ -341,7 +343,9 @@ async fn forged_tokens_are_refused() {
         );
     }
     // The real one passes.
-    client(&resource, &real, Protocol::Stateless).await.unwrap();
+    client(&resource, &real, ProtocolChoice::Stateless)
+        .await
+        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -355,7 +359,7 @@ async fn rotated_keys_are_fetched_again() {
     })
     .await;
     let first = authz.token(CLIENT, &resource, "mcp");
-    let c = client(&resource, &first, Protocol::Stateless)
+    let c = client(&resource, &first, ProtocolChoice::Stateless)
         .await
         .unwrap();
     c.call_tool("whoami", json!({})).await.unwrap();
@@ -369,7 +373,7 @@ async fn rotated_keys_are_fetched_again() {
         second.split('.').next(),
         "the key id changed"
     );
-    let c = client(&resource, &second, Protocol::Stateless)
+    let c = client(&resource, &second, ProtocolChoice::Stateless)
         .await
         .unwrap();
     let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
@@ -389,7 +393,7 @@ async fn opaque_tokens_are_introspected() {
     .await;
     let opaque = authz.token(CLIENT, &format!("{resource}?opaque"), "mcp tickets:read");
     assert_eq!(opaque.split('.').count(), 1, "an opaque token");
-    let c = client(&resource, &opaque, Protocol::Stateless)
+    let c = client(&resource, &opaque, ProtocolChoice::Stateless)
         .await
         .unwrap();
     let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
@@ -400,10 +404,14 @@ async fn opaque_tokens_are_introspected() {
             authz.issuer
         )
     );
-    let err = client(&resource, "not-a-token-it-issued", Protocol::Stateless)
-        .await
-        .err()
-        .unwrap();
+    let err = client(
+        &resource,
+        "not-a-token-it-issued",
+        ProtocolChoice::Stateless,
+    )
+    .await
+    .err()
+    .unwrap();
     assert!(
         matches!(err, ClientError::Status { status: 401, .. }),
         "{err}"
@@ -417,7 +425,7 @@ async fn sessions_belong_to_their_principal_not_their_token() {
     let c = client(
         &resource,
         &first,
-        Protocol::Session(ProtocolVersion::V2025_11_25),
+        ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
     )
     .await
     .unwrap();
@@ -472,7 +480,9 @@ async fn the_ticket_desk_serves_with_authorization_from_the_environment() {
     })
     .await;
     let reader = authz.token(CLIENT, &resource, "tickets:read");
-    let c = client(&resource, &reader, Protocol::Auto).await.unwrap();
+    let c = client(&resource, &reader, ProtocolChoice::Auto)
+        .await
+        .unwrap();
     let mut names: Vec<String> = c
         .list_tools()
         .await
@@ -496,9 +506,14 @@ async fn the_ticket_desk_serves_with_authorization_from_the_environment() {
         "{err}"
     );
     let writer = authz.token(CLIENT, &resource, "tickets:read tickets:write");
-    let c = client(&resource, &writer, Protocol::Auto).await.unwrap();
+    let c = client(&resource, &writer, ProtocolChoice::Auto)
+        .await
+        .unwrap();
     assert_eq!(c.list_tools().await.unwrap().len(), 4);
-    let none = client(&resource, "", Protocol::Auto).await.err().unwrap();
+    let none = client(&resource, "", ProtocolChoice::Auto)
+        .await
+        .err()
+        .unwrap();
     assert!(
         matches!(
             none,

@@ -1,4 +1,4 @@
-//! The change bus joins the `Changes` handles of several servers (instances of a fleet): a
+//! The change bus joins the `Catalog` handles of several servers (instances of a fleet): a
 //! change announced on one reaches the listen streams and session clients of the others, once;
 //! a bus that reconnected makes every stream hear that everything it watches changed.
 //! `LocalBus` stands in for Redis here (mcp-redis/tests/change_bus.rs runs the same over a real
@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_runtime::changes::Changes;
-use mcp_runtime::changes::{BusInbound, BusMessage, ChangeBus, ChangeEvent, Kind, LocalBus};
+use mcp_runtime::catalog::Catalog;
+use mcp_runtime::catalog::{BusInbound, BusMessage, ChangeBus, ChangeEvent, ItemKind, LocalBus};
 use mcp_runtime::prelude::*;
 use mcp_runtime::registry::BuildError;
 use mcp_runtime::testing::TestClient;
@@ -33,10 +33,10 @@ fn bus_prompt() -> String {
     "prompt".into()
 }
 
-fn instance(bus: &LocalBus) -> (Changes, Server) {
-    let changes = Changes::new();
+fn instance(bus: &LocalBus) -> (Catalog, Server) {
+    let changes = Catalog::new();
     let server = Server::builder()
-        .changes(changes.clone())
+        .catalog(changes.clone())
         .change_bus(bus.clone())
         .build()
         .unwrap();
@@ -111,7 +111,7 @@ async fn session_clients_of_other_instances_hear_list_changes_and_their_updates(
         .await
         .unwrap();
     // Toggling an item is per instance; the list change it announces travels.
-    assert!(a_changes.disable(Kind::Tool, "bus_tool"));
+    assert!(a_changes.disable(ItemKind::Tool, "bus_tool"));
     a_changes.resource_updated("memo://bus/x");
     assert_eq!(
         methods(&client).await,
@@ -161,7 +161,7 @@ impl ChangeBus for Recorder {
 #[tokio::test]
 async fn what_travels_is_typed_events_tagged_with_their_origin() {
     let recorder = Recorder::default();
-    let changes = Changes::new();
+    let changes = Catalog::new();
     changes.attach_bus(recorder.clone()).unwrap();
     assert!(changes.has_bus());
     changes.tools_changed();
@@ -187,7 +187,7 @@ async fn what_travels_is_typed_events_tagged_with_their_origin() {
         serde_json::to_value(&sent[1]).unwrap(),
         json!({"origin": changes.origin(), "event": {"kind": "resource_updated", "uri": "memo://bus/x"}})
     );
-    assert_ne!(Changes::new().origin(), changes.origin());
+    assert_ne!(Catalog::new().origin(), changes.origin());
 }
 
 /// Hands its inbound to the test, which delivers by hand.
@@ -229,11 +229,11 @@ async fn another_instances_missed_changes_make_every_stream_refetch() {
 
 #[tokio::test]
 async fn a_handle_takes_one_bus() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     changes.attach_bus(LocalBus::new()).unwrap();
     assert!(changes.attach_bus(LocalBus::new()).is_err());
     let built = Server::builder()
-        .changes(changes)
+        .catalog(changes)
         .change_bus(LocalBus::new())
         .build();
     assert!(matches!(built, Err(BuildError::ChangeBusAttached)));

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_runtime::changes::Changes;
-use mcp_runtime::changes::Kind;
+use mcp_runtime::catalog::Catalog;
+use mcp_runtime::catalog::ItemKind;
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
 use mcp_runtime::testing::TestClient;
@@ -42,11 +42,11 @@ fn optional_prompt() -> String {
     "prompt".into()
 }
 
-fn server(changes: &Changes) -> Server {
-    Server::builder().changes(changes.clone()).build().unwrap()
+fn server(changes: &Catalog) -> Server {
+    Server::builder().catalog(changes.clone()).build().unwrap()
 }
 
-async fn session(changes: &Changes) -> TestClient {
+async fn session(changes: &Catalog) -> TestClient {
     TestClient::connect_to(server(changes), ProtocolVersion::V2025_11_25)
         .await
         .unwrap()
@@ -67,10 +67,10 @@ fn methods(notes: &[Value]) -> Vec<&str> {
 
 #[tokio::test]
 async fn capabilities_advertise_list_changes_and_subscriptions() {
-    let c = session(&Changes::new()).await;
+    let c = session(&Catalog::new()).await;
     let r = c.request("server/discover", json!({})).await;
     assert!(r.is_err(), "session era has no discover");
-    let stateless = TestClient::connect_to(server(&Changes::new()), ProtocolVersion::V2026_07_28)
+    let stateless = TestClient::connect_to(server(&Catalog::new()), ProtocolVersion::V2026_07_28)
         .await
         .unwrap();
     let caps = &stateless
@@ -87,7 +87,7 @@ async fn capabilities_advertise_list_changes_and_subscriptions() {
 
 #[tokio::test]
 async fn subscribers_hear_of_updates_to_their_resources_and_sub_resources() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let c = session(&changes).await;
     let r = c
         .request("resources/subscribe", json!({"uri": "file:///docs/a"}))
@@ -129,9 +129,9 @@ async fn subscribers_hear_of_updates_to_their_resources_and_sub_resources() {
 
 #[tokio::test]
 async fn disabling_hides_an_item_and_announces_the_change() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let c = session(&changes).await;
-    assert!(changes.disable(Kind::Tool, "optional_tool"));
+    assert!(changes.disable(ItemKind::Tool, "optional_tool"));
     assert_eq!(
         methods(&notes(&c).await),
         ["notifications/tools/list_changed"]
@@ -150,13 +150,13 @@ async fn disabling_hides_an_item_and_announces_the_change() {
     assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
     assert!(e.message.contains("Unknown tool"));
     // Disabling twice changes nothing and announces nothing.
-    assert!(!changes.disable(Kind::Tool, "optional_tool"));
+    assert!(!changes.disable(ItemKind::Tool, "optional_tool"));
     assert!(notes(&c).await.is_empty());
 
     // Prompts and resources (by URI or template) likewise.
-    changes.disable(Kind::Prompt, "optional_prompt");
-    changes.disable(Kind::Resource, "file:///docs/{name}");
-    changes.disable(Kind::Resource, "board");
+    changes.disable(ItemKind::Prompt, "optional_prompt");
+    changes.disable(ItemKind::Resource, "file:///docs/{name}");
+    changes.disable(ItemKind::Resource, "board");
     assert_eq!(
         methods(&notes(&c).await),
         [
@@ -193,7 +193,7 @@ async fn disabling_hides_an_item_and_announces_the_change() {
     }
 
     // Enabled again: back, announced.
-    assert!(changes.enable(Kind::Tool, "optional_tool"));
+    assert!(changes.enable(ItemKind::Tool, "optional_tool"));
     assert_eq!(
         methods(&notes(&c).await),
         ["notifications/tools/list_changed"]
@@ -209,19 +209,19 @@ async fn disabling_hides_an_item_and_announces_the_change() {
 
 #[tokio::test]
 async fn cursors_from_before_a_change_are_refused() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let server = Server::builder()
-        .changes(changes.clone())
+        .catalog(changes.clone())
         .page_size(1)
         .build()
         .unwrap();
     let c = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
         .await
         .unwrap();
-    changes.disable(Kind::Tool, "nothing_by_this_name");
+    changes.disable(ItemKind::Tool, "nothing_by_this_name");
     let first = c.request("tools/list", json!({})).await.unwrap();
     let cursor = first["nextCursor"].as_str().unwrap().to_owned();
-    changes.disable(Kind::Tool, "optional_tool");
+    changes.disable(ItemKind::Tool, "optional_tool");
     let e = c
         .request("tools/list", json!({"cursor": cursor}))
         .await
@@ -231,10 +231,10 @@ async fn cursors_from_before_a_change_are_refused() {
 
 #[tokio::test]
 async fn a_handle_is_shared_by_the_servers_given_it_and_only_them() {
-    let shared = Changes::new();
+    let shared = Catalog::new();
     let a = session(&shared).await;
     let b = session(&shared).await;
-    let alone = session(&Changes::new()).await;
+    let alone = session(&Catalog::new()).await;
     shared.tools_changed();
     assert_eq!(
         methods(&notes(&a).await),
@@ -262,13 +262,13 @@ async fn a_handle_is_shared_by_the_servers_given_it_and_only_them() {
 /// Announces that the prompts changed.
 #[tool]
 fn announce(ctx: Context) -> &'static str {
-    ctx.changes().prompts_changed();
+    ctx.catalog().prompts_changed();
     "announced"
 }
 
 #[tokio::test]
 async fn listen_acknowledges_then_sends_only_what_was_asked_tagged() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let c = Arc::new(
         TestClient::connect_to(server(&changes), ProtocolVersion::V2026_07_28)
             .await
@@ -328,13 +328,13 @@ async fn listen_acknowledges_then_sends_only_what_was_asked_tagged() {
 
 #[tokio::test]
 async fn listen_and_subscribe_belong_to_their_era() {
-    let session = session(&Changes::new()).await;
+    let session = session(&Catalog::new()).await;
     let e = session
         .request("subscriptions/listen", json!({"notifications": {}}))
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND);
-    let stateless = TestClient::connect_to(server(&Changes::new()), ProtocolVersion::V2026_07_28)
+    let stateless = TestClient::connect_to(server(&Catalog::new()), ProtocolVersion::V2026_07_28)
         .await
         .unwrap();
     let e = stateless
@@ -351,7 +351,7 @@ async fn listen_and_subscribe_belong_to_their_era() {
 
 #[test]
 fn a_server_served_again_on_a_new_runtime_still_passes_changes_on() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let server = server(&changes);
     let run = |server: Server| {
         let changes = changes.clone();
@@ -374,9 +374,9 @@ fn a_server_served_again_on_a_new_runtime_still_passes_changes_on() {
 
 #[tokio::test]
 async fn subscriptions_and_listens_have_limits_of_their_own() {
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let server = Server::builder()
-        .changes(changes.clone())
+        .catalog(changes.clone())
         .max_subscriptions(2)
         .max_in_flight(1)
         .max_listens(1)
@@ -443,7 +443,7 @@ async fn subscriptions_and_listens_have_limits_of_their_own() {
 
 #[test]
 fn the_forwarder_ends_with_its_server_even_if_nothing_changes() {
-    let changes = Changes::new(); // outlives the server, like the process-wide handle
+    let changes = Catalog::new(); // outlives the server, like the process-wide handle
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -8,19 +8,19 @@ use std::time::Duration;
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, Protocol, Root,
+    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, ProtocolChoice, Root,
     SampledMessage, Stderr,
 };
 use mcp_runtime::protocol::{ResourceContents, Role};
 use serde_json::{Map, Value, json};
 use support::http::HttpServer;
 
-const SESSION: Protocol = Protocol::Session(ProtocolVersion::V2025_11_25);
-const ERAS: [Protocol; 3] = [SESSION, Protocol::Stateless, Protocol::Auto];
+const SESSION: ProtocolChoice = ProtocolChoice::Session(ProtocolVersion::V2025_11_25);
+const ERAS: [ProtocolChoice; 3] = [SESSION, ProtocolChoice::Stateless, ProtocolChoice::Auto];
 
 /// A client that answers every ask: forms with a fixed account (or `confirm: true`), sampling
 /// with a fixed message, roots with one root.
-fn builder(protocol: Protocol) -> ClientBuilder {
+fn builder(protocol: ProtocolChoice) -> ClientBuilder {
     Client::builder()
         .info("client-test", "1.0.0")
         .protocol(protocol)
@@ -61,7 +61,7 @@ fn builder(protocol: Protocol) -> ClientBuilder {
         }])
 }
 
-async fn spawn(name: &str, protocol: Protocol) -> Client {
+async fn spawn(name: &str, protocol: ProtocolChoice) -> Client {
     builder(protocol)
         .stderr(Stderr::Null)
         .spawn(tokio::process::Command::new(support::example(name)))
@@ -69,7 +69,7 @@ async fn spawn(name: &str, protocol: Protocol) -> Client {
         .unwrap_or_else(|e| panic!("spawning {name} with {protocol:?}: {e}"))
 }
 
-async fn connect(server: &HttpServer, protocol: Protocol) -> Client {
+async fn connect(server: &HttpServer, protocol: ProtocolChoice) -> Client {
     builder(protocol)
         .connect(&server.url("/mcp"))
         .await
@@ -78,7 +78,7 @@ async fn connect(server: &HttpServer, protocol: Protocol) -> Client {
 
 /// One client per transport (stdio, HTTP) for `protocol`; the HTTP server lives as long as
 /// the returned value.
-async fn both_transports(protocol: Protocol) -> (HttpServer, Vec<(&'static str, Client)>) {
+async fn both_transports(protocol: ProtocolChoice) -> (HttpServer, Vec<(&'static str, Client)>) {
     let server = HttpServer::start("conformance");
     let clients = vec![
         ("stdio", spawn("conformance", protocol).await),
@@ -98,7 +98,7 @@ async fn every_era_on_both_transports_lists_and_calls_tools() {
         for (transport, client) in clients {
             let at = format!("{transport} {protocol:?}");
             let expected = match protocol {
-                Protocol::Session(v) => v,
+                ProtocolChoice::Session(v) => v,
                 _ => ProtocolVersion::V2026_07_28,
             };
             assert_eq!(client.protocol_version(), expected, "{at}");
@@ -136,7 +136,7 @@ async fn every_era_on_both_transports_lists_and_calls_tools() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn one_handler_answers_server_requests_and_input_rounds() {
-    for protocol in [SESSION, Protocol::Stateless] {
+    for protocol in [SESSION, ProtocolChoice::Stateless] {
         let (_server, clients) = both_transports(protocol).await;
         for (transport, client) in clients {
             let at = format!("{transport} {protocol:?}");
@@ -174,7 +174,7 @@ async fn one_handler_answers_server_requests_and_input_rounds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_and_log_messages_reach_the_caller() {
-    for protocol in [SESSION, Protocol::Stateless] {
+    for protocol in [SESSION, ProtocolChoice::Stateless] {
         let (_server, clients) = both_transports(protocol).await;
         for (transport, client) in clients {
             let at = format!("{transport} {protocol:?}");
@@ -199,7 +199,7 @@ async fn progress_and_log_messages_reach_the_caller() {
 
             let mut notes = client.notifications();
             client
-                .set_logging_level(mcp_runtime::outbound::LogLevel::Info)
+                .set_logging_level(mcp_runtime::protocol::LogLevel::Info)
                 .await
                 .unwrap();
             client
@@ -228,7 +228,7 @@ async fn progress_and_log_messages_reach_the_caller() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn typed_calls_read_structured_content_and_report_tool_errors() {
-    for protocol in [SESSION, Protocol::Stateless] {
+    for protocol in [SESSION, ProtocolChoice::Stateless] {
         let client = spawn("quickstart", protocol).await;
         let sum: i64 = client
             .call_tool_as("add", json!({"a": 2, "b": 40}))
@@ -278,7 +278,7 @@ async fn typed_calls_read_structured_content_and_report_tool_errors() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn resources_prompts_and_completion() {
-    for protocol in [SESSION, Protocol::Stateless] {
+    for protocol in [SESSION, ProtocolChoice::Stateless] {
         let (_server, clients) = both_transports(protocol).await;
         for (transport, client) in clients {
             let at = format!("{transport} {protocol:?}");
@@ -348,7 +348,7 @@ async fn http_headers_sessions_and_resumed_streams() {
     let mut server = HttpServer::start("conformance");
     // 2026-07-28: the tool mirrors `value` into `Mcp-Param-Value`; the server refuses a call
     // without it. A call before any listing is retried once with the header.
-    let stateless = connect(&server, Protocol::Stateless).await;
+    let stateless = connect(&server, ProtocolChoice::Stateless).await;
     let r = stateless
         .call_tool("test_custom_header", json!({"value": "Grüße"}))
         .await
@@ -386,7 +386,7 @@ async fn http_headers_sessions_and_resumed_streams() {
 #[tokio::test(flavor = "multi_thread")]
 async fn listen_streams_list_changes() {
     let server = HttpServer::start("conformance");
-    let client = connect(&server, Protocol::Stateless).await;
+    let client = connect(&server, ProtocolChoice::Stateless).await;
     let mut listen = client
         .listen(json!({"toolsListChanged": true}))
         .await
@@ -413,7 +413,7 @@ async fn listen_streams_list_changes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn timeouts_cancel_and_the_connection_lives_on() {
-    for protocol in [SESSION, Protocol::Stateless] {
+    for protocol in [SESSION, ProtocolChoice::Stateless] {
         let client = builder(protocol)
             .request_timeout(Duration::from_millis(300))
             .stderr(Stderr::Null)
@@ -477,13 +477,13 @@ async fn old_http_sse_servers_are_reached_through_the_fallback() {
     let server = HttpServer::start("conformance");
     // `/sse` refuses POST (405): connect() falls back to HTTP+SSE at the same URL.
     for client in [
-        connect_url(&server.url("/sse"), Protocol::Auto).await,
+        connect_url(&server.url("/sse"), ProtocolChoice::Auto).await,
         builder(SESSION)
             .connect_sse(&server.url("/sse"))
             .await
             .unwrap(),
     ] {
-        assert_eq!(client.era(), mcp_runtime::protocol::Era::Session);
+        assert_eq!(client.era(), mcp_runtime::protocol::ProtocolEra::Session);
         let r = client
             .call_tool("test_simple_text", json!({}))
             .await
@@ -498,7 +498,7 @@ async fn old_http_sse_servers_are_reached_through_the_fallback() {
         client.close().await;
     }
     // A 2026-07-28-only client does not fall back.
-    let err = builder(Protocol::Stateless)
+    let err = builder(ProtocolChoice::Stateless)
         .connect(&server.url("/sse"))
         .await
         .err()
@@ -509,7 +509,7 @@ async fn old_http_sse_servers_are_reached_through_the_fallback() {
     );
 }
 
-async fn connect_url(url: &str, protocol: Protocol) -> Client {
+async fn connect_url(url: &str, protocol: ProtocolChoice) -> Client {
     builder(protocol)
         .connect(url)
         .await

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use mcp_runtime::outbound::LogLevel;
 use mcp_runtime::prelude::*;
+use mcp_runtime::protocol::LogLevel;
 use mcp_runtime::testing::TestClient;
 use mcp_runtime::{ProtocolVersion, Server};
 use serde_json::{Value, json};

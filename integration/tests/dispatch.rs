@@ -127,7 +127,7 @@ fn code(e: &mcp_runtime::McpError) -> i32 {
 
 #[tokio::test]
 async fn initialize_echoes_every_session_version() {
-    for version in ProtocolVersion::of_era(mcp_runtime::protocol::Era::Session) {
+    for version in ProtocolVersion::of_era(mcp_runtime::protocol::ProtocolEra::Session) {
         let client = TestClient::connect_to(server(), version).await.unwrap();
         assert_eq!(client.version(), version);
     }

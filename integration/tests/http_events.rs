@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_runtime::prelude::*;
-use mcp_runtime::transport::http::{EventFuture, EventStore, MemoryEventStore, Replay, WaitFuture};
+use mcp_runtime::transport::http::{
+    EventFuture, EventReplay, EventStore, MemoryEventStore, WaitFuture,
+};
 use mcp_runtime::transport::{HttpConfig, serve_http_on};
 
 /// Reports progress every 20 ms for 2 s (so its response is an SSE stream that outlives a
@@ -85,7 +87,7 @@ impl EventStore for Recording {
         session: &'a str,
         stream: u64,
         after: u64,
-    ) -> EventFuture<'a, Option<Replay>> {
+    ) -> EventFuture<'a, Option<EventReplay>> {
         self.store().replay(session, stream, after)
     }
     fn wait<'a>(&'a self, session: &'a str, stream: u64, after: u64) -> WaitFuture<'a> {

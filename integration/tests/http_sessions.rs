@@ -13,7 +13,7 @@ use mcp_runtime::prelude::*;
 use mcp_runtime::task::MemoryTaskStore;
 use mcp_runtime::transport::http::{
     MemoryEventStore, MemorySessionStore, RouteToken, SessionFuture, SessionRecord, SessionStore,
-    SessionStoreError, Touched,
+    SessionStoreError, TouchOutcome,
 };
 use mcp_runtime::transport::{EventStore, HttpConfig, serve_http_on};
 
@@ -217,7 +217,7 @@ impl SessionStore for Counting {
             self.inner.load(id).await
         })
     }
-    fn touch<'a>(&'a self, id: &'a str, t: Duration) -> SessionFuture<'a, Touched> {
+    fn touch<'a>(&'a self, id: &'a str, t: Duration) -> SessionFuture<'a, TouchOutcome> {
         self.inner.touch(id, t)
     }
     fn remove<'a>(&'a self, id: &'a str, t: Duration) -> SessionFuture<'a, ()> {
@@ -404,7 +404,7 @@ impl SessionStore for Broken {
     fn load<'a>(&'a self, _: &'a str) -> SessionFuture<'a, Option<SessionRecord>> {
         Box::pin(async { Err(SessionStoreError("down".into())) })
     }
-    fn touch<'a>(&'a self, _: &'a str, _: Duration) -> SessionFuture<'a, Touched> {
+    fn touch<'a>(&'a self, _: &'a str, _: Duration) -> SessionFuture<'a, TouchOutcome> {
         Box::pin(async { Err(SessionStoreError("down".into())) })
     }
     fn remove<'a>(&'a self, _: &'a str, _: Duration) -> SessionFuture<'a, ()> {

@@ -15,13 +15,13 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, Protocol, Stderr,
+    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, ProtocolChoice, Stderr,
 };
 use mcp_runtime::protocol::{Content, ResourceContents};
 use serde_json::{Map, Value, json};
 use support::interop::{ROOT, install_clients, python};
 
-const SESSION: Protocol = Protocol::Session(ProtocolVersion::V2025_11_25);
+const SESSION: ProtocolChoice = ProtocolChoice::Session(ProtocolVersion::V2025_11_25);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Sdk {
@@ -50,7 +50,7 @@ impl Sdk {
 }
 
 /// A client that fills every form field `name` with "Ada".
-fn builder(protocol: Protocol) -> ClientBuilder {
+fn builder(protocol: ProtocolChoice) -> ClientBuilder {
     Client::builder()
         .info("interop-client-test", "1.0.0")
         .protocol(protocol)
@@ -71,7 +71,7 @@ fn builder(protocol: Protocol) -> ClientBuilder {
         })
 }
 
-async fn spawn(sdk: Sdk, protocol: Protocol) -> Result<Client, ClientError> {
+async fn spawn(sdk: Sdk, protocol: ProtocolChoice) -> Result<Client, ClientError> {
     install_clients();
     let (program, args) = sdk.command(&[]);
     let mut command = tokio::process::Command::new(program);
@@ -285,15 +285,15 @@ async fn exercise(sdk: Sdk, client: &Client, at: &str) {
     assert_eq!(done.values, ["ada", "alan"], "{at}");
 }
 
-fn expected_version(protocol: Protocol, auto: ProtocolVersion) -> ProtocolVersion {
+fn expected_version(protocol: ProtocolChoice, auto: ProtocolVersion) -> ProtocolVersion {
     match protocol {
-        Protocol::Session(v) => v,
-        Protocol::Stateless => ProtocolVersion::V2026_07_28,
+        ProtocolChoice::Session(v) => v,
+        ProtocolChoice::Stateless => ProtocolVersion::V2026_07_28,
         _ => auto,
     }
 }
 
-async fn stdio_case(sdk: Sdk, protocol: Protocol, auto: ProtocolVersion) {
+async fn stdio_case(sdk: Sdk, protocol: ProtocolChoice, auto: ProtocolVersion) {
     let at = format!("{sdk:?} stdio {protocol:?}");
     let client = spawn(sdk, protocol)
         .await
@@ -307,7 +307,12 @@ async fn stdio_case(sdk: Sdk, protocol: Protocol, auto: ProtocolVersion) {
     client.close().await;
 }
 
-async fn http_case(sdk: Sdk, server: &HttpSdkServer, protocol: Protocol, auto: ProtocolVersion) {
+async fn http_case(
+    sdk: Sdk,
+    server: &HttpSdkServer,
+    protocol: ProtocolChoice,
+    auto: ProtocolVersion,
+) {
     let at = format!("{sdk:?} http {protocol:?}");
     let client = builder(protocol)
         .connect(&server.url("/mcp"))
@@ -328,7 +333,7 @@ async fn http_case(sdk: Sdk, server: &HttpSdkServer, protocol: Protocol, auto: P
 async fn sse_case(sdk: Sdk) {
     let server = HttpSdkServer::start(sdk, "--sse");
     let at = format!("{sdk:?} legacy HTTP+SSE");
-    let client = builder(Protocol::Auto)
+    let client = builder(ProtocolChoice::Auto)
         .connect_sse(&server.url("/sse"))
         .await
         .unwrap_or_else(|e| panic!("{at}: {e}"));
@@ -348,7 +353,7 @@ async fn stateless_refused(
     at: &str,
 ) {
     match tokio::time::timeout(Duration::from_secs(15), client).await {
-        Err(_) => panic!("{at}: Protocol::Stateless hung against a session-only server"),
+        Err(_) => panic!("{at}: ProtocolChoice::Stateless hung against a session-only server"),
         Ok(Ok(c)) => panic!("{at}: connected in {:?}", c.protocol_version()),
         // The server's own JSON-RPC error (TS stdio: -32601 for `server/discover`; TS HTTP:
         // -32000 "Server not initialized"), not a timeout or a transport failure.
@@ -363,7 +368,7 @@ async fn stateless_refused(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn python_stdio() {
-    for protocol in [Protocol::Auto, SESSION, Protocol::Stateless] {
+    for protocol in [ProtocolChoice::Auto, SESSION, ProtocolChoice::Stateless] {
         stdio_case(Sdk::Python, protocol, PY_STDIO_AUTO).await;
     }
 }
@@ -371,7 +376,7 @@ async fn python_stdio() {
 #[tokio::test(flavor = "multi_thread")]
 async fn python_http() {
     let server = HttpSdkServer::start(Sdk::Python, "--http");
-    for protocol in [Protocol::Auto, SESSION, Protocol::Stateless] {
+    for protocol in [ProtocolChoice::Auto, SESSION, ProtocolChoice::Stateless] {
         http_case(Sdk::Python, &server, protocol, ProtocolVersion::V2026_07_28).await;
     }
 }
@@ -385,11 +390,11 @@ async fn python_legacy_sse() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn typescript_stdio() {
-    for protocol in [Protocol::Auto, SESSION] {
+    for protocol in [ProtocolChoice::Auto, SESSION] {
         stdio_case(Sdk::TypeScript, protocol, ProtocolVersion::V2025_11_25).await;
     }
     stateless_refused(
-        spawn(Sdk::TypeScript, Protocol::Stateless),
+        spawn(Sdk::TypeScript, ProtocolChoice::Stateless),
         "TypeScript stdio Stateless",
     )
     .await;
@@ -398,7 +403,7 @@ async fn typescript_stdio() {
 #[tokio::test(flavor = "multi_thread")]
 async fn typescript_http() {
     let server = HttpSdkServer::start(Sdk::TypeScript, "--http");
-    for protocol in [Protocol::Auto, SESSION] {
+    for protocol in [ProtocolChoice::Auto, SESSION] {
         http_case(
             Sdk::TypeScript,
             &server,
@@ -408,7 +413,7 @@ async fn typescript_http() {
         .await;
     }
     stateless_refused(
-        builder(Protocol::Stateless).connect(&server.url("/mcp")),
+        builder(ProtocolChoice::Stateless).connect(&server.url("/mcp")),
         "TypeScript http Stateless",
     )
     .await;
@@ -419,5 +424,5 @@ async fn typescript_legacy_sse() {
     sse_case(Sdk::TypeScript).await;
 }
 
-/// What `Protocol::Auto` settles on with the Python SDK over stdio.
+/// What `ProtocolChoice::Auto` settles on with the Python SDK over stdio.
 const PY_STDIO_AUTO: ProtocolVersion = ProtocolVersion::V2026_07_28;

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use mcp_runtime::ask::{GuardFuture, MemoryStateGuard, RequestStateGuard};
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
+use mcp_runtime::request_state::{GuardFuture, MemoryStateGuard, RequestStateGuard};
 use mcp_runtime::testing::TestClient;
 use mcp_runtime::{ProtocolVersion, Server, ServerBuilder};
 use serde_json::{Value, json};

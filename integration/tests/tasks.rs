@@ -786,7 +786,7 @@ async fn listen_streams_carry_the_status_of_the_tasks_they_watch() {
 /// status is state, not a hint a later change would repeat.
 #[tokio::test]
 async fn after_a_bus_reconnect_listen_streams_hear_the_state_of_their_tasks() {
-    let bus = mcp_runtime::changes::LocalBus::new();
+    let bus = mcp_runtime::catalog::LocalBus::new();
     let server = Server::builder()
         .change_bus(bus.clone())
         .max_subscriptions(2)

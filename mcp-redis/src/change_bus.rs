@@ -5,7 +5,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use mcp_runtime::changes::{BusInbound, BusMessage, ChangeBus, ChangeEvent};
+use mcp_runtime::catalog::{BusInbound, BusMessage, ChangeBus, ChangeEvent};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 

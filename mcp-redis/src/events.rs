@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use mcp_runtime::transport::http::{
-    EventFuture, EventStore, EventStoreError, Replay, StoredEvent, WaitFuture,
+    EventFuture, EventReplay, EventStore, EventStoreError, StoredEvent, WaitFuture,
 };
 use redis::AsyncCommands as _;
 use redis::aio::MultiplexedConnection;
@@ -295,7 +295,7 @@ impl Inner {
         session: &str,
         stream: u64,
         after: u64,
-    ) -> Result<Option<Replay>, EventStoreError> {
+    ) -> Result<Option<EventReplay>, EventStoreError> {
         if after == u64::MAX {
             // No event can follow (its seq would not fit): the id is not one this store gave.
             return Ok(None);
@@ -311,7 +311,7 @@ impl Inner {
         let Some((_, newest)) = last.first() else {
             return Ok(None); // never opened, expired, removed, or lost by Redis
         };
-        let mut replay = Replay::default();
+        let mut replay = EventReplay::default();
         let mut previous = after;
         for (id, fields) in entries {
             if id == FINISHED {
@@ -447,7 +447,7 @@ impl EventStore for RedisEventStore {
         session: &'a str,
         stream: u64,
         after: u64,
-    ) -> EventFuture<'a, Option<Replay>> {
+    ) -> EventFuture<'a, Option<EventReplay>> {
         Box::pin(self.inner.replay(session, stream, after))
     }
 

@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 use std::time::Duration;
 
 use mcp_runtime::transport::http::{
-    SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
+    SessionFuture, SessionRecord, SessionStore, SessionStoreError, TouchOutcome,
 };
 use redis::{AsyncCommands as _, Script};
 
@@ -100,7 +100,7 @@ impl SessionStore for RedisSessionStore {
         })
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, Touched> {
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, TouchOutcome> {
         Box::pin(async move {
             let mut conn = self.redis.connection();
             let kept: bool = conn
@@ -111,13 +111,13 @@ impl SessionStore for RedisSessionStore {
                 .await
                 .map_err(failed)?;
             if kept {
-                return Ok(Touched::Kept);
+                return Ok(TouchOutcome::Kept);
             }
             let gone: bool = conn.exists(self.gone_key(id)).await.map_err(failed)?;
             Ok(if gone {
-                Touched::Removed
+                TouchOutcome::Removed
             } else {
-                Touched::Missing
+                TouchOutcome::Missing
             })
         })
     }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mcp_runtime::ask::{GuardFuture, RequestStateGuard};
+use mcp_runtime::request_state::{GuardFuture, RequestStateGuard};
 
 use crate::Redis;
 

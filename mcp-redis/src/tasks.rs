@@ -2,7 +2,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_runtime::task::{StoreFuture, StoreLimits, TaskRecord, TaskStore, TaskStoreError, Update};
+use mcp_runtime::task::{
+    StoreFuture, StoreLimits, TaskRecord, TaskStore, TaskStoreError, UpdateOutcome,
+};
 use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 
@@ -205,7 +207,7 @@ impl RedisTaskStore {
         record: &TaskRecord,
         expected: Option<u64>,
         revision: u64,
-    ) -> Result<Update, TaskStoreError> {
+    ) -> Result<UpdateOutcome, TaskStoreError> {
         let stored = TaskRecord {
             revision,
             ..record.clone()
@@ -235,12 +237,12 @@ impl RedisTaskStore {
             .await
             .map_err(unavailable)?;
         Ok(match (code, json) {
-            (2, _) => Update::Written,
+            (2, _) => UpdateOutcome::Written,
             (1, Some(json)) => match decode(&json)? {
-                Some(stored) => Update::Stale(Box::new(stored)),
-                None => Update::Missing,
+                Some(stored) => UpdateOutcome::Stale(Box::new(stored)),
+                None => UpdateOutcome::Missing,
             },
-            _ => Update::Missing,
+            _ => UpdateOutcome::Missing,
         })
     }
 
@@ -400,7 +402,7 @@ impl TaskStore for RedisTaskStore {
         })
     }
 
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         Box::pin(async move {
             let next = record.revision + 1;
             self.write(&record, Some(record.revision), next).await

@@ -1,5 +1,5 @@
 //! `RedisChangeBus` against a real redis-server: two servers (instances), each with its own
-//! `Changes` handle and Redis connection, hear each other's changes on their listen streams,
+//! `Catalog` handle and Redis connection, hear each other's changes on their listen streams,
 //! once; after Redis restarts, every stream hears that everything changed, and changes flow
 //! again; announcing while Redis is down neither blocks nor fails.
 
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_redis::{Redis, RedisChangeBus};
-use mcp_runtime::changes::Changes;
+use mcp_runtime::catalog::Catalog;
 use mcp_runtime::prelude::*;
 use mcp_runtime::testing::TestClient;
 use mcp_runtime::{ProtocolVersion, Server};
@@ -27,11 +27,11 @@ fn memo(name: String) -> String {
     name
 }
 
-async fn instance(url: &str) -> (Changes, Server) {
+async fn instance(url: &str) -> (Catalog, Server) {
     let redis = Redis::connect(url, "bus-test").await.unwrap();
-    let changes = Changes::new();
+    let changes = Catalog::new();
     let server = Server::builder()
-        .changes(changes.clone())
+        .catalog(changes.clone())
         .change_bus(RedisChangeBus::new(&redis))
         .build()
         .unwrap();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use instance::{Instance, Stores, add_on, call, delta, header, initialize, status};
 use mcp_redis::{Redis, RedisSessionStore};
-use mcp_runtime::transport::http::{SessionRecord, SessionStore, Touched};
+use mcp_runtime::transport::http::{SessionRecord, SessionStore, TouchOutcome};
 use support::RedisServer;
 
 fn sessions(idle: Duration) -> Stores {
@@ -79,7 +79,10 @@ async fn a_save_does_not_bring_back_a_removed_session() {
     // no other instance can restore the deleted session.
     store.save("i1-s", &record, ttl).await.unwrap();
     assert_eq!(store.load("i1-s").await.unwrap(), None);
-    assert_eq!(store.touch("i1-s", ttl).await.unwrap(), Touched::Removed);
+    assert_eq!(
+        store.touch("i1-s", ttl).await.unwrap(),
+        TouchOutcome::Removed
+    );
     // Other sessions are saved as before.
     store.save("i1-t", &record, ttl).await.unwrap();
     assert_eq!(store.load("i1-t").await.unwrap(), Some(record));

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcp_redis::{Redis, RedisStateGuard};
 use mcp_runtime::ProtocolVersion;
-use mcp_runtime::ask::RequestStateGuard;
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
+use mcp_runtime::request_state::RequestStateGuard;
 use mcp_runtime::testing::TestClient;
 use serde_json::{Value, json};
 

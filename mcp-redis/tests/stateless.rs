@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use mcp_redis::{
     Redis, RedisChangeBus, RedisEventStore, RedisSessionStore, RedisStateGuard, RedisTaskStore,
 };
-use mcp_runtime::changes::Changes;
-use mcp_runtime::client::{Client, Protocol};
+use mcp_runtime::catalog::Catalog;
+use mcp_runtime::client::{Client, ProtocolChoice};
 use mcp_runtime::prelude::*;
 use mcp_runtime::transport::HttpConfig;
 use mcp_runtime::{ProtocolVersion, Server};
@@ -49,7 +49,7 @@ async fn stateless_calls_send_no_command_to_redis() {
         .await
         .unwrap();
     let server = Server::builder()
-        .changes(Changes::new())
+        .catalog(Catalog::new())
         .change_bus(RedisChangeBus::new(&redis))
         .task_store(RedisTaskStore::new(&redis))
         .request_state_keys([[7u8; 32]])
@@ -65,7 +65,7 @@ async fn stateless_calls_send_no_command_to_redis() {
         server, listener, config,
     ));
     let client = Client::builder()
-        .protocol(Protocol::Stateless)
+        .protocol(ProtocolChoice::Stateless)
         .connect(&url)
         .await
         .unwrap();
@@ -98,7 +98,7 @@ async fn stateless_calls_send_no_command_to_redis() {
 
     // The stores are attached: a legacy session is saved in Redis at once.
     let legacy = Client::builder()
-        .protocol(Protocol::Session(ProtocolVersion::V2025_11_25))
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
         .connect(&url)
         .await
         .unwrap();

@@ -13,7 +13,7 @@ use mcp_redis::{Redis, RedisTaskStore};
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::prelude::*;
 use mcp_runtime::task::{
-    Lease, StoreLimits, TaskRecord, TaskStatus, TaskStore, TaskStoreError, Update,
+    Lease, StoreLimits, TaskRecord, TaskStatus, TaskStore, TaskStoreError, UpdateOutcome,
 };
 use mcp_runtime::testing::TestClient;
 use serde_json::{Map, Value, json};
@@ -401,7 +401,10 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
     assert_eq!(mine.len(), 5);
     let mut done = mine[0].clone();
     done.status = TaskStatus::Completed;
-    assert_eq!(stores[1].update(done).await.unwrap(), Update::Written);
+    assert_eq!(
+        stores[1].update(done).await.unwrap(),
+        UpdateOutcome::Written
+    );
     let bigger = StoreLimits {
         max_per_owner: 5,
         max_total: 100,
@@ -446,18 +449,18 @@ async fn records_are_compare_and_set_listed_in_order_and_expire() {
     let read = store.get("z").await.unwrap().unwrap();
     let mut first = read.clone();
     first.status = TaskStatus::Cancelled;
-    assert_eq!(store.update(first).await.unwrap(), Update::Written);
+    assert_eq!(store.update(first).await.unwrap(), UpdateOutcome::Written);
     let mut late = read;
     late.status = TaskStatus::Completed;
     match store.update(late).await.unwrap() {
-        Update::Stale(stored) => {
+        UpdateOutcome::Stale(stored) => {
             assert_eq!((stored.status, stored.revision), (TaskStatus::Cancelled, 1))
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(
         store.update(record("nope", "me", hour)).await.unwrap(),
-        Update::Missing
+        UpdateOutcome::Missing
     );
 
     // Pages of one owner, in creation order.

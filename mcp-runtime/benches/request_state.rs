@@ -3,7 +3,7 @@
 //!
 //! A measurement, not a test: it prints numbers and asserts nothing. Every round of a
 //! multi-round 2026-07-28 call does one open (the state the client sent back) and, while
-//! questions remain, one seal; both go through the code `ask/seal.rs` runs for a request
+//! questions remain, one seal; both go through the code `request_state/seal.rs` runs for a request
 //! (the `fuzzing` feature exposes it, as to the fuzz targets). For states carrying one, two and
 //! three answers (the three rounds of the fleet's `survey`), it times `BENCH_REPS` (default 31)
 //! batches of `BENCH_BATCH` (default 2,000) operations and prints the median and the slowest

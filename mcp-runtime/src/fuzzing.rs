@@ -12,15 +12,16 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Map, Value};
 
 use crate::Server;
-use crate::ask::seal::{Binding, Sealed, Sealer};
-use crate::outbound::{LogLevel, Sink};
+use crate::protocol::LogLevel;
 use crate::protocol::params;
 use crate::protocol::{ProtocolVersion, RequestId};
+use crate::request::Sink;
 use crate::request::{ClientInfo, ReplyKind};
+use crate::request_state::seal::{Binding, Sealed, Sealer};
 use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::envelope::Message;
 use crate::server::{dispatch, envelope, era};
-use crate::transport::http::session::{Session, Sessions};
+use crate::transport::http::sessions::{Session, Sessions};
 use crate::transport::http::stateless;
 
 /// What the envelope decoder (`server::envelope::decode`, crate-private) made of one message.
@@ -275,7 +276,7 @@ impl StatelessConn {
     }
 }
 
-/// Seals and opens `requestState` tokens (`ask/seal.rs`) with a known key, for the audience
+/// Seals and opens `requestState` tokens (`request_state/seal.rs`) with a known key, for the audience
 /// [`StateSealer::AUDIENCE`], and forges tokens under that key to reach the checks behind the
 /// MAC.
 pub struct StateSealer {
@@ -343,7 +344,7 @@ impl StateSealer {
 
     /// A token with a valid MAC over any payload bytes (as only the key holder can make).
     pub fn forge(&self, payload: &[u8]) -> String {
-        let mut token = format!("v2.{}.", crate::ask::seal::key_id(&self.key));
+        let mut token = format!("v2.{}.", crate::request_state::seal::key_id(&self.key));
         URL_SAFE_NO_PAD.encode_string(payload, &mut token);
         let tag = hmac_sha256::HMAC::mac(token.as_bytes(), &self.key);
         token.push('.');
@@ -362,7 +363,7 @@ pub struct Resume {
     pub after: u64,
 }
 
-/// One HTTP session's SSE bookkeeping (`transport/http/session.rs`): stream ids, event ids,
+/// One HTTP session's SSE bookkeeping (`transport/http/sessions/session.rs`): stream ids, event ids,
 /// and the reading of `Last-Event-ID`.
 pub struct SseSession {
     session: Arc<Session>,
@@ -400,7 +401,7 @@ impl SseSession {
         let seq = 1 + self
             .next_seq
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        (crate::transport::http::session::event_id(stream, seq), seq)
+        (crate::transport::http::sessions::event_id(stream, seq), seq)
     }
 
     /// What the GET handler makes of a `Last-Event-ID` value (`Session::resume_point`, which
@@ -411,12 +412,12 @@ impl SseSession {
     }
 }
 
-/// A checked elicitation form lowered for 2025-06-18 clients (`ask/form.rs`).
+/// A checked elicitation form lowered for 2025-06-18 clients (`protocol/form.rs`).
 pub fn form_for_2025_06_18(form: &Value) -> Result<Value, String> {
-    crate::ask::form::for_2025_06_18(form)
+    crate::protocol::form::for_2025_06_18(form)
 }
 
 /// The elicitation form of a Rust type, as `Context::elicit` computes it.
 pub fn form_schema_of<T: schemars::JsonSchema + 'static>() -> Result<Value, String> {
-    crate::ask::form::form_schema_of::<T>()
+    crate::protocol::form::form_schema_of::<T>()
 }

@@ -1,5 +1,8 @@
-//! Identifiers: unguessable ones (session ids, URL elicitation ids) and digests that name a
-//! secret without revealing it (callers, sessions as task owners).
+//! Identifiers: unguessable ones (session ids, URL elicitation ids), digests that name a
+//! secret without revealing it (callers, sessions as task owners), and the canonical JSON that
+//! digests of JSON values (a request's binding, an ask) are taken over.
+
+use serde_json::Value;
 
 /// 128 bits from the operating system's CSPRNG, as lowercase hex: visible ASCII, safe in a
 /// header value or a URL.
@@ -17,6 +20,44 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// The SHA-256 of `bytes`, as lowercase hex.
 pub(crate) fn digest_hex(bytes: &[u8]) -> String {
     hex(&hmac_sha256::Hash::hash(bytes))
+}
+
+/// JSON with object keys sorted at every level, so equal values give equal bytes whatever the
+/// order they arrived in (and whether or not serde_json preserves it): what a digest of a JSON
+/// value is taken over.
+pub(crate) fn canonical_json(value: &Value) -> Vec<u8> {
+    fn write(value: &Value, out: &mut Vec<u8>) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push(b'{');
+                for (i, key) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    out.extend(serde_json::to_vec(key).expect("a string serializes"));
+                    out.push(b':');
+                    write(&map[key], out);
+                }
+                out.push(b'}');
+            }
+            Value::Array(items) => {
+                out.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(item, out);
+                }
+                out.push(b']');
+            }
+            other => out.extend(serde_json::to_vec(other).expect("a scalar serializes")),
+        }
+    }
+    let mut out = Vec::new();
+    write(value, &mut out);
+    out
 }
 
 #[cfg(test)]

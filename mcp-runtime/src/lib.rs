@@ -83,23 +83,23 @@
 //!   arguments (the first three by their names alone, any other [`FromContext`] type when marked
 //!   `#[inject]`).
 //! - [`McpError`], [`CallToolResult`], [`Content`], [`Json`]: what a tool returns.
-//! - [`changes`](fn@changes): the handle that announces changes and enables or disables
-//!   registered items from anywhere in the program.
+//! - [`catalog`](fn@catalog): the handle on what the server offers: enables or disables
+//!   registered items and announces changes, from anywhere in the program.
 //! - [`ProtocolVersion`]: the protocol revisions, for tests and clients that pick one.
 //!
 //! ## Modules
 //!
 //! - [`ask`](mod@ask): asking the client (elicitation, sampling, roots).
 //! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`] they name.
-//! - [`changes`](mod@changes): list-changed and resource-updated announcements, enable/disable.
+//! - [`catalog`](mod@catalog): enabling and disabling registered items at run time, list-changed
+//!   and resource-updated announcements, the change bus of a fleet.
 //! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
-//! - [`context`](mod@context): [`Context`] and [`FromContext`].
 //! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
-//! - [`outbound`](mod@outbound): the log level of the notifications a request sends.
 //! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
 //! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
 //! - [`registry`](mod@registry): what is registered, as the server describes it.
+//! - [`request_state`](mod@request_state): the single-use guard of 2026-07-28 `requestState`.
 //! - [`resource`](mod@resource): URI templates, resource contents, the path-traversal guard.
 //! - [`schema`](mod@schema): the JSON Schemas tools publish, in the shape clients accept.
 //! - [`task`](mod@task): tool calls that outlive their request, and where they are stored.
@@ -128,23 +128,22 @@
 
 pub mod ask;
 pub mod auth;
-pub mod changes;
+pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
-mod client_config;
 pub mod completion;
-pub mod context;
+mod desktop_config;
 mod env;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod id;
 pub mod middleware;
-pub mod outbound;
 pub mod prompt;
 pub mod protocol;
 pub mod registry;
 mod request;
+pub mod request_state;
 pub mod resource;
 mod runner;
 pub mod schema;
@@ -162,12 +161,12 @@ pub mod transport;
 // crate fails when the visible root grows past 20 names, and when the list in the crate docs
 // drifts from this file.
 pub use auth::Principal;
-pub use changes::changes;
-pub use context::{Context, FromContext};
+pub use catalog::catalog;
 #[cfg(feature = "macros")]
 pub use mcp_macros::{prompt, resource, tool};
 pub use protocol::{CallToolResult, Content, McpError, ProtocolVersion};
 pub use registry::BuildError;
+pub use request::{Context, FromContext};
 pub use runner::init_logging;
 pub use server::{CacheScope, Server, ServerBuilder};
 pub use state::State;
@@ -179,20 +178,52 @@ pub use transport::Transport;
 #[doc(hidden)]
 pub use ask::{ElicitAction, Elicitation, ElicitationHandle, Root, SampledMessage, Sampling};
 #[doc(hidden)]
-pub use changes::Changes;
+#[allow(deprecated)]
+pub use catalog::{Changes, changes};
 #[doc(hidden)]
 pub use completion::CompletionRequest;
 /// The `http` crate, for [`Context::headers`].
 #[doc(hidden)]
 pub use http;
 #[doc(hidden)]
-pub use outbound::LogLevel;
+#[allow(deprecated)]
+pub use protocol::Era;
 #[doc(hidden)]
-pub use protocol::{Era, GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
+pub use protocol::LogLevel;
+#[doc(hidden)]
+pub use protocol::{GetPromptResult, PromptMessage, Resource, ResourceContents, Role};
 #[doc(hidden)]
 pub use registry::ToolInfo;
 #[doc(hidden)]
 pub use resource::NotFound;
+
+/// The 0.1 name of [`catalog`](mod@catalog).
+#[doc(hidden)]
+pub mod changes {
+    pub use crate::catalog::{
+        BusAlreadyAttached, BusInbound, BusMessage, ChangeBus, ChangeEvent, LocalBus,
+    };
+    #[allow(deprecated)]
+    pub use crate::catalog::{Changes, Kind, changes};
+}
+
+/// The 0.1 home of [`Context`] and [`FromContext`], which are at the root.
+#[doc(hidden)]
+pub mod context {
+    /// At the root: [`mcp_runtime::Context`](crate::Context).
+    #[deprecated(note = "use `mcp_runtime::Context`")]
+    pub type Context = crate::Context;
+    // A trait cannot be a deprecated alias: the old path stays, hidden.
+    pub use crate::FromContext;
+}
+
+/// The 0.1 home of [`LogLevel`](protocol::LogLevel), now in [`protocol`].
+#[doc(hidden)]
+pub mod outbound {
+    /// Moved to [`protocol::LogLevel`](crate::protocol::LogLevel).
+    #[deprecated(note = "moved to `mcp_runtime::protocol::LogLevel`")]
+    pub type LogLevel = crate::protocol::LogLevel;
+}
 
 /// The names most servers need: `use mcp_runtime::prelude::*;`.
 pub mod prelude {
@@ -275,8 +306,8 @@ macro_rules! run {
 pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
+    pub use crate::FromContext;
     pub use crate::completion::CompleteFn;
-    pub use crate::context::FromContext;
     pub use crate::prompt::{
         PromptArgDef, PromptCall, PromptDef, PromptFuture, PromptReturnProbe, PromptViaOutput,
         PromptViaResult, PromptViaUnsupported,
@@ -290,7 +321,7 @@ pub mod __private {
         ResourceViaResultSerde, ResourceViaSerde, ResourceViaUnsupported, not_found,
     };
     pub use crate::runner::run_main;
-    pub use crate::schema::{Profile, schema_for};
+    pub use crate::schema::{SchemaDirection, schema_for};
     pub use crate::text_arg::{TextArgProbe, TextViaFromStr, TextViaOption, TextViaUnsupported};
     pub use crate::tool::output::{
         ToolReturnProbe, ToolViaMcpResultOutput, ToolViaMcpResultSerde, ToolViaOutput,
@@ -317,7 +348,7 @@ pub mod __private {
         let builder = crate::Server::builder()
             .name(name)
             .version(version)
-            .changes(crate::changes());
+            .catalog(crate::catalog());
         if description.trim().is_empty() {
             builder
         } else {

@@ -265,14 +265,14 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
         Action::ClientConfig => {
             let name = &server.info().name;
             let config = match &transport {
-                Transport::Http(addr) => crate::client_config::http(name, addr),
+                Transport::Http(addr) => crate::desktop_config::http(name, addr),
                 Transport::Stdio => match std::env::current_exe() {
                     Ok(exe) => {
-                        let args = crate::client_config::stdio_args(
+                        let args = crate::desktop_config::stdio_args(
                             code_picks_http,
                             skills_dir.as_deref(),
                         );
-                        crate::client_config::stdio(name, &exe, &args)
+                        crate::desktop_config::stdio(name, &exe, &args)
                     }
                     Err(e) => {
                         eprintln!("error: cannot find the path of this program: {e}");

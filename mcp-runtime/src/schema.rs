@@ -16,21 +16,27 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, SchemaGenerator};
 use serde_json::{Map, Value};
 
-/// Which side of a tool the schema describes.
+/// Which way the values a schema describes travel: into a tool (its `inputSchema`, read with
+/// serde's `Deserialize`) or out of it (its `outputSchema`, written with `Serialize`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
+pub enum SchemaDirection {
     /// Tool arguments (deserialized): `Option` means "may be left out".
     Input,
     /// Tool output (serialized): `null` values are real and stay in the schema.
     Output,
 }
 
-/// A schema generator with the settings used for `profile`.
-pub fn generator(profile: Profile) -> SchemaGenerator {
+/// The 0.1 name of [`SchemaDirection`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `SchemaDirection`")]
+pub type Profile = SchemaDirection;
+
+/// A schema generator with the settings used for `direction`.
+pub fn generator(direction: SchemaDirection) -> SchemaGenerator {
     let settings = SchemaSettings::draft2020_12();
-    let settings = match profile {
-        Profile::Input => settings.for_deserialize(),
-        Profile::Output => settings.for_serialize(),
+    let settings = match direction {
+        SchemaDirection::Input => settings.for_deserialize(),
+        SchemaDirection::Output => settings.for_serialize(),
     };
     settings.into_generator()
 }
@@ -53,12 +59,12 @@ pub(crate) fn type_without_null(schema: &Map<String, Value>) -> Result<Option<&s
 }
 
 /// The client-compatible schema of `T`.
-pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
-    let mut value = generator(profile).into_root_schema_for::<T>().to_value();
-    client_compatible(&mut value, profile);
+pub fn schema_for<T: JsonSchema + ?Sized>(direction: SchemaDirection) -> Value {
+    let mut value = generator(direction).into_root_schema_for::<T>().to_value();
+    client_compatible(&mut value, direction);
     // Several clients index `properties` without checking for it, even on a tool with no
     // parameters, where the spec's recommended `{type: object, additionalProperties: false}` omits it.
-    if profile == Profile::Input
+    if direction == SchemaDirection::Input
         && let Some(obj) = value.as_object_mut()
         && obj.get("type").and_then(Value::as_str) == Some("object")
     {
@@ -70,16 +76,16 @@ pub fn schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
 
 /// The schema of `T` with its definitions inlined and nothing else rewritten (elicitation
 /// forms keep the `oneOf` of titled choices that [`client_compatible`] turns into `enum`).
-pub(crate) fn inlined_schema_for<T: JsonSchema + ?Sized>(profile: Profile) -> Value {
-    let mut value = generator(profile).into_root_schema_for::<T>().to_value();
+pub(crate) fn inlined_schema_for<T: JsonSchema + ?Sized>(direction: SchemaDirection) -> Value {
+    let mut value = generator(direction).into_root_schema_for::<T>().to_value();
     inline_definitions(&mut value);
     value
 }
 
 /// Rewrites a root schema in place into the client-compatible profile (see the module docs).
-pub fn client_compatible(root: &mut Value, profile: Profile) {
+pub fn client_compatible(root: &mut Value, direction: SchemaDirection) {
     inline_definitions(root);
-    fix_keywords(root, profile);
+    fix_keywords(root, direction);
 }
 
 /// Drops `$schema` and `title`, and inlines `$defs` (recursive ones are kept).
@@ -192,26 +198,26 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
-fn fix_keywords(value: &mut Value, profile: Profile) {
+fn fix_keywords(value: &mut Value, direction: SchemaDirection) {
     match value {
         Value::Object(obj) => {
             for (key, child) in obj.iter_mut() {
                 // `properties` and `$defs` map names to schemas; their keys are not keywords.
                 if key == "properties" || key == "$defs" || key == "patternProperties" {
                     if let Value::Object(map) = child {
-                        map.values_mut().for_each(|s| fix_keywords(s, profile));
+                        map.values_mut().for_each(|s| fix_keywords(s, direction));
                     }
                 } else if key != "default" && key != "const" && key != "enum" && key != "examples" {
-                    fix_keywords(child, profile);
+                    fix_keywords(child, direction);
                 }
             }
             fix_format(obj);
             flatten_const_alternatives(obj);
-            if profile == Profile::Input {
+            if direction == SchemaDirection::Input {
                 strip_null(obj);
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| fix_keywords(v, profile)),
+        Value::Array(items) => items.iter_mut().for_each(|v| fix_keywords(v, direction)),
         _ => {}
     }
 }
@@ -359,7 +365,7 @@ mod tests {
             "$defs": {"Point": {"type": "object", "description": "a point",
                 "properties": {"x": {"type": "integer", "format": "int32"}}}}
         });
-        client_compatible(&mut s, Profile::Input);
+        client_compatible(&mut s, SchemaDirection::Input);
         assert_eq!(
             s,
             json!({
@@ -378,7 +384,7 @@ mod tests {
             "$defs": {"Node": {"type": "object", "properties": {
                 "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}
         });
-        client_compatible(&mut s, Profile::Input);
+        client_compatible(&mut s, SchemaDirection::Input);
         assert_eq!(
             s["properties"]["tree"]["properties"]["children"]["items"],
             json!({"$ref": "#/$defs/Node"})
@@ -413,7 +419,7 @@ mod tests {
             "b": {"anyOf": [{"type": "string", "enum": ["x"]}, {"type": "null"}], "default": null}
         }});
         let mut input = base.clone();
-        client_compatible(&mut input, Profile::Input);
+        client_compatible(&mut input, SchemaDirection::Input);
         assert_eq!(
             input["properties"]["a"],
             json!({"type": "integer", "minimum": 0, "maximum": 255})
@@ -423,7 +429,7 @@ mod tests {
             json!({"type": "string", "enum": ["x"]})
         );
         let mut output = base;
-        client_compatible(&mut output, Profile::Output);
+        client_compatible(&mut output, SchemaDirection::Output);
         assert_eq!(
             output["properties"]["a"]["type"],
             json!(["integer", "null"])
@@ -437,7 +443,7 @@ mod tests {
             {"const": "formal", "type": "string", "description": "Polite."},
             {"const": "friendly", "type": "string"}
         ]}}});
-        client_compatible(&mut s, Profile::Input);
+        client_compatible(&mut s, SchemaDirection::Input);
         assert_eq!(
             s["properties"]["tone"],
             json!({
@@ -447,7 +453,7 @@ mod tests {
         let mut tagged =
             json!({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]});
         let before = tagged.clone();
-        client_compatible(&mut tagged, Profile::Input);
+        client_compatible(&mut tagged, SchemaDirection::Input);
         assert_eq!(tagged, before);
     }
 
@@ -457,7 +463,7 @@ mod tests {
             "format": {"type": "string", "format": "date-time"},
             "type": {"type": "number", "format": "double"}
         }});
-        client_compatible(&mut s, Profile::Input);
+        client_compatible(&mut s, SchemaDirection::Input);
         assert_eq!(
             s["properties"]["format"],
             json!({"type": "string", "format": "date-time"})

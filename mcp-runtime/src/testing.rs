@@ -60,7 +60,7 @@ use crate::server::dispatch::on_message;
 /// # }
 /// ```
 pub fn check_form<T: schemars::JsonSchema + 'static>() -> Result<(), String> {
-    crate::ask::form::check_form::<T>()
+    crate::protocol::form::check_form::<T>()
 }
 
 /// A client connected in-process to a [`Server`].
@@ -193,7 +193,7 @@ impl TestClient {
         let conn_cell: Arc<std::sync::OnceLock<std::sync::Weak<Connection>>> = Default::default();
         let conn_of_sink = conn_cell.clone();
         let answer_in_sink = answer.clone();
-        let sink = crate::outbound::Sink::new(move |message| {
+        let sink = crate::request::Sink::new(move |message| {
             let value: Value =
                 serde_json::from_slice(&message).expect("the server sends valid JSON");
             let (Some(id), Some(method)) = (value.get("id"), value["method"].as_str()) else {
@@ -223,7 +223,7 @@ impl TestClient {
             capabilities: capabilities.clone(),
             answer,
         };
-        if version.era() == crate::protocol::Era::Session {
+        if version.era() == crate::protocol::ProtocolEra::Session {
             let result = client
                 .request(
                     "initialize",
@@ -377,7 +377,7 @@ impl TestClient {
     }
 
     fn with_meta(&self, params: Value) -> Value {
-        if self.version.era() != crate::protocol::Era::Stateless {
+        if self.version.era() != crate::protocol::ProtocolEra::Stateless {
             return params;
         }
         let mut params = match params {

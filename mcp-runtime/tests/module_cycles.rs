@@ -518,11 +518,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The wire protocol and what the client and the server share: the types, the log levels,
     // the `x-mcp-header` rules (which read a schema's `type` through `schema`, a leaf).
     ("protocol", &["schema"]),
-    // What a handler sees of a request: the dispatcher, the transports, the asks, tasks and
-    // change handle build on it (through small traits and an opaque handle defined in it).
-    ("request", &["protocol", "outbound"]),
-    // Where a request's notifications go.
-    ("outbound", &["protocol"]),
+    // What a handler sees of a request, its asks included: the dispatcher, the transports, the
+    // tasks, the catalog and the requestState machinery build on it (through small traits and
+    // an opaque handle defined in it). `id` is a leaf (random ids, digests).
+    ("request", &["protocol", "id"]),
     // The client is no part of the server: it shares `protocol/` with it, nothing else.
     ("client", &["protocol"]),
 ];

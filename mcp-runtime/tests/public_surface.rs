@@ -32,6 +32,7 @@ const MOVED_FROM_ROOT: &[&str] = &[
     "SampledMessage",
     "Sampling",
     "ToolInfo",
+    "changes",
     "http",
 ];
 
@@ -293,15 +294,20 @@ fn the_crate_docs_list_every_root_name_and_public_module() {
     }
 }
 
-/// The names that left the root still compile at their old path, as the same items.
+/// The names that left the root still compile at their old path, as the same items (some of
+/// those paths are deprecated aliases now).
 #[test]
+#[allow(deprecated)]
 fn the_moved_names_still_resolve_at_their_old_path() {
     let role: mcp_runtime::protocol::Role = mcp_runtime::Role::User;
     let era: mcp_runtime::protocol::Era = mcp_runtime::Era::Stateless;
     let level: mcp_runtime::outbound::LogLevel = mcp_runtime::LogLevel::Info;
+    let _: mcp_runtime::protocol::LogLevel = level;
     let request: mcp_runtime::completion::CompletionRequest =
         mcp_runtime::CompletionRequest::default();
     let changes: mcp_runtime::changes::Changes = mcp_runtime::changes();
+    let _: mcp_runtime::catalog::Catalog = mcp_runtime::Changes::clone(&changes);
+    let _: mcp_runtime::changes::Kind = mcp_runtime::catalog::ItemKind::Tool;
     let _: Option<mcp_runtime::protocol::Resource> = None::<mcp_runtime::Resource>;
     let _: Option<mcp_runtime::protocol::ResourceContents> = None::<mcp_runtime::ResourceContents>;
     let _: Option<mcp_runtime::protocol::GetPromptResult> = None::<mcp_runtime::GetPromptResult>;
@@ -315,9 +321,12 @@ fn the_moved_names_still_resolve_at_their_old_path() {
     let _: Option<mcp_runtime::ask::Elicitation<()>> = None::<mcp_runtime::Elicitation<()>>;
     let _: Option<mcp_runtime::ask::Sampling> = None::<mcp_runtime::Sampling>;
     let _: Option<mcp_runtime::http::HeaderMap> = None;
+    let _: Option<mcp_runtime::context::Context> = None::<mcp_runtime::Context>;
+    fn injected<T: mcp_runtime::context::FromContext>() {}
+    injected::<mcp_runtime::Principal>();
     assert_eq!(role, mcp_runtime::protocol::Role::User);
-    assert_eq!(era, mcp_runtime::protocol::Era::Stateless);
-    assert_eq!(level, mcp_runtime::outbound::LogLevel::Info);
+    assert_eq!(era, mcp_runtime::protocol::ProtocolEra::Stateless);
+    assert_eq!(level, mcp_runtime::protocol::LogLevel::Info);
     assert!(request.argument.is_empty());
     drop(changes);
 }

@@ -352,14 +352,14 @@ async fn test_logging_tool(ctx: Context) -> String {
 /// Triggers notifications/tools/list_changed on the open subscriptions/listen streams
 #[tool]
 async fn test_trigger_tool_change(ctx: Context) -> String {
-    ctx.changes().tools_changed();
+    ctx.catalog().tools_changed();
     "Tool list change notification sent".into()
 }
 
 /// Triggers notifications/prompts/list_changed on the open subscriptions/listen streams
 #[tool]
 async fn test_trigger_prompt_change(ctx: Context) -> String {
-    ctx.changes().prompts_changed();
+    ctx.catalog().prompts_changed();
     "Prompt list change notification sent".into()
 }
 

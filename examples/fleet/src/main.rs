@@ -71,7 +71,7 @@ async fn slow(
 /// Announce that the tool list changed (with `REDIS_URL`, every instance's listeners hear it).
 #[tool]
 fn bump_tools(ctx: Context) -> &'static str {
-    ctx.changes().tools_changed();
+    ctx.catalog().tools_changed();
     "announced"
 }
 

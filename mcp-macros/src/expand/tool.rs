@@ -39,7 +39,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         }
         None => quote! {
             fn __mcp_input_schema() -> #private::serde_json::Value {
-                #private::schema_for::<__McpArguments>(#private::Profile::Input)
+                #private::schema_for::<__McpArguments>(#private::SchemaDirection::Input)
             }
         },
     };

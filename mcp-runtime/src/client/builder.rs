@@ -15,10 +15,11 @@ use super::stdio::{Stderr, StdioLink};
 use crate::protocol::asks::{Root, SampledMessage};
 use crate::protocol::{McpError, ProtocolVersion};
 
-/// Which protocol era a client speaks.
+/// Which protocol era (and session-era version) a client speaks, or whether it finds out from
+/// the server ([`ClientBuilder::protocol`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Protocol {
+pub enum ProtocolChoice {
     /// Ask with `server/discover` and use 2026-07-28 when the server speaks it; otherwise
     /// `initialize` at the newest session-era version. A server that answers the probe with an
     /// error (as every session-era server does) costs one round trip, no wait; only a stdio
@@ -32,6 +33,11 @@ pub enum Protocol {
     Stateless,
 }
 
+/// The 0.1 name of [`ProtocolChoice`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `ProtocolChoice`")]
+pub type Protocol = ProtocolChoice;
+
 /// Builds a [`Client`]; [`Client::builder`] starts one.
 ///
 /// Every setting is a by-value method named after the setting, with no prefix
@@ -42,7 +48,7 @@ pub enum Protocol {
 pub struct ClientBuilder {
     name: String,
     version: String,
-    protocol: Protocol,
+    protocol: ProtocolChoice,
     handlers: Handlers,
     timeout: Duration,
     probe_timeout: Duration,
@@ -58,7 +64,7 @@ impl Default for ClientBuilder {
         ClientBuilder {
             name: "mcp-runtime-client".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            protocol: Protocol::Auto,
+            protocol: ProtocolChoice::Auto,
             handlers: Handlers::default(),
             timeout: Duration::from_secs(60),
             probe_timeout: Duration::from_secs(2),
@@ -79,8 +85,8 @@ impl ClientBuilder {
         self
     }
 
-    /// The era to speak (default [`Protocol::Auto`]).
-    pub fn protocol(mut self, protocol: Protocol) -> Self {
+    /// The era to speak (default [`ProtocolChoice::Auto`]).
+    pub fn protocol(mut self, protocol: ProtocolChoice) -> Self {
         self.protocol = protocol;
         self
     }
@@ -91,7 +97,7 @@ impl ClientBuilder {
         self
     }
 
-    /// How long [`Protocol::Auto`] waits for a stdio server to answer `server/discover`
+    /// How long [`ProtocolChoice::Auto`] waits for a stdio server to answer `server/discover`
     /// before it falls back to `initialize` (default 2 s; servers that answer, even with an
     /// error, cost no wait).
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
@@ -196,7 +202,7 @@ impl ClientBuilder {
     /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). A server that
     /// refuses the `POST`s with 400, 404 or 405 and no JSON-RPC answer is tried as a
     /// deprecated HTTP+SSE server at the same URL (as the spec's backward-compatibility rules
-    /// say), unless the builder asked for [`Protocol::Stateless`].
+    /// say), unless the builder asked for [`ProtocolChoice::Stateless`].
     #[cfg(feature = "http")]
     pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
@@ -209,7 +215,7 @@ impl ClientBuilder {
             Err(ClientError::Status {
                 status: 400 | 404 | 405,
                 ..
-            }) if self.protocol != Protocol::Stateless => {
+            }) if self.protocol != ProtocolChoice::Stateless => {
                 client.core.close().await;
                 tracing::debug!("{url} refused Streamable HTTP; trying HTTP+SSE");
                 self.open_sse(uri).await
@@ -230,18 +236,18 @@ impl ClientBuilder {
     #[cfg(feature = "http")]
     async fn open_sse(&self, uri: http::Uri) -> Result<Client, ClientError> {
         let version = match self.protocol {
-            Protocol::Session(v) => v,
-            Protocol::Stateless => {
+            ProtocolChoice::Session(v) => v,
+            ProtocolChoice::Stateless => {
                 return Err(ClientError::protocol(
                     "HTTP+SSE servers speak the session era only",
                 ));
             }
-            Protocol::Auto => ProtocolVersion::LATEST_SESSION,
+            ProtocolChoice::Auto => ProtocolVersion::LATEST_SESSION,
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let link = super::legacy::LegacyLink::open(uri, self.headers.clone(), tx).await?;
         let client = self.client(Box::new(link), rx, None);
-        negotiate(&client.core, Protocol::Session(version), None).await?;
+        negotiate(&client.core, ProtocolChoice::Session(version), None).await?;
         Ok(client)
     }
 
@@ -278,13 +284,13 @@ impl ClientBuilder {
 /// Settles the era. `probe`: how long a stdio probe may go unanswered.
 pub(crate) async fn negotiate(
     core: &Core,
-    protocol: Protocol,
+    protocol: ProtocolChoice,
     probe: Option<Duration>,
 ) -> Result<(), ClientError> {
     match protocol {
-        Protocol::Stateless => discover(core, None).await,
-        Protocol::Session(version) => initialize(core, version).await,
-        Protocol::Auto => match discover(core, probe).await {
+        ProtocolChoice::Stateless => discover(core, None).await,
+        ProtocolChoice::Session(version) => initialize(core, version).await,
+        ProtocolChoice::Auto => match discover(core, probe).await {
             Ok(()) => Ok(()),
             // Anything but a transport failure says "not 2026-07-28 here": the server
             // answered the probe with an error (session-era servers say method not found, or
@@ -342,9 +348,9 @@ async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientEr
 }
 
 pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
-    if version.era() != crate::protocol::Era::Session {
+    if version.era() != crate::protocol::ProtocolEra::Session {
         return Err(ClientError::protocol(format!(
-            "{} has no initialize: use Protocol::Stateless",
+            "{} has no initialize: use ProtocolChoice::Stateless",
             version.as_str()
         )));
     }
@@ -359,7 +365,7 @@ pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<
         .and_then(Value::as_str)
         .unwrap_or("");
     let Some(agreed) =
-        ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::Era::Session)
+        ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::ProtocolEra::Session)
     else {
         core.close().await;
         return Err(ClientError::protocol(format!(

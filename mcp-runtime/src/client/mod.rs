@@ -23,9 +23,10 @@
 //! # }
 //! ```
 //!
-//! - **Eras**: [`Protocol::Auto`] (the default) probes with `server/discover` and speaks
+//! - **Eras**: [`ProtocolChoice::Auto`] (the default) probes with `server/discover` and speaks
 //!   2026-07-28 (per-request `_meta`, no session) when the server does, the session era
-//!   (`initialize`) otherwise; [`Protocol::Session`] and [`Protocol::Stateless`] pin one.
+//!   (`initialize`) otherwise; [`ProtocolChoice::Session`] and [`ProtocolChoice::Stateless`]
+//!   pin one.
 //! - **Server requests**: [`ClientBuilder::on_elicitation`], [`on_sampling`](ClientBuilder::on_sampling)
 //!   and [`roots`](ClientBuilder::roots) answer them and declare the capabilities. The same
 //!   handler answers a session-era `elicitation/create` request and a 2026-07-28
@@ -59,7 +60,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
-pub use builder::{ClientBuilder, Protocol};
+#[allow(deprecated)]
+pub use builder::Protocol;
+pub use builder::{ClientBuilder, ProtocolChoice};
 pub use error::ClientError;
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 pub use stdio::Stderr;
@@ -67,8 +70,8 @@ pub use stdio::Stderr;
 pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::{
-    CallToolResult, Era, GetPromptResult, Implementation, Prompt, ProtocolVersion, Resource,
-    ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, GetPromptResult, Implementation, Prompt, ProtocolEra, ProtocolVersion,
+    Resource, ResourceContents, ResourceTemplate, Tool,
 };
 
 /// A connection to one MCP server. Cheap to share by reference across tasks: every method
@@ -126,7 +129,7 @@ impl Client {
     }
 
     /// The era in use.
-    pub fn era(&self) -> Era {
+    pub fn era(&self) -> ProtocolEra {
         self.protocol_version().era()
     }
 

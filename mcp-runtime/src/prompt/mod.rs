@@ -8,8 +8,8 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 use crate::completion::CompleteFn;
-use crate::context::Context;
 use crate::protocol::{GetPromptResult, McpError, PromptMessage};
+use crate::request::Context;
 use crate::tool::{IconDef, MetaValue};
 
 /// The future a prompt adapter returns.

@@ -101,6 +101,11 @@ impl McpError {
     pub fn internal(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::INTERNAL_ERROR, message)
     }
+
+    /// Whether this is the error of an ask the client has no capability for (-32021).
+    pub fn is_missing_capability(&self) -> bool {
+        self.code == ErrorCode::MISSING_CLIENT_CAPABILITY
+    }
 }
 
 impl fmt::Display for McpError {

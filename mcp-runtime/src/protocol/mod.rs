@@ -6,6 +6,7 @@
 pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;
+pub(crate) mod form;
 pub(crate) mod headers;
 pub(crate) mod jsonrpc;
 pub(crate) mod logging;
@@ -16,8 +17,11 @@ pub mod version;
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use error::{ErrorCode, McpError};
 pub use jsonrpc::RequestId;
+pub use logging::LogLevel;
 pub use types::{
     CallToolResult, GetPromptResult, Icon, IconTheme, Implementation, Prompt, PromptArgument,
     PromptMessage, Resource, ResourceTemplate, Tool, ToolAnnotations,
 };
-pub use version::{Era, ProtocolVersion};
+#[allow(deprecated)]
+pub use version::Era;
+pub use version::{ProtocolEra, ProtocolVersion};

@@ -18,14 +18,21 @@ pub enum ProtocolVersion {
     V2026_07_28,
 }
 
-/// The two eras of the protocol, which deliver the same features in different ways.
+/// The two eras of the MCP protocol, which deliver the same features in different ways: with
+/// a session opened by `initialize` (2024-11-05 to 2025-11-25), or stateless, each request
+/// carrying its own `_meta` (2026-07-28). [`ProtocolVersion::era`] gives a version's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Era {
+pub enum ProtocolEra {
     /// 2024-11-05 … 2025-11-25: an `initialize` handshake opens a session.
     Session,
     /// 2026-07-28 and later: no handshake; every request carries its own `_meta`.
     Stateless,
 }
+
+/// The 0.1 name of [`ProtocolEra`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `ProtocolEra`")]
+pub type Era = ProtocolEra;
 
 impl ProtocolVersion {
     /// Every version this server speaks, oldest first.
@@ -58,15 +65,15 @@ impl ProtocolVersion {
     }
 
     /// The era this version belongs to.
-    pub const fn era(self) -> Era {
+    pub const fn era(self) -> ProtocolEra {
         match self {
-            ProtocolVersion::V2026_07_28 => Era::Stateless,
-            _ => Era::Session,
+            ProtocolVersion::V2026_07_28 => ProtocolEra::Stateless,
+            _ => ProtocolEra::Session,
         }
     }
 
     /// The versions of one era, oldest first.
-    pub fn of_era(era: Era) -> impl Iterator<Item = ProtocolVersion> {
+    pub fn of_era(era: ProtocolEra) -> impl Iterator<Item = ProtocolVersion> {
         Self::ALL.into_iter().filter(move |v| v.era() == era)
     }
 
@@ -103,9 +110,9 @@ mod tests {
 
     #[test]
     fn eras_split_at_2026() {
-        let session: Vec<_> = ProtocolVersion::of_era(Era::Session).collect();
+        let session: Vec<_> = ProtocolVersion::of_era(ProtocolEra::Session).collect();
         assert_eq!(session.len(), 4);
         assert_eq!(*session.last().unwrap(), ProtocolVersion::LATEST_SESSION);
-        assert_eq!(ProtocolVersion::LATEST.era(), Era::Stateless);
+        assert_eq!(ProtocolVersion::LATEST.era(), ProtocolEra::Stateless);
     }
 }

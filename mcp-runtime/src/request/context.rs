@@ -4,13 +4,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod asks;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Asker, Cancellation, ClientInfo, Principal, Slot, StateMap};
-use crate::outbound::{LogLevel, Sink};
+use super::{Asker, Cancellation, ClientInfo, Principal, Sink, Slot, StateMap};
 use crate::protocol::jsonrpc::{encode_notification, try_encode_notification};
-use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{LogLevel, McpError, ProtocolEra, ProtocolVersion, RequestId};
 
 /// The request a handler is serving: its id, protocol version, the client, and cancellation.
 ///
@@ -45,9 +46,9 @@ pub(crate) struct RequestInfo {
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     pub(crate) principal: Option<Arc<Principal>>,
-    /// The server's change handle (`crate::Changes`), opaque at this layer: `changes/` makes
-    /// it and reads it back ([`Context::changes`] is defined there).
-    pub(crate) changes: Opaque,
+    /// The server's catalog handle (`crate::catalog::Catalog`), opaque at this layer:
+    /// `catalog/` makes it and reads it back (`Context::catalog` is defined there).
+    pub(crate) catalog: Opaque,
     /// How asks (elicitation, sampling, roots) reach the client.
     pub(crate) asker: Asker,
     /// The 2025-11-25 task this request's work runs as (its messages name it).
@@ -279,7 +280,7 @@ impl Context {
     }
 
     /// The protocol era (session or stateless).
-    pub fn era(&self) -> Era {
+    pub fn era(&self) -> ProtocolEra {
         self.inner.client.version.era()
     }
 
@@ -310,9 +311,9 @@ impl Context {
         self.inner.principal.as_deref()
     }
 
-    /// The server's change handle, as `changes/` put it there.
-    pub(crate) fn changes_handle(&self) -> &Opaque {
-        &self.inner.changes
+    /// The server's catalog handle, as `catalog/` put it there.
+    pub(crate) fn catalog_handle(&self) -> &Opaque {
+        &self.inner.catalog
     }
 
     /// Ends this request's HTTP response stream now, while the handler goes on (SSE polling,

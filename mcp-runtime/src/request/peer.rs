@@ -1,6 +1,6 @@
 //! The way back to the client: the [`Peer`] a request's connection is, and how a handler's
 //! asks reach the client ([`Asker`]). The two 2026-07-28 ways, a multi-round-trip request's
-//! round and a task, are defined above this layer (`ask::round::Round`, `task::Live`); here
+//! round and a task, are defined above this layer (`request_state::round::Round`, `task::Live`); here
 //! they are the small traits [`RoundAsks`] and [`TaskAsks`], which is all a request and the
 //! asks need of them.
 
@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
 
-use crate::outbound::Sink;
+use super::Sink;
 use crate::protocol::{McpError, RequestId};
 
 /// Where the client's answer to a server-to-client request arrives.
@@ -61,7 +61,7 @@ pub(crate) enum Answer {
     Changed,
 }
 
-/// The asks of one round of a 2026-07-28 multi-round-trip request (`ask::round::Round`): each
+/// The asks of one round of a 2026-07-28 multi-round-trip request (`request_state::round::Round`): each
 /// is answered from the client's retry, or recorded, and the handler is stopped to ask it.
 pub(crate) trait RoundAsks: Send + Sync {
     /// The key of the next ask of a kind: `elicit-0`, `elicit-1`, `sample-0`, …

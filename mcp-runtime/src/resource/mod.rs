@@ -21,8 +21,8 @@ pub use path::{PathError, resolve_within, safe_join};
 pub use template::{TemplateError, UriTemplate, percent_decode};
 
 use crate::completion::CompleteFn;
-use crate::context::Context;
 use crate::protocol::{McpError, Resource, ResourceContents};
+use crate::request::Context;
 use crate::tool::{IconDef, MetaValue};
 
 /// The future a resource adapter returns.

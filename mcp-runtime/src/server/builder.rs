@@ -4,12 +4,11 @@ use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
+use super::capabilities::Declared;
 use super::{CacheScope, Limits, Server, ServerInner};
-use crate::ask::seal::Sealer;
 use crate::protocol::Implementation;
 use crate::registry::{BuildError, Registry, ToolInfo};
+use crate::request_state::seal::Sealer;
 
 type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
 
@@ -40,11 +39,11 @@ pub struct ServerBuilder {
     states: crate::request::StateMap,
     state_keys: Option<Vec<Vec<u8>>>,
     state_audience: Option<String>,
-    state_guard: Option<Arc<dyn crate::ask::RequestStateGuard>>,
+    state_guard: Option<Arc<dyn crate::request_state::RequestStateGuard>>,
     state_ttl: Duration,
     state_caller: Option<super::StateCaller>,
-    changes: Option<crate::changes::Changes>,
-    change_bus: Option<Arc<dyn crate::changes::ChangeBus>>,
+    catalog: Option<crate::catalog::Catalog>,
+    change_bus: Option<Arc<dyn crate::catalog::ChangeBus>>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
@@ -71,7 +70,7 @@ impl ServerBuilder {
             state_guard: None,
             state_ttl: Duration::from_secs(600),
             state_caller: None,
-            changes: None,
+            catalog: None,
             change_bus: None,
             task_store: None,
             tasks: Default::default(),
@@ -199,27 +198,37 @@ impl ServerBuilder {
     /// that cannot be repeated (a client whose response was lost starts the request again).
     ///
     /// Without a guard (the default) a state may be presented again until it expires, and no
-    /// request touches a store. [`MemoryStateGuard`](crate::ask::MemoryStateGuard) serves one
+    /// request touches a store. [`MemoryStateGuard`](crate::request_state::MemoryStateGuard) serves one
     /// instance; a fleet needs a shared one, such as `mcp_redis::RedisStateGuard`.
-    pub fn request_state_guard(mut self, guard: impl crate::ask::RequestStateGuard) -> Self {
+    pub fn request_state_guard(
+        mut self,
+        guard: impl crate::request_state::RequestStateGuard,
+    ) -> Self {
         self.state_guard = Some(Arc::new(guard));
         self
     }
 
-    /// Announces changes through `changes` (and takes its enabled set): pass
-    /// [`mcp_runtime::changes()`](crate::changes()) to share the process-wide handle, as
+    /// Serves what `catalog` enables, and announces changes through it: pass
+    /// [`mcp_runtime::catalog()`](crate::catalog()) to share the process-wide handle, as
     /// [`run!`](crate::run) does. By default the server has a handle of its own.
-    pub fn changes(mut self, changes: crate::changes::Changes) -> Self {
-        self.changes = Some(changes);
+    pub fn catalog(mut self, catalog: crate::catalog::Catalog) -> Self {
+        self.catalog = Some(catalog);
         self
+    }
+
+    /// The 0.1 name of [`catalog`](Self::catalog).
+    #[doc(hidden)]
+    #[deprecated(note = "renamed to `catalog`")]
+    pub fn changes(self, catalog: crate::catalog::Catalog) -> Self {
+        self.catalog(catalog)
     }
 
     /// Carries changes between the instances of a fleet through `bus` (for instance
     /// `mcp_redis::RedisChangeBus`): a tools list change announced on one instance reaches
     /// the `subscriptions/listen` streams and session-era clients of every instance. Attached
-    /// to the server's [`Changes`](crate::changes::Changes) handle at [`build`](Self::build), which fails
+    /// to the server's [`Catalog`](crate::catalog::Catalog) handle at [`build`](Self::build), which fails
     /// with [`BuildError::ChangeBusAttached`] if that handle has one already.
-    pub fn change_bus(mut self, bus: impl crate::changes::ChangeBus) -> Self {
+    pub fn change_bus(mut self, bus: impl crate::catalog::ChangeBus) -> Self {
         self.change_bus = Some(Arc::new(bus));
         self
     }
@@ -448,51 +457,15 @@ impl ServerBuilder {
             return Err(BuildError::EmptyRequestStateAudience);
         }
         let registry = Registry::collect(&*self.filter)?;
-        // Capabilities follow what is registered; any handler may log.
-        let mut capabilities = serde_json::Map::new();
-        capabilities.insert("logging".into(), json!({}));
-        // Lists can change at run time (`Changes`), and resources can be subscribed to.
-        if !registry.tools.items.is_empty() {
-            capabilities.insert("tools".into(), json!({ "listChanged": true }));
-        }
-        if registry.has_resources() {
-            capabilities.insert(
-                "resources".into(),
-                json!({ "subscribe": true, "listChanged": true }),
-            );
-        }
         let skills = match &self.skills_dir {
-            Some(dir) => Some(Arc::new(crate::skills::Catalog::scan(dir)?)),
+            Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
             None => None,
         };
-        if skills.is_some() {
-            // SEP-2640: inline settings (no envelope); skill files are resources, so the
-            // resources capability comes with the extension.
-            let extensions = capabilities
-                .entry("extensions")
-                .or_insert_with(|| json!({}));
-            if let Some(extensions) = extensions.as_object_mut() {
-                extensions.insert(
-                    crate::skills::EXTENSION.into(),
-                    json!({ "directoryRead": true }),
-                );
-            }
-            capabilities.entry("resources").or_insert_with(|| json!({}));
-        }
-        if !registry.prompts.items.is_empty() {
-            capabilities.insert("prompts".into(), json!({ "listChanged": true }));
-        }
-        if registry.has_completions() {
-            capabilities.insert("completions".into(), json!({}));
-        }
-        let capabilities = Value::Object(capabilities);
-        let mut stateless_capabilities = capabilities.clone();
-        let mut tasks_capabilities = capabilities.clone();
-        if registry.has_task_tools() {
-            stateless_capabilities["extensions"][crate::server::tasks::EXTENSION] = json!({});
-            tasks_capabilities["tasks"] =
-                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
-        }
+        let Declared {
+            capabilities,
+            stateless_capabilities,
+            tasks_capabilities,
+        } = Declared::of(&registry, skills.is_some());
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
@@ -506,9 +479,9 @@ impl ServerBuilder {
         };
         let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         // Last: a build that fails leaves the handle without the bus.
-        let changes = self.changes.unwrap_or_default();
+        let catalog = self.catalog.unwrap_or_default();
         if let Some(bus) = self.change_bus {
-            changes
+            catalog
                 .attach_shared_bus(bus)
                 .map_err(|_| BuildError::ChangeBusAttached)?;
         }
@@ -524,12 +497,12 @@ impl ServerBuilder {
                 tasks: crate::task::Tasks::new(
                     store,
                     self.tasks,
-                    Some(crate::server::tasks::announcer(changes.clone())),
+                    Some(crate::server::tasks::announcer(catalog.clone())),
                 ),
                 middleware: self.middleware.into(),
                 limits: self.limits,
                 states: Arc::new(self.states),
-                changes,
+                catalog,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
                 sealer,

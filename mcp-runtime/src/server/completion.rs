@@ -28,9 +28,9 @@ impl Outcome for CompleteResult {}
 pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Request) -> Step {
     let params = params_of!(scope, req, Body::Complete);
     let registry = &conn.server.inner.registry;
-    let changes = &conn.server.inner.changes;
+    let catalog = &conn.server.inner.catalog;
     let table: &[(&str, CompleteFn)] = match &params.reference {
-        Reference::Prompt { name } => match registry.prompt(name).filter(|p| p.enabled(changes)) {
+        Reference::Prompt { name } => match registry.prompt(name).filter(|p| p.enabled(catalog)) {
             Some(p) => p.def.complete,
             None => {
                 return Step::Reply(scope.err(
@@ -48,12 +48,12 @@ pub(super) fn complete(conn: &std::sync::Arc<Connection>, scope: Scope, req: &Re
                 .items
                 .iter()
                 .find(|t| t.def.uri == uri.as_str())
-                .filter(|t| t.enabled(changes))
+                .filter(|t| t.enabled(catalog))
             {
                 Some(t) => t.def.complete,
                 None if registry
                     .static_resource(uri)
-                    .is_some_and(|r| r.enabled(changes)) =>
+                    .is_some_and(|r| r.enabled(catalog)) =>
                 {
                     &[]
                 }

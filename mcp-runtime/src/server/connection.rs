@@ -15,9 +15,10 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::Server;
-use crate::outbound::{LogLevel, Sink};
+use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::{self, Notification};
 use crate::protocol::{McpError, RequestId};
+use crate::request::Sink;
 use crate::request::{Cancellation, ClientAnswer, ClientInfo, Context, Gauge, Peer, Reply, Slot};
 
 /// A response the transport must still wait for; `None` when the request was cancelled.

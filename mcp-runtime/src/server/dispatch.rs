@@ -21,7 +21,7 @@ use super::subscriptions::{listen, subscribe, unsubscribe};
 use super::tools::call_tool;
 use crate::protocol::jsonrpc::{DecodeError, Encoded};
 use crate::protocol::params::{Body, Request};
-use crate::protocol::{Era, McpError, ProtocolVersion};
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::{ClientInfo, Reply};
 
 /// Decodes one message (or a 2025-03-26 batch) and decides what to do with it.
@@ -232,7 +232,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
         // serves only that era) it is an unknown method, and it never opens a session.
         if conn.stateless_only || with_meta {
             let e = McpError::method_not_found(&req.method);
-            return Step::Reply(era::encode_err(Era::Stateless, &req.id, e));
+            return Step::Reply(era::encode_err(ProtocolEra::Stateless, &req.id, e));
         }
         let reply = initialize(conn, req);
         if conn.session().is_some() {
@@ -248,7 +248,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
         }
         return Step::Reply(era::encode_ok(
             &conn.server.inner,
-            Era::Session,
+            ProtocolEra::Session,
             &req.id,
             &serde_json::Map::new(),
             None,
@@ -267,7 +267,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;
     scope.principal = arrival.principal;
-    let stateless = scope.version().era() == Era::Stateless;
+    let stateless = scope.version().era() == ProtocolEra::Stateless;
     tracing::Span::current().record("mcp.protocol.version", scope.version().as_str());
     // Methods behind a capability the server did not advertise are "not found".
     let registry = &conn.server.inner.registry;
@@ -322,7 +322,7 @@ fn set_level(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     let Body::SetLevel(params) = &req.params.body else {
         return Step::Reply(scope.err(&req.id, super::handler::unread(req)));
     };
-    match crate::outbound::LogLevel::parse(&params.level) {
+    match crate::protocol::LogLevel::parse(&params.level) {
         Ok(level) => {
             conn.set_log_level(level);
             reply(conn, scope, req, &serde_json::Map::new(), Cache::No)
@@ -339,7 +339,7 @@ fn initialize(conn: &Connection, req: Request) -> Reply {
     };
     // Echo a session-era version we speak; otherwise offer our newest (the client decides).
     let version = ProtocolVersion::parse(&params.protocol_version)
-        .filter(|v| v.era() == Era::Session)
+        .filter(|v| v.era() == ProtocolEra::Session)
         .unwrap_or(ProtocolVersion::LATEST_SESSION);
     let capabilities = params
         .capabilities
@@ -378,7 +378,7 @@ fn initialize(conn: &Connection, req: Request) -> Reply {
         server_info: &inner.info_raw,
         instructions: inner.instructions.as_deref(),
     };
-    era::encode_ok(inner, Era::Session, &req.id, &body, None, Cache::No)
+    era::encode_ok(inner, ProtocolEra::Session, &req.id, &body, None, Cache::No)
 }
 
 fn discover(conn: &Connection, scope: &Scope, req: &Request) -> Step {
@@ -392,7 +392,7 @@ fn discover(conn: &Connection, scope: &Scope, req: &Request) -> Step {
     }
     let inner = &conn.server.inner;
     let body = DiscoverResult {
-        supported_versions: ProtocolVersion::of_era(Era::Stateless).collect(),
+        supported_versions: ProtocolVersion::of_era(ProtocolEra::Stateless).collect(),
         capabilities: &inner.stateless_capabilities,
         instructions: inner.instructions.as_deref(),
     };

@@ -15,10 +15,10 @@ use serde_json::{Map, Value};
 
 use super::envelope::RequestMeta;
 use super::{CacheScope, ServerInner};
-use crate::outbound::LogLevel;
+use crate::protocol::LogLevel;
 use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::{
-    CallToolResult, Content, Era, ErrorCode, McpError, ProtocolVersion, RequestId,
+    CallToolResult, Content, ErrorCode, McpError, ProtocolEra, ProtocolVersion, RequestId,
 };
 use crate::request::{ClientInfo, Reply};
 
@@ -27,9 +27,9 @@ pub(crate) struct Scope {
     pub(crate) client: Arc<ClientInfo>,
     pub(crate) progress_token: Option<Value>,
     /// The least severe log level the client wants for this request.
-    pub(crate) log_level: Option<crate::outbound::LogLevel>,
+    pub(crate) log_level: Option<crate::protocol::LogLevel>,
     /// Where the request's notifications go (set by the connection after `resolve`).
-    pub(crate) sink: Option<crate::outbound::Sink>,
+    pub(crate) sink: Option<crate::request::Sink>,
     /// The HTTP request headers, on HTTP (set likewise).
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
     /// Ends the request's HTTP response stream early (set likewise).
@@ -37,7 +37,7 @@ pub(crate) struct Scope {
     /// The verified caller, on HTTP with authorization (set likewise).
     pub(crate) principal: Option<Arc<crate::auth::Principal>>,
     /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
-    pub(crate) round: Option<Arc<crate::ask::round::Round>>,
+    pub(crate) round: Option<Arc<crate::request_state::round::Round>>,
 }
 
 /// Whether a result may be cached by the client (2026-07-28 caching rules).
@@ -91,7 +91,7 @@ pub(crate) fn resolve(
                 )))
             })?;
             let version = ProtocolVersion::parse(requested)
-                .filter(|v| v.era() == Era::Stateless)
+                .filter(|v| v.era() == ProtocolEra::Stateless)
                 .ok_or_else(|| invalid(unsupported_version(requested)))?;
             let capabilities = match client_capabilities {
                 Some(caps @ Value::Object(_)) => caps,
@@ -171,7 +171,7 @@ pub(crate) fn downgrade_result(result: &mut CallToolResult, version: ProtocolVer
 
 /// -32022 with the versions a stateless request may name.
 pub(crate) fn unsupported_version(requested: &str) -> McpError {
-    let supported: Vec<&str> = ProtocolVersion::of_era(Era::Stateless)
+    let supported: Vec<&str> = ProtocolVersion::of_era(ProtocolEra::Stateless)
         .map(|v| v.as_str())
         .collect();
     McpError::new(
@@ -240,13 +240,13 @@ impl Scope {
 
 pub(crate) fn encode_ok<T: Serialize>(
     server: &ServerInner,
-    era: Era,
+    era: ProtocolEra,
     id: &RequestId,
     body: &T,
     meta: Option<&Map<String, Value>>,
     cache: Cache,
 ) -> Reply {
-    let stateless = era == Era::Stateless;
+    let stateless = era == ProtocolEra::Stateless;
     if !stateless && meta.is_none_or(Map::is_empty) {
         // Nothing to add: the body is the result (the common session-era case, kept direct).
         return Reply::result(encode_result(id, body));
@@ -279,7 +279,7 @@ pub(crate) fn encode_ok<T: Serialize>(
 pub(crate) fn encode_input_required(
     server: &ServerInner,
     id: &RequestId,
-    body: &crate::ask::round::InputRequired,
+    body: &crate::request_state::round::InputRequired,
 ) -> Reply {
     encode_typed(server, id, body, "input_required")
 }
@@ -306,8 +306,8 @@ pub(crate) fn encode_typed<T: Serialize>(
     ))
 }
 
-pub(crate) fn encode_err(era: Era, id: &RequestId, mut error: McpError) -> Reply {
-    if era == Era::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
+pub(crate) fn encode_err(era: ProtocolEra, id: &RequestId, mut error: McpError) -> Reply {
+    if era == ProtocolEra::Stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND_LEGACY {
         error.code = ErrorCode::INVALID_PARAMS;
     }
     Reply::error(Some(id), &error)

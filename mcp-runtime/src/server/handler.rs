@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
 use crate::protocol::params::{Body, Request};
-use crate::protocol::{Era, McpError, ProtocolVersion, RequestId};
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion, RequestId};
 use crate::request::{Asker, Cancellation, Context, RequestInfo, Slot};
 
 pub(super) fn reply<T: Serialize>(
@@ -38,11 +38,11 @@ pub(super) fn run<T: Outcome>(
 ) -> Step {
     let asker = match (&scope.round, scope.version().era()) {
         (Some(round), _) => Asker::Round(round.clone()),
-        (None, Era::Session) => {
+        (None, ProtocolEra::Session) => {
             let peer: std::sync::Weak<Connection> = Arc::downgrade(conn);
             Asker::Session(peer)
         }
-        (None, Era::Stateless) => Asker::Unavailable(
+        (None, ProtocolEra::Stateless) => Asker::Unavailable(
             "in protocol 2026-07-28 only tools/call, prompts/get and resources/read can ask the client",
         ),
     };
@@ -61,7 +61,7 @@ pub(super) fn run<T: Outcome>(
     Step::Run(Box::pin(async move {
         // A single-use requestState is recorded before anything runs on it.
         if let Some(round) = &scope.round
-            && let Err(e) = conn.server.inner.claim_round(round).await
+            && let Err(e) = super::input::claim_round(&conn.server.inner, round).await
         {
             in_flight.ctx.finish();
             return Some(scope.err(&id, e));
@@ -166,7 +166,7 @@ pub(super) fn context_with(
         headers: scope.headers.clone(),
         closer: scope.closer.clone(),
         principal: scope.principal.clone(),
-        changes: conn.server.inner.changes.handle(),
+        catalog: conn.server.inner.catalog.handle(),
         asker,
         related_task,
     })
@@ -187,7 +187,7 @@ pub(super) fn list_page<T: crate::registry::Listed>(
     };
     let inner = &conn.server.inner;
     let Some((items, next_cursor)) = paged.page_enabled(
-        &inner.changes,
+        &inner.catalog,
         scope.principal.as_deref(),
         cursor.as_deref(),
         inner.limits.page_size,

@@ -22,76 +22,52 @@ use crate::registry::Listed;
 
 use super::Server;
 
-impl Server {
-    /// The instructions the server gives clients (`initialize` and `server/discover`), if any.
-    pub fn instructions(&self) -> Option<&str> {
-        self.inner.instructions.as_deref()
+/// What [`Server::manifest`] returns.
+pub(super) fn of(server: &Server) -> Value {
+    let inner = &server.inner;
+    let registry = &inner.registry;
+    let catalog = &inner.catalog;
+    let mut out = match serde_json::to_value(&inner.info) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    if let Some(instructions) = &inner.instructions {
+        out.insert("instructions".into(), instructions.clone().into());
     }
-
-    /// A description of this server for registries, catalogs and humans, as `--manifest` prints
-    /// it: its `serverInfo` fields (`name`, `version`, `title`, …) at the top, as in an MCP
-    /// registry `server.json`, then `instructions`, `capabilities`, and the `tools`,
-    /// `resources`, `resourceTemplates` and `prompts` that are enabled, as a 2025-11-25 client
-    /// lists them (tools with `inputSchema`, `outputSchema`, `annotations`, and
-    /// `execution.taskSupport` for task tools).
-    ///
-    /// Resources that templates list at run time are left out (listing them can mean querying
-    /// a store); their templates are in `resourceTemplates`.
-    ///
-    /// ```
-    /// let server = mcp_runtime::Server::builder().name("weather").version("1.2.0").build()?;
-    /// let manifest = server.manifest();
-    /// assert_eq!(manifest["name"], "weather");
-    /// assert_eq!(manifest["version"], "1.2.0");
-    /// assert!(manifest["tools"].is_array());
-    /// # Ok::<(), mcp_runtime::BuildError>(())
-    /// ```
-    pub fn manifest(&self) -> Value {
-        let inner = &self.inner;
-        let registry = &inner.registry;
-        let changes = &inner.changes;
-        let mut out = match serde_json::to_value(&inner.info) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        };
-        if let Some(instructions) = &inner.instructions {
-            out.insert("instructions".into(), instructions.clone().into());
-        }
-        out.insert("capabilities".into(), inner.tasks_capabilities.clone());
-        let listing =
-            |raw: &RawValue| -> Value { serde_json::from_str(raw.get()).unwrap_or(Value::Null) };
-        let tools = registry
-            .tools
-            .items
-            .iter()
-            .filter(|t| t.enabled(changes))
-            .map(|t| listing(t.listing_for(ProtocolVersion::V2025_11_25)));
-        out.insert("tools".into(), tools.collect());
-        let mut resources: Vec<Value> = registry
-            .resources
-            .items
-            .iter()
-            .filter(|r| r.enabled(changes))
-            .map(|r| listing(&r.listing))
-            .collect();
-        if let Some(skills) = &inner.skills {
-            resources.extend(skills.manifests().iter().map(|raw| listing(raw)));
-        }
-        out.insert("resources".into(), resources.into());
-        let templates = registry
-            .templates
-            .items
-            .iter()
-            .filter(|t| t.enabled(changes))
-            .map(|t| listing(&t.listing));
-        out.insert("resourceTemplates".into(), templates.collect());
-        let prompts = registry
-            .prompts
-            .items
-            .iter()
-            .filter(|p| p.enabled(changes))
-            .map(|p| listing(&p.listing));
-        out.insert("prompts".into(), prompts.collect());
-        Value::Object(out)
+    out.insert("capabilities".into(), inner.tasks_capabilities.clone());
+    let listing =
+        |raw: &RawValue| -> Value { serde_json::from_str(raw.get()).unwrap_or(Value::Null) };
+    let tools = registry
+        .tools
+        .items
+        .iter()
+        .filter(|t| t.enabled(catalog))
+        .map(|t| listing(t.listing_for(ProtocolVersion::V2025_11_25)));
+    out.insert("tools".into(), tools.collect());
+    let mut resources: Vec<Value> = registry
+        .resources
+        .items
+        .iter()
+        .filter(|r| r.enabled(catalog))
+        .map(|r| listing(&r.listing))
+        .collect();
+    if let Some(skills) = &inner.skills {
+        resources.extend(skills.manifests().iter().map(|raw| listing(raw)));
     }
+    out.insert("resources".into(), resources.into());
+    let templates = registry
+        .templates
+        .items
+        .iter()
+        .filter(|t| t.enabled(catalog))
+        .map(|t| listing(&t.listing));
+    out.insert("resourceTemplates".into(), templates.collect());
+    let prompts = registry
+        .prompts
+        .items
+        .iter()
+        .filter(|p| p.enabled(catalog))
+        .map(|p| listing(&p.listing));
+    out.insert("prompts".into(), prompts.collect());
+    Value::Object(out)
 }

@@ -2,6 +2,7 @@
 //! protocol eras as thin adapters around it.
 
 mod builder;
+mod capabilities;
 mod completion;
 pub(crate) mod connection;
 pub(crate) mod dispatch;
@@ -15,6 +16,7 @@ mod prompts;
 mod resources;
 mod skills;
 mod subscriptions;
+mod task_call;
 pub(crate) mod tasks;
 mod tools;
 mod trace;
@@ -27,6 +29,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 pub use builder::ServerBuilder;
+#[cfg(feature = "http")]
+pub(crate) use input::warn_if_request_state_key_is_ephemeral;
+pub(crate) use subscriptions::reopen_standalone;
 
 use crate::protocol::Implementation;
 use crate::registry::Registry;
@@ -67,16 +72,16 @@ pub(crate) struct ServerInner {
     pub(crate) middleware: Arc<[Arc<dyn crate::middleware::Middleware>]>,
     pub(crate) limits: Limits,
     pub(crate) states: Arc<crate::request::StateMap>,
-    /// Where changes are announced, and which items are disabled.
-    pub(crate) changes: crate::changes::Changes,
+    /// Which items are disabled, and where changes are announced.
+    pub(crate) catalog: crate::catalog::Catalog,
     /// Passes announced changes to the session-era connections.
     pub(crate) forwarder: Arc<subscriptions::Forwarder>,
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
-    pub(crate) sealer: crate::ask::seal::Sealer,
+    pub(crate) sealer: crate::request_state::seal::Sealer,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
-    pub(crate) skills: Option<Arc<crate::skills::Catalog>>,
+    pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.
@@ -136,15 +141,72 @@ impl Server {
         self.inner.registry.tools.items.iter().map(|t| &t.tool)
     }
 
-    /// The handle that announces changes to this server's clients and enables or disables its
-    /// tools, resources and prompts.
-    pub fn changes(&self) -> &crate::changes::Changes {
-        &self.inner.changes
+    /// The server's [`Catalog`](crate::catalog::Catalog): enables or disables its tools,
+    /// resources and prompts, and announces changes to its clients.
+    pub fn catalog(&self) -> &crate::catalog::Catalog {
+        &self.inner.catalog
+    }
+
+    /// The 0.1 name of [`catalog`](Self::catalog).
+    #[doc(hidden)]
+    #[deprecated(note = "renamed to `catalog()`")]
+    pub fn changes(&self) -> &crate::catalog::Catalog {
+        self.catalog()
     }
 
     /// The names of the tools this server serves, in `tools/list` order.
     pub fn tool_names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.inner.registry.tools.items.iter().map(|t| t.def.name)
+    }
+
+    /// The instructions the server gives clients (`initialize` and `server/discover`), if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// A description of this server for registries, catalogs and humans, as `--manifest` prints
+    /// it: its `serverInfo` fields (`name`, `version`, `title`, …) at the top, as in an MCP
+    /// registry `server.json`, then `instructions`, `capabilities`, and the `tools`,
+    /// `resources`, `resourceTemplates` and `prompts` that are enabled, as a 2025-11-25 client
+    /// lists them (tools with `inputSchema`, `outputSchema`, `annotations`, and
+    /// `execution.taskSupport` for task tools).
+    ///
+    /// Resources that templates list at run time are left out (listing them can mean querying
+    /// a store); their templates are in `resourceTemplates`.
+    ///
+    /// ```
+    /// let server = mcp_runtime::Server::builder().name("weather").version("1.2.0").build()?;
+    /// let manifest = server.manifest();
+    /// assert_eq!(manifest["name"], "weather");
+    /// assert_eq!(manifest["version"], "1.2.0");
+    /// assert!(manifest["tools"].is_array());
+    /// # Ok::<(), mcp_runtime::BuildError>(())
+    /// ```
+    pub fn manifest(&self) -> Value {
+        manifest::of(self)
+    }
+}
+
+impl ServerInner {
+    /// Who is asking: the verified principal's issuer and subject when the request carries
+    /// one, else from the HTTP request's headers what `request_state_caller` returns, by
+    /// default the `Authorization` header (its bytes, readable or not). It binds a
+    /// 2026-07-28 `requestState`, an HTTP session and tasks to their caller.
+    pub(crate) fn caller(
+        &self,
+        headers: Option<&http::HeaderMap>,
+        principal: Option<&crate::auth::Principal>,
+    ) -> Option<Vec<u8>> {
+        if let Some(p) = principal {
+            return Some(p.caller_key());
+        }
+        let headers = headers?;
+        match &self.state_caller {
+            Some(caller) => caller(headers).map(String::into_bytes),
+            None => headers
+                .get(http::header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+        }
     }
 }
 

@@ -18,7 +18,7 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request)
     let params = params_of!(scope, req, Body::GetPrompt);
     let inner = &conn.server.inner;
     let found = inner.registry.prompt(&params.name);
-    let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.changes))
+    let Some(prompt) = found.filter(|p| crate::registry::Listed::enabled(*p, &inner.catalog))
     else {
         let name = crate::protocol::error::clip(&params.name);
         let e = McpError::invalid_params(format!("Unknown prompt: {name}"))
@@ -40,7 +40,7 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request)
         };
         arguments.insert(name.clone(), text);
     }
-    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
     }
     let get = prompt.def.get;

@@ -24,12 +24,12 @@ impl Outcome for ReadResourceResult {}
 
 pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step {
     let registry = &conn.server.inner.registry;
-    let changes = conn.server.inner.changes.clone();
+    let catalog = conn.server.inner.catalog.clone();
     let listers: Vec<fn() -> Vec<Resource>> = registry
         .templates
         .items
         .iter()
-        .filter(|t| t.enabled(&changes))
+        .filter(|t| t.enabled(&catalog))
         .filter_map(|t| t.def.list)
         .collect();
     // Skills add their SKILL.md files (name and description from the frontmatter).
@@ -68,7 +68,7 @@ pub(super) fn list_resources(conn: &Arc<Connection>, scope: Scope, req: Request)
                     .resources
                     .items
                     .iter()
-                    .filter(|r| r.enabled(&changes))
+                    .filter(|r| r.enabled(&catalog))
                     .map(|r| r.listing.clone())
                     .collect();
                 if let Some(skills) = &skills {
@@ -99,23 +99,23 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
         return Step::Reply(scope.err(&req.id, e));
     }
     let registry = &conn.server.inner.registry;
-    let changes = &conn.server.inner.changes;
+    let catalog = &conn.server.inner.catalog;
     let (def, variables) = match registry.static_resource(&uri) {
-        Some(r) if r.enabled(changes) => (r.def, HashMap::new()),
+        Some(r) if r.enabled(catalog) => (r.def, HashMap::new()),
         // A disabled resource is not found, even where a template also matches its URI.
         Some(_) => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
         None => match registry
             .templates
             .items
             .iter()
-            .filter(|t| t.enabled(changes))
+            .filter(|t| t.enabled(catalog))
             .find_map(|t| t.template.matches(&uri).map(|v| (t.def, v)))
         {
             Some(found) => found,
             None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
         },
     };
-    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
     }
     let read = def.read;

@@ -15,7 +15,7 @@ use super::resources::{check_uri_length, read_resource};
 use crate::protocol::params::{Body, Request};
 use crate::protocol::{McpError, ResourceContents};
 use crate::registry::page_of;
-use crate::skills::Catalog;
+use crate::skills::SkillCatalog;
 
 /// `skills/list`: the entries, paged like the other lists (an entry is never split).
 pub(super) fn list_skills(conn: &Connection, scope: &Scope, req: &Request) -> Step {
@@ -80,7 +80,7 @@ pub(super) fn read_directory(conn: &Connection, scope: &Scope, req: &Request) ->
 }
 
 /// The server's skills (the dispatcher routes here only when it has some).
-fn catalog(conn: &Connection) -> Option<&Arc<Catalog>> {
+fn catalog(conn: &Connection) -> Option<&Arc<SkillCatalog>> {
     conn.server.inner.skills.as_ref()
 }
 

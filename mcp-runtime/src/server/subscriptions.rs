@@ -11,7 +11,7 @@ use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{context, params_of, reply};
 use super::resources::check_uri_length;
-use crate::changes::{Change, covers};
+use crate::catalog::{Change, covers};
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::params::{Body, ListenFilter, Request};
 use crate::protocol::{McpError, RequestId};
@@ -142,9 +142,9 @@ impl Forwarder {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let mut changes = conn.server.inner.changes.subscribe();
+        let mut changes = conn.server.inner.catalog.subscribe();
         let mut alive = self.alive.subscribe();
-        // Ends when the server is gone (its list dropped) or its `Changes` handle is.
+        // Ends when the server is gone (its list dropped) or its `Catalog` handle is.
         let forwarder = Arc::downgrade(self);
         *task = Some(runtime.spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
@@ -221,15 +221,13 @@ pub(super) fn forward(conn: &Connection, change: &Change) {
     }
 }
 
-impl Connection {
-    /// Session era: a GET stream that replaces one the client lost (it reconnected with a
-    /// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
-    /// notifications from now on, starting with every list and every subscribed resource:
-    /// what went out on the lost stream may never have arrived.
-    pub(crate) fn reopen_standalone(&self, sink: crate::outbound::Sink) {
-        *self.standalone.lock().expect("standalone lock") = Some(sink);
-        forward_everything(self);
-    }
+/// Session era: a GET stream that replaces one the client lost (it reconnected with a
+/// `Last-Event-ID` nobody recorded, as every standalone stream's is) carries the session's
+/// notifications from now on, starting with every list and every subscribed resource: what
+/// went out on the lost stream may never have arrived.
+pub(crate) fn reopen_standalone(conn: &Connection, sink: crate::request::Sink) {
+    *conn.standalone.lock().expect("standalone lock") = Some(sink);
+    forward_everything(conn);
 }
 
 /// After missed changes: every list may have changed, and every subscribed resource.
@@ -256,14 +254,14 @@ fn forward_everything(conn: &Connection) {
 /// checked its length).
 fn knows_resource(conn: &Connection, uri: &str) -> bool {
     let registry = &conn.server.inner.registry;
-    let changes = &conn.server.inner.changes;
+    let catalog = &conn.server.inner.catalog;
     match registry.static_resource(uri) {
-        Some(r) => r.enabled(changes),
+        Some(r) => r.enabled(catalog),
         None => registry
             .templates
             .items
             .iter()
-            .any(|t| t.enabled(changes) && t.template.matches(uri).is_some()),
+            .any(|t| t.enabled(catalog) && t.template.matches(uri).is_some()),
     }
 }
 
@@ -367,7 +365,7 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
         Err(e) => return Step::Reply(scope.err(&id, e)),
     };
     // Subscribed before the acknowledgement: nothing announced after it is missed.
-    let mut changes = conn.server.inner.changes.subscribe();
+    let mut changes = conn.server.inner.catalog.subscribe();
     let conn = conn.clone();
     Step::Run(Box::pin(async move {
         use tokio::sync::broadcast::error::RecvError;

@@ -37,21 +37,21 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request) 
     }
     let inner = &conn.server.inner;
     let found = inner.registry.tool(&params.name);
-    let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.changes)) else {
+    let Some(tool) = found.filter(|t| crate::registry::Listed::enabled(*t, &inner.catalog)) else {
         let name = crate::protocol::error::clip(&params.name);
         let e = McpError::invalid_params(format!("Unknown tool: {name}"))
             .with_data(serde_json::json!({ "name": name }));
         return Step::Reply(scope.err(&req.id, e));
     };
-    let task = match super::tasks::mode(&scope, tool, params.task.as_ref()) {
+    let task = match super::task_call::mode(&scope, tool, params.task.as_ref()) {
         Ok(mode) => mode,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
-    if let Err(e) = conn.server.inner.open_round(&mut scope, &req) {
+    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
     }
-    if let super::tasks::Mode::Task(ttl) = task {
-        return super::tasks::call_as_task(
+    if let super::task_call::Mode::Task(ttl) = task {
+        return super::task_call::call_as_task(
             conn,
             scope,
             &req.id,

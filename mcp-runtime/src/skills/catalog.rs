@@ -27,7 +27,7 @@ pub(crate) struct ServedFile {
 }
 
 /// The skills of one directory.
-pub(crate) struct Catalog {
+pub(crate) struct SkillCatalog {
     root: PathBuf,
     /// `skills/list` entries, by `SKILL.md` URI.
     entries: Vec<Box<RawValue>>,
@@ -72,10 +72,10 @@ fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-impl Catalog {
+impl SkillCatalog {
     /// Scans `root`: every folder holding a `SKILL.md` is a skill. Errors name the skill and
     /// what is wrong (see the module docs for the rules).
-    pub(crate) fn scan(root: &Path) -> Result<Catalog, BuildError> {
+    pub(crate) fn scan(root: &Path) -> Result<SkillCatalog, BuildError> {
         let shown = root.display().to_string();
         if !cfg!(feature = "skills") {
             return Err(invalid(shown, super::NEEDS_FEATURE));
@@ -88,7 +88,7 @@ impl Catalog {
         }
         let tree = walk(root).map_err(|e| invalid(&shown, e))?;
         let mut loaded: BTreeMap<Segments, ServedFile> = BTreeMap::new();
-        let mut catalog = Catalog {
+        let mut catalog = SkillCatalog {
             root: root.to_path_buf(),
             entries: Vec::new(),
             by_uri: HashMap::new(),
@@ -290,9 +290,9 @@ fn load(root: &Path, segments: &Segments, budget: u64) -> Result<ServedFile, Str
     })
 }
 
-impl std::fmt::Debug for Catalog {
+impl std::fmt::Debug for SkillCatalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Catalog")
+        f.debug_struct("SkillCatalog")
             .field("root", &self.root)
             .field("skills", &self.entries.len())
             .finish_non_exhaustive()

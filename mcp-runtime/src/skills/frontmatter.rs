@@ -51,7 +51,7 @@ fn yaml_to_json(yaml: &str) -> Result<Value, String> {
     })
 }
 
-/// Without the YAML parser [`Catalog::scan`](super::Catalog::scan) refuses the directory
+/// Without the YAML parser [`SkillCatalog::scan`](super::SkillCatalog::scan) refuses the directory
 /// before reading any frontmatter; this keeps `parse` total all the same.
 #[cfg(not(feature = "skills"))]
 fn yaml_to_json(_yaml: &str) -> Result<Value, String> {

@@ -2,7 +2,7 @@
 //! SEP-2640): each folder holding a `SKILL.md` is a skill, and every file in it is a resource
 //! under `skill://<skill-path>/<file-path>`.
 //!
-//! The directory is scanned once, when the server is built ([`Catalog::scan`]): names,
+//! The directory is scanned once, when the server is built ([`SkillCatalog::scan`]): names,
 //! frontmatter, sizes and SHA-256 digests are fixed from then on, so `skills/list` is a
 //! listing that changes only with the program (cached like `tools/list`). A read goes back to
 //! the disk through [`resolve_within`](crate::resource::resolve_within) and is refused unless
@@ -22,7 +22,7 @@ mod frontmatter;
 mod scan;
 mod uri;
 
-pub(crate) use catalog::Catalog;
+pub(crate) use catalog::SkillCatalog;
 
 /// Why a skills directory is refused when the `skills` feature is off.
 pub(crate) const NEEDS_FEATURE: &str = "serving skills needs the `skills` feature of mcp-runtime \
@@ -43,7 +43,7 @@ mod tests {
     /// which feature serves it, rather than listing no skills.
     #[test]
     fn without_the_feature_a_skills_dir_fails_the_build_naming_it() {
-        let Err(err) = super::Catalog::scan(&std::env::temp_dir()) else {
+        let Err(err) = super::SkillCatalog::scan(&std::env::temp_dir()) else {
             panic!("a skills directory is served without the `skills` feature");
         };
         let err = err.to_string();

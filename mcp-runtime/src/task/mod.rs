@@ -58,10 +58,16 @@
 
 mod live;
 mod store;
+mod tasks;
 mod time;
 
-pub(crate) use live::{Announce, Live, OnChange, Origin, TaskConfig, Tasks};
-pub use store::{MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, Update};
+pub(crate) use live::{Live, OnChange, Origin};
+#[allow(deprecated)]
+pub use store::Update;
+pub use store::{
+    MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, UpdateOutcome,
+};
+pub(crate) use tasks::{Announce, TaskConfig, Tasks};
 pub(crate) use time::rfc3339;
 
 use std::time::{Duration, SystemTime};

@@ -43,7 +43,7 @@ pub struct StoreLimits {
 
 /// What [`TaskStore::update`] did.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Update {
+pub enum UpdateOutcome {
     /// The record was written (its stored revision is now one more than the one given).
     Written,
     /// Someone else wrote the record since the writer read it: nothing was written, and this
@@ -52,6 +52,11 @@ pub enum Update {
     /// There is no such record (removed, or its TTL ran out).
     Missing,
 }
+
+/// The 0.1 name of [`UpdateOutcome`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `UpdateOutcome`")]
+pub type Update = UpdateOutcome;
 
 /// Keeps task records. The default, [`MemoryTaskStore`], keeps them in this process; a shared
 /// store (Redis, a database) lets several instances see the same tasks.
@@ -75,22 +80,22 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Replaces the record with `record.id` if its stored revision is `record.revision`,
     /// storing it with the revision incremented; otherwise writes nothing and returns the
-    /// stored record ([`Update::Stale`]) or [`Update::Missing`].
+    /// stored record ([`UpdateOutcome::Stale`]) or [`UpdateOutcome::Missing`].
     ///
     /// The default reads, compares and [`put`](Self::put)s: correct for one process, racy for
     /// a store shared by several (override it there).
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         Box::pin(async move {
             match self.get(&record.id).await? {
-                None => Ok(Update::Missing),
+                None => Ok(UpdateOutcome::Missing),
                 Some(stored) if stored.revision != record.revision => {
-                    Ok(Update::Stale(Box::new(stored)))
+                    Ok(UpdateOutcome::Stale(Box::new(stored)))
                 }
                 Some(_) => {
                     let mut record = record;
                     record.revision += 1;
                     self.put(record).await?;
-                    Ok(Update::Written)
+                    Ok(UpdateOutcome::Written)
                 }
             }
         })
@@ -135,7 +140,7 @@ impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
         (**self).put(record)
     }
 
-    fn update(&self, record: TaskRecord) -> StoreFuture<'_, Update> {
+    fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         (**self).update(record)
     }
 
@@ -236,19 +241,19 @@ impl TaskStore for MemoryTaskStore {
         ready(Ok(()))
     }
 
-    fn update(&self, mut record: TaskRecord) -> StoreFuture<'_, Update> {
+    fn update(&self, mut record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         let mut records = self.lock();
         let now = SystemTime::now();
         let outcome = match records.by_id.get_mut(&record.id) {
-            Some((_, stored)) if stored.is_expired(now) => Update::Missing,
-            None => Update::Missing,
+            Some((_, stored)) if stored.is_expired(now) => UpdateOutcome::Missing,
+            None => UpdateOutcome::Missing,
             Some((_, stored)) if stored.revision != record.revision => {
-                Update::Stale(Box::new(stored.clone()))
+                UpdateOutcome::Stale(Box::new(stored.clone()))
             }
             Some((_, stored)) => {
                 record.revision += 1;
                 *stored = record;
-                Update::Written
+                UpdateOutcome::Written
             }
         };
         ready(Ok(outcome))
@@ -399,12 +404,12 @@ mod tests {
         let read = now(store.get("a")).unwrap().unwrap();
         let mut first = read.clone();
         first.status = TaskStatus::Cancelled;
-        assert_eq!(now(store.update(first)).unwrap(), Update::Written);
+        assert_eq!(now(store.update(first)).unwrap(), UpdateOutcome::Written);
         // A writer that read revision 0 lost: it gets what is stored, nothing is written.
         let mut late = read;
         late.status = TaskStatus::Completed;
         match now(store.update(late)).unwrap() {
-            Update::Stale(stored) => {
+            UpdateOutcome::Stale(stored) => {
                 assert_eq!((stored.status, stored.revision), (TaskStatus::Cancelled, 1))
             }
             other => panic!("{other:?}"),
@@ -415,7 +420,7 @@ mod tests {
         );
         let mut gone = record("b", "o", hour);
         gone.revision = 0;
-        assert_eq!(now(store.update(gone)).unwrap(), Update::Missing);
+        assert_eq!(now(store.update(gone)).unwrap(), UpdateOutcome::Missing);
     }
 
     #[test]

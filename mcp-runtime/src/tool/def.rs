@@ -7,8 +7,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::output::{OutputMode, OutputSpec};
-use crate::context::Context;
 use crate::protocol::{CallToolResult, Icon, IconTheme, McpError, ToolAnnotations};
+use crate::request::Context;
 
 /// The future a tool adapter returns.
 pub type ToolFuture =

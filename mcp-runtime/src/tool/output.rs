@@ -27,7 +27,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::protocol::{CallToolResult, Content, McpError};
-use crate::schema::{Profile, schema_for};
+use crate::schema::{SchemaDirection, schema_for};
 
 /// How a return value is turned into a result; decided once, from the output schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +102,7 @@ impl<T: Serialize + JsonSchema> ToolOutput for Json<T> {
         let spec = serde_output_spec::<T>();
         match spec.mode {
             OutputMode::Object => spec,
-            _ => wrapped_spec(schema_for::<T>(Profile::Output)),
+            _ => wrapped_spec(schema_for::<T>(SchemaDirection::Output)),
         }
     }
     fn into_call_result(self, mode: OutputMode) -> Result<CallToolResult, McpError> {
@@ -112,7 +112,7 @@ impl<T: Serialize + JsonSchema> ToolOutput for Json<T> {
 
 /// The spec of a `Serialize + JsonSchema` type, from the root of its schema.
 pub fn serde_output_spec<T: JsonSchema + ?Sized>() -> OutputSpec {
-    let schema = schema_for::<T>(Profile::Output);
+    let schema = schema_for::<T>(SchemaDirection::Output);
     match schema.get("type").and_then(Value::as_str) {
         Some("string") => OutputSpec {
             schema: None,

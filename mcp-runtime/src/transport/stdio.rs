@@ -22,8 +22,8 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use crate::Server;
-use crate::outbound::Sink;
 use crate::protocol::jsonrpc::Encoded;
+use crate::request::Sink;
 use crate::server::connection::{Connection, Step, Wire};
 use crate::server::dispatch;
 

@@ -5,7 +5,9 @@
 //! `mcp_runtime::client`. `tests/conformance/run-client.sh` runs the suite against it.
 
 use mcp_runtime::ProtocolVersion;
-use mcp_runtime::client::{Client, ClientError, ElicitResult, Protocol, Root, SampledMessage};
+use mcp_runtime::client::{
+    Client, ClientError, ElicitResult, ProtocolChoice, Root, SampledMessage,
+};
 use mcp_runtime::protocol::Role;
 use serde_json::{Map, Value, json};
 
@@ -23,15 +25,15 @@ async fn main() {
 }
 
 /// The era the runner asked for: its version when it names one, otherwise auto-detection.
-fn protocol() -> Protocol {
+fn protocol() -> ProtocolChoice {
     match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
         .ok()
         .as_deref()
         .and_then(ProtocolVersion::parse)
     {
-        Some(ProtocolVersion::V2026_07_28) => Protocol::Stateless,
-        Some(v) => Protocol::Session(v),
-        None => Protocol::Auto,
+        Some(ProtocolVersion::V2026_07_28) => ProtocolChoice::Stateless,
+        Some(v) => ProtocolChoice::Session(v),
+        None => ProtocolChoice::Auto,
     }
 }
 

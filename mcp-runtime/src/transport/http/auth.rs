@@ -11,7 +11,7 @@ use std::sync::Arc;
 use http::{HeaderMap, Method, Uri};
 
 use super::body::HttpResponse;
-use super::state::Shared;
+use super::shared::Shared;
 use crate::auth::Principal;
 use crate::protocol::params::Request;
 use crate::server::envelope::{Decoded, Envelope};
@@ -86,7 +86,7 @@ mod enabled {
     use serde_json::json;
 
     use super::super::body::{self, HttpResponse};
-    use super::super::state::Shared;
+    use super::super::shared::Shared;
     use crate::auth::{Auth, Principal, TokenError};
     use crate::protocol::params::Request;
 
@@ -253,10 +253,10 @@ mod enabled {
         let mut name = "";
         for (lookup, target) in req.targets() {
             let needed = match lookup {
-                "subscribe" => inner.registry.scopes_covered(&inner.changes, target),
+                "subscribe" => inner.registry.scopes_covered(&inner.catalog, target),
                 _ => inner
                     .registry
-                    .scopes_for(&inner.changes, lookup, target)
+                    .scopes_for(&inner.catalog, lookup, target)
                     .to_vec(),
             };
             for s in needed {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::events::{EventStore, MemoryEventStore};
 use super::route::RouteToken;
-use super::session_store::SessionStore;
+use super::sessions::SessionStore;
 use crate::env::{invalid, var};
 use crate::server::Limits;
 

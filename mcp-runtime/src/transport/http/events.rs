@@ -19,15 +19,21 @@ pub struct StoredEvent {
     pub bytes: Bytes,
 }
 
-/// What a store holds of one stream after a given event.
+/// What [`EventStore::replay`] returns: the events an event store holds of one SSE stream after a
+/// given event, and whether the stream has ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Replay {
+pub struct EventReplay {
     /// The events after the given one, oldest first, with no gap.
     pub events: Vec<StoredEvent>,
     /// Whether the stream is finished: no event follows the last of `events` (its result
     /// was recorded, or the instance producing it is gone).
     pub finished: bool,
 }
+
+/// The 0.1 name of [`EventReplay`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `EventReplay`")]
+pub type Replay = EventReplay;
 
 /// Why an event store failed (a lost connection, a refused write).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,7 +89,7 @@ pub trait EventStore: Send + Sync + 'static {
         session: &'a str,
         stream: u64,
         after: u64,
-    ) -> EventFuture<'a, Option<Replay>>;
+    ) -> EventFuture<'a, Option<EventReplay>>;
     /// Completes once `stream` has something a replay after `after` would show: a newer event,
     /// its end, or its removal from the store. It completes at once if that is already so, and
     /// may complete spuriously (the caller replays again and, finding nothing, waits again).
@@ -282,13 +288,13 @@ impl MemoryEventStore {
         }
     }
 
-    fn replay_now(&self, session: &str, stream: u64, after: u64) -> Option<Replay> {
+    fn replay_now(&self, session: &str, stream: u64, after: u64) -> Option<EventReplay> {
         let logs = self.logs.lock().expect("event store lock");
         let log = logs.sessions.get(session)?.streams.get(&stream)?;
         if log.evicted_through.is_some_and(|gone| after < gone) {
             return None;
         }
-        Some(Replay {
+        Some(EventReplay {
             events: log
                 .events
                 .iter()
@@ -370,7 +376,7 @@ impl EventStore for MemoryEventStore {
         session: &'a str,
         stream: u64,
         after: u64,
-    ) -> EventFuture<'a, Option<Replay>> {
+    ) -> EventFuture<'a, Option<EventReplay>> {
         ready(self.replay_now(session, stream, after))
     }
 
@@ -417,7 +423,7 @@ mod tests {
         store.open_now("s", 9);
         assert_eq!(
             store.replay_now("s", 9, 0),
-            Some(Replay::default()),
+            Some(EventReplay::default()),
             "an opened stream is known"
         );
         assert_eq!(store.replay_now("s", 8, 0), None);

@@ -7,7 +7,7 @@ use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, Method, Response, StatusCode};
 
 use super::body::{Body, HttpResponse};
-use super::state::Shared;
+use super::shared::Shared;
 
 /// Liveness: 200 while the process serves HTTP at all, draining included (an orchestrator
 /// must not kill an instance for finishing its requests).

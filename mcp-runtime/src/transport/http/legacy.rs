@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use super::body::{self, HttpResponse};
-use super::session::Full;
-use super::state::{RequestBody, Shared, owner, read_body, utf8};
+use super::sessions::Full;
+use super::shared::{RequestBody, Shared, owner, read_body, utf8};
 use super::stream::spawn_stream;
 use crate::auth::Principal;
 use crate::protocol::McpError;
@@ -118,7 +118,7 @@ pub(crate) async fn post<B: RequestBody>(
     };
     // Notifications (progress, logs) go on the session's one stream too; dropped if it is full.
     let notes = stream.clone();
-    let sink = crate::outbound::Sink::new(move |message| {
+    let sink = crate::request::Sink::new(move |message| {
         notes
             .try_send(body::event(None, Some("message"), &message))
             .is_ok()

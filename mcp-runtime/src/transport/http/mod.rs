@@ -34,7 +34,7 @@
 
 mod auth;
 mod body;
-mod clients;
+mod client_limits;
 mod config;
 mod cors;
 mod events;
@@ -46,9 +46,8 @@ mod mount;
 mod origin;
 mod route;
 mod service;
-pub(crate) mod session;
-mod session_store;
-pub(crate) mod state;
+pub(crate) mod sessions;
+pub(crate) mod shared;
 pub(crate) mod stateless;
 mod stream;
 
@@ -65,13 +64,18 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 pub use config::HttpConfig;
+#[allow(deprecated)]
+pub use events::Replay;
 pub use events::{
-    EventFuture, EventStore, EventStoreError, MemoryEventStore, Replay, StoredEvent, WaitFuture,
+    EventFuture, EventReplay, EventStore, EventStoreError, MemoryEventStore, StoredEvent,
+    WaitFuture,
 };
 pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
-pub use session_store::{
-    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, Touched,
+#[allow(deprecated)]
+pub use sessions::Touched;
+pub use sessions::{
+    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, TouchOutcome,
 };
 
 pub(crate) use origin::origin_problem;
@@ -176,7 +180,7 @@ where
         tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
     }
     tracing::info!("serving MCP on http://{local}{}", config.path);
-    server.warn_if_request_state_key_is_ephemeral(local);
+    crate::server::warn_if_request_state_key_is_ephemeral(&server, local);
     let drain_delay = config.drain_delay_for(!guard::is_loopback_ip(local.ip()));
     let mcp = McpService::new(server, config);
     let config = mcp.config();

@@ -19,9 +19,9 @@ use tokio::task::AbortHandle;
 
 use super::body::{Body, HttpResponse};
 use super::config::HttpConfig;
-use super::session::Sessions;
-use super::state::Shared;
-use super::{clients, service};
+use super::sessions::Sessions;
+use super::shared::Shared;
+use super::{client_limits, service};
 use crate::Server;
 use crate::server::connection::{Connection, Wire};
 
@@ -117,7 +117,7 @@ impl McpService {
             stateless: Connection::stateless_only(server.clone(), Wire::HTTP),
             server,
             sessions,
-            clients: clients::Clients::new(config.max_in_flight_per_client),
+            clients: client_limits::ClientLimits::new(config.max_in_flight_per_client),
             shutdown: shutdown_rx,
             draining: AtomicBool::new(false),
             config,

@@ -10,13 +10,13 @@ use tokio::sync::mpsc;
 
 use super::auth;
 use super::body::{self, HttpResponse};
-use super::clients::ClientKey;
+use super::client_limits::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
 use super::health;
 use super::legacy;
-use super::session::{Full, Lookup, Session};
-use super::state::{
+use super::sessions::{Full, Lookup, Session};
+use super::shared::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
@@ -514,7 +514,7 @@ async fn get(
                 }
                 let sink = super::stream::standalone_sink(&tx, None);
                 spawn_stream(state, tx, &session, None);
-                session.conn.reopen_standalone(sink);
+                crate::server::reopen_standalone(&session.conn, sink);
             }
             Err(e) => {
                 tracing::warn!(session = %session.id, error = %e, "could not look up an SSE stream to resume");

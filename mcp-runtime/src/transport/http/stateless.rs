@@ -4,7 +4,7 @@
 use http::{HeaderMap, StatusCode};
 use serde_json::Value;
 
-use super::state::header;
+use super::shared::header;
 use crate::protocol::jsonrpc;
 use crate::protocol::params::{Body, Request};
 use crate::protocol::{ErrorCode, McpError};

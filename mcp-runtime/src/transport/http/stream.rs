@@ -9,11 +9,11 @@ use tokio::sync::mpsc;
 
 use super::body::{self, HttpResponse};
 use super::events::EventStore;
-use super::session::Session;
-use super::state::Shared;
-use crate::outbound::Sink;
+use super::sessions::Session;
+use super::shared::Shared;
 use crate::protocol::jsonrpc::Encoded;
 use crate::request::Reply;
+use crate::request::Sink;
 use crate::server::connection::{Arrival, Pending, Step};
 
 /// The SSE comment sent on a stream with nothing to say for the keep-alive interval.
@@ -207,7 +207,7 @@ impl StreamEvents {
             return body::event(None, None, message);
         };
         t.seq += 1;
-        let id = super::session::event_id(t.stream, t.seq);
+        let id = super::sessions::event_id(t.stream, t.seq);
         let event = body::event(Some(&id), None, message);
         if let Err(e) = t
             .store

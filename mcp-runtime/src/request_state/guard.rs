@@ -27,10 +27,10 @@ pub type GuardFuture<'a> = Pin<Box<dyn Future<Output = Result<bool, GuardError>>
 ///
 /// ```standalone_crate
 /// use std::time::SystemTime;
-/// use mcp_runtime::ask::{GuardFuture, RequestStateGuard};
+/// use mcp_runtime::request_state::{GuardFuture, RequestStateGuard};
 ///
 /// /// Lets every state through once per process, by asking the in-memory guard.
-/// struct Logged(mcp_runtime::ask::MemoryStateGuard);
+/// struct Logged(mcp_runtime::request_state::MemoryStateGuard);
 ///
 /// impl RequestStateGuard for Logged {
 ///     fn first_use<'a>(&'a self, id: &'a str, expires: SystemTime) -> GuardFuture<'a> {

@@ -1,5 +1,6 @@
-//! [`Changes`]: announce from anywhere in the program that a resource changed or that the lists
-//! of tools, resources or prompts did, and enable or disable registered items at run time.
+//! [`Catalog`]: what a server offers, at run time. Enable or disable registered tools,
+//! resources and prompts, and announce from anywhere in the program that a resource changed or
+//! that a list did.
 //!
 //! Clients hear of it the way their protocol era says: session-era clients get
 //! `notifications/resources/updated` for the URIs they subscribed to (`resources/subscribe`)
@@ -22,7 +23,7 @@
 //!     // A background task tells subscribed clients when the reading changes.
 //!     std::thread::spawn(|| loop {
 //!         std::thread::sleep(std::time::Duration::from_secs(60));
-//!         mcp_runtime::changes().resource_updated("sensor://temperature");
+//!         mcp_runtime::catalog().resource_updated("sensor://temperature");
 //!     });
 //!     # if false {
 //!     mcp_runtime::run!();
@@ -61,9 +62,10 @@ pub(crate) enum Change {
     Everything,
 }
 
-/// What a name given to [`Changes::disable`] refers to.
+/// Which kind of registered item a name given to [`Catalog::disable`] or
+/// [`Catalog::enable`] names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
+pub enum ItemKind {
     /// A tool, by name.
     Tool,
     /// A resource or resource template, by name or by URI (template).
@@ -72,68 +74,96 @@ pub enum Kind {
     Prompt,
 }
 
-/// A handle that announces changes to every client of the servers using it. Cheap to clone,
-/// usable from any thread.
+/// The 0.1 name of [`ItemKind`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `ItemKind`")]
+pub type Kind = ItemKind;
+
+/// A handle on what the servers using it offer: it enables and disables registered tools,
+/// resources and prompts, and announces changes (a list changed, a resource was updated) to
+/// every client of those servers. Cheap to clone, usable from any thread.
 ///
-/// [`run!`](crate::run) serves with the process-wide handle, [`changes()`](crate::changes());
+/// [`run!`](crate::run) serves with the process-wide handle, [`catalog()`](crate::catalog());
 /// a server built with [`Server::builder`](crate::Server::builder) has its own unless given one
-/// with [`ServerBuilder::changes`](crate::ServerBuilder::changes).
+/// with [`ServerBuilder::catalog`](crate::ServerBuilder::catalog).
 #[derive(Clone)]
-pub struct Changes {
+pub struct Catalog {
     hub: Arc<Hub>,
 }
+
+/// The 0.1 name of [`Catalog`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `Catalog`")]
+pub type Changes = Catalog;
 
 struct Hub {
     tx: broadcast::Sender<Change>,
     /// This handle's id on the change bus (its own messages are not delivered twice).
     origin: String,
     bus: OnceLock<Arc<dyn ChangeBus>>,
-    disabled: RwLock<HashSet<(Kind, String)>>,
+    disabled: RwLock<HashSet<(ItemKind, String)>>,
     /// Bumped on every enable/disable: list cursors from before are refused.
     generation: AtomicU64,
 }
 
-impl std::fmt::Debug for Changes {
+impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Changes").finish_non_exhaustive()
+        f.debug_struct("Catalog").finish_non_exhaustive()
     }
 }
 
-impl Default for Changes {
+impl Default for Catalog {
     fn default() -> Self {
-        Changes::new()
+        Catalog::new()
     }
 }
 
-/// The process-wide [`Changes`] handle, the one [`run!`](crate::run) serves with.
-pub fn changes() -> Changes {
-    static GLOBAL: OnceLock<Changes> = OnceLock::new();
-    GLOBAL.get_or_init(Changes::new).clone()
+/// The process-wide [`Catalog`] handle, the one [`run!`](crate::run) serves with.
+pub fn catalog() -> Catalog {
+    static GLOBAL: OnceLock<Catalog> = OnceLock::new();
+    GLOBAL.get_or_init(Catalog::new).clone()
 }
 
-impl Changes {
-    /// This handle as a request carries it to its handler ([`Context::changes`] reads it back).
+/// The 0.1 name of [`catalog()`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `catalog()`")]
+pub fn changes() -> Catalog {
+    catalog()
+}
+
+impl Catalog {
+    /// This handle as a request carries it to its handler ([`Context::catalog`] reads it back).
     pub(crate) fn handle(&self) -> Opaque {
         self.hub.clone()
     }
 }
 
+// Defined here, not with `Context` in `request/`: the request layer cannot name `Catalog`
+// (it imports nothing from the modules above it; `tests/module_cycles.rs`), so it carries the
+// handle opaquely and this module reads it back.
 impl Context {
-    /// The handle that announces changes (a resource updated, a list changed) and enables or
-    /// disables tools, resources and prompts at run time.
-    pub fn changes(&self) -> Changes {
-        // Only `Changes::handle` makes what a request carries here.
-        let hub = self.changes_handle().clone().downcast::<Hub>();
-        Changes {
-            hub: hub.expect("a request carries its server's change handle"),
+    /// The server's [`Catalog`]: enables and disables tools, resources and prompts at run time,
+    /// and announces changes (a resource updated, a list changed).
+    pub fn catalog(&self) -> Catalog {
+        // Only `Catalog::handle` makes what a request carries here.
+        let hub = self.catalog_handle().clone().downcast::<Hub>();
+        Catalog {
+            hub: hub.expect("a request carries its server's catalog handle"),
         }
+    }
+
+    /// The 0.1 name of [`catalog`](Self::catalog).
+    #[doc(hidden)]
+    #[deprecated(note = "renamed to `catalog()`")]
+    pub fn changes(&self) -> Catalog {
+        self.catalog()
     }
 }
 
-impl Changes {
+impl Catalog {
     /// A new handle, not shared with any other.
-    pub fn new() -> Changes {
-        Changes {
+    pub fn new() -> Catalog {
+        Catalog {
             hub: Arc::new(Hub {
                 // Subscribers that fall this far behind skip ahead (list changes are idempotent).
                 tx: broadcast::channel(1024).0,
@@ -147,7 +177,7 @@ impl Changes {
 
     fn send(&self, change: Change) {
         if let Some(bus) = self.hub.bus.get()
-            && let Some(event) = change.event()
+            && let Some(event) = ChangeEvent::of(&change)
         {
             bus.publish(BusMessage {
                 origin: self.hub.origin.clone(),
@@ -229,7 +259,7 @@ impl Changes {
     /// Hides a registered item: it leaves its list, and calling, reading or getting it is an
     /// unknown-item error, until [`enable`](Self::enable)d. Returns whether it was enabled;
     /// if it was, the list change is announced.
-    pub fn disable(&self, kind: Kind, name: impl Into<String>) -> bool {
+    pub fn disable(&self, kind: ItemKind, name: impl Into<String>) -> bool {
         let changed = self
             .hub
             .disabled
@@ -241,7 +271,7 @@ impl Changes {
 
     /// Serves a disabled item again. Returns whether it was disabled; if it was, the list change
     /// is announced.
-    pub fn enable(&self, kind: Kind, name: &str) -> bool {
+    pub fn enable(&self, kind: ItemKind, name: &str) -> bool {
         let changed = self
             .hub
             .disabled
@@ -251,20 +281,20 @@ impl Changes {
         self.after_toggle(kind, changed)
     }
 
-    fn after_toggle(&self, kind: Kind, changed: bool) -> bool {
+    fn after_toggle(&self, kind: ItemKind, changed: bool) -> bool {
         if changed {
             self.hub.generation.fetch_add(1, Ordering::Relaxed);
             self.send(match kind {
-                Kind::Tool => Change::Tools,
-                Kind::Resource => Change::Resources,
-                Kind::Prompt => Change::Prompts,
+                ItemKind::Tool => Change::Tools,
+                ItemKind::Resource => Change::Resources,
+                ItemKind::Prompt => Change::Prompts,
             });
         }
         changed
     }
 
     /// Whether an item named by any of `keys` (its name, its URI) is enabled.
-    pub(crate) fn is_enabled(&self, kind: Kind, keys: &[&str]) -> bool {
+    pub(crate) fn is_enabled(&self, kind: ItemKind, keys: &[&str]) -> bool {
         if self.hub.generation.load(Ordering::Relaxed) == 0 {
             return true; // nothing was ever disabled: no lock on the hot path
         }
@@ -336,16 +366,16 @@ mod tests {
 
     #[test]
     fn disabling_announces_once_and_hides() {
-        let changes = Changes::new();
+        let changes = Catalog::new();
         let mut rx = changes.subscribe();
-        assert!(changes.is_enabled(Kind::Tool, &["t"]));
-        assert!(changes.disable(Kind::Tool, "t"));
-        assert!(!changes.disable(Kind::Tool, "t"));
-        assert!(!changes.is_enabled(Kind::Tool, &["t"]));
-        assert!(changes.is_enabled(Kind::Prompt, &["t"]));
+        assert!(changes.is_enabled(ItemKind::Tool, &["t"]));
+        assert!(changes.disable(ItemKind::Tool, "t"));
+        assert!(!changes.disable(ItemKind::Tool, "t"));
+        assert!(!changes.is_enabled(ItemKind::Tool, &["t"]));
+        assert!(changes.is_enabled(ItemKind::Prompt, &["t"]));
         assert_eq!(rx.try_recv().unwrap(), Change::Tools);
         assert!(rx.try_recv().is_err());
-        assert!(changes.enable(Kind::Tool, "t"));
-        assert!(changes.is_enabled(Kind::Tool, &["t"]));
+        assert!(changes.enable(ItemKind::Tool, "t"));
+        assert!(changes.is_enabled(ItemKind::Tool, &["t"]));
     }
 }

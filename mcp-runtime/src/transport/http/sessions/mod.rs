@@ -1,139 +1,32 @@
-//! Session-era state over HTTP: one [`Connection`] per `Mcp-Session-Id`, bounded in number and
+//! Session-era state over HTTP: one [`Session`] per `Mcp-Session-Id`, bounded in number and
 //! idle time. Sessions live in this process; with a [`SessionStore`] they also live in the
 //! store, and an instance that meets a session it does not hold restores it from there.
 
-use std::collections::HashMap;
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+mod restore;
+mod session;
+mod store;
+mod table;
+
+pub(crate) use session::{Session, event_id};
+#[allow(deprecated)]
+pub use store::Touched;
+pub use store::{
+    MemorySessionStore, SessionFuture, SessionRecord, SessionStore, SessionStoreError, TouchOutcome,
+};
+
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use self::restore::{RestoreGate, Restored, Restoring, record_of};
+use self::table::Table;
 use super::events::EventStore;
 use super::route::RouteToken;
-use super::session_store::{SessionRecord, SessionStore, SessionStoreError, Touched};
 use crate::Server;
 use crate::server::connection::{Connection, Wire};
-
-/// One session: its connection, when it was last used, and its SSE streams.
-pub(crate) struct Session {
-    pub(crate) id: String,
-    pub(crate) conn: Arc<Connection>,
-    last_seen: Mutex<Instant>,
-    /// Set on each use, cleared as the eviction clock passes (a second chance).
-    used: AtomicBool,
-    /// Random high bits of this copy's stream ids: a session restored on another instance
-    /// (or again here) never reuses the ids of streams an earlier copy opened.
-    stream_base: u64,
-    next_stream: AtomicU64,
-    /// Flips to `true` when the session ends, closing its streams.
-    ended: tokio::sync::watch::Sender<bool>,
-    /// For HTTP+SSE (2024-11-05) sessions: the one stream every response goes on.
-    pub(crate) legacy: Option<mpsc::Sender<Bytes>>,
-    /// SSE streams of the session open right now (a session with one is never evicted).
-    open_streams: AtomicUsize,
-    /// A digest of the caller that opened it: only that caller may use it.
-    owner: Option<[u8; 32]>,
-    /// With a session store: when the store's expiry is next pushed back (ms after the
-    /// sessions' epoch), and whether the store holds the record (a failed save is retried
-    /// then).
-    refresh_at: AtomicU64,
-    stored: AtomicBool,
-    /// Whether this copy came from the store (its streams may have been opened elsewhere).
-    restored: bool,
-}
-
-/// Counts an open SSE stream of its session while it lives.
-pub(crate) struct StreamHold(Arc<Session>);
-
-impl Drop for StreamHold {
-    fn drop(&mut self) {
-        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-impl Session {
-    /// Marks an SSE stream of the session open until the hold is dropped.
-    pub(crate) fn hold_stream(self: &Arc<Self>) -> StreamHold {
-        self.open_streams.fetch_add(1, Ordering::Relaxed);
-        StreamHold(self.clone())
-    }
-
-    /// Whether the session is doing something for its client: a request running, an SSE
-    /// stream open, or (HTTP+SSE) its one stream still connected.
-    fn busy(&self) -> bool {
-        self.conn.in_flight() > 0
-            || self.conn.has_tasks()
-            || self.open_streams.load(Ordering::Relaxed) > 0
-            || self.legacy.as_ref().is_some_and(|tx| !tx.is_closed())
-    }
-
-    fn idle_for(&self, now: Instant) -> Duration {
-        now.duration_since(*self.last_seen.lock().expect("session lock"))
-    }
-
-    pub(crate) fn touch(&self) {
-        self.used.store(true, Ordering::Relaxed);
-        *self.last_seen.lock().expect("session lock") = Instant::now();
-    }
-
-    /// Whether its streams start with a priming event: only for 2025-11-25 and later (older
-    /// SDK clients fail on an event with empty data).
-    pub(crate) fn primes(&self) -> bool {
-        self.conn
-            .session()
-            .is_some_and(|c| c.version >= crate::protocol::ProtocolVersion::V2025_11_25)
-    }
-
-    /// A new stream id: unique within the session, on every instance it is served by.
-    pub(crate) fn new_stream(&self) -> u64 {
-        self.stream_base | (self.next_stream.fetch_add(1, Ordering::Relaxed) & 0xffff_ffff)
-    }
-
-    /// Where a `Last-Event-ID` resumes: `(stream, after)` for an id of the form streams issue
-    /// (`<stream>-<seq>`, both plain decimal) naming one of the session's streams; `None` for
-    /// anything else, which resumes nothing (`0-garbage` used to replay stream 0 from its
-    /// start, and `+0-1` was read as `0-1`). A session in a shared store may have streams
-    /// opened by other instances: there the event store alone says which it knows.
-    pub(crate) fn resume_point(&self, last_event_id: &str, shared: bool) -> Option<(u64, u64)> {
-        let decimal = |s: &str| {
-            (!s.is_empty() && s.len() <= 20 && s.bytes().all(|b| b.is_ascii_digit()))
-                .then(|| s.parse::<u64>().ok())
-                .flatten()
-        };
-        let (stream, seq) = last_event_id.split_once('-')?;
-        let (stream, after) = (decimal(stream)?, decimal(seq)?);
-        let ours = stream & !0xffff_ffff == self.stream_base
-            && (stream & 0xffff_ffff) < self.next_stream.load(Ordering::Relaxed);
-        (ours || shared || self.restored).then_some((stream, after))
-    }
-
-    /// The priming event of a stream whose position is `<stream>-<seq>` (for resumable
-    /// streams, of clients at 2025-11-25 or later: older SDKs fail on an event with empty
-    /// data).
-    pub(crate) fn priming(&self, stream: u64, seq: u64, retry: Duration) -> Option<Bytes> {
-        self.primes()
-            .then(|| super::body::priming(&event_id(stream, seq), retry))
-    }
-
-    /// Completes when the session ends (DELETE, expiry, shutdown of its legacy stream).
-    pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<bool> {
-        self.ended.subscribe()
-    }
-
-    /// Whether the session has ended: nothing more is recorded for it.
-    pub(crate) fn is_ended(&self) -> bool {
-        *self.ended.borrow()
-    }
-}
-
-/// An SSE event id, `<stream>-<seq>`: it names its stream (the resumption cursor) and the
-/// event's place in it (the priming event is 0, the first message 1).
-pub(crate) fn event_id(stream: u64, seq: u64) -> String {
-    format!("{stream}-{seq}")
-}
 
 /// Why a session could not be created.
 pub(crate) struct Full(pub(crate) usize);
@@ -160,49 +53,6 @@ pub(crate) struct Sessions {
     /// Restores under way, by id: concurrent requests of one unknown session restore it once.
     restoring: Restoring,
     epoch: Instant,
-}
-
-/// The sessions by id, and the order the eviction clock visits them in.
-#[derive(Default)]
-struct Table {
-    by_id: HashMap<String, Arc<Session>>,
-    /// Ids in the order they were created (or last given a second chance); ids of sessions
-    /// already gone are skipped when met, and swept out when they outnumber the live ones.
-    clock: VecDeque<String>,
-}
-
-impl Table {
-    /// The session to end to make room, by the CLOCK approximation of least-recently-used:
-    /// from the oldest, a session used since the clock last passed gets a second chance (moves
-    /// to the back, its mark cleared), a busy one is skipped, and the first that is neither is
-    /// the one. At most two turns of the clock (amortized O(1) per eviction, where scanning
-    /// every session cost ~0.7 ms per handshake at 10,000 under this lock: benches/soak).
-    fn victim(&mut self) -> Option<Arc<Session>> {
-        let mut visits = 2 * self.clock.len();
-        while visits > 0 {
-            visits -= 1;
-            let id = self.clock.pop_front()?;
-            let Some(session) = self.by_id.get(&id) else {
-                continue; // gone already
-            };
-            if session.busy() || session.used.swap(false, Ordering::Relaxed) {
-                self.clock.push_back(id);
-                continue;
-            }
-            return self.by_id.remove(&id);
-        }
-        None
-    }
-
-    fn insert(&mut self, session: Arc<Session>) {
-        // Ids of ended sessions stay in the clock until met: sweep them before they pile up.
-        if self.clock.len() > 2 * self.by_id.len() + 64 {
-            let live = &self.by_id;
-            self.clock.retain(|id| live.contains_key(id));
-        }
-        self.clock.push_back(session.id.clone());
-        self.by_id.insert(session.id.clone(), session);
-    }
 }
 
 impl Sessions {
@@ -268,24 +118,8 @@ impl Sessions {
     ) -> Arc<Session> {
         // The same tasks on every instance that holds the session.
         conn.own_tasks_as_session(&id);
-        let mut base = [0u8; 4];
-        getrandom::fill(&mut base).expect("the OS random source works");
         let refresh_at = self.now_ms() + u64::try_from(self.refresh().0.as_millis()).unwrap_or(0);
-        Arc::new(Session {
-            id,
-            conn,
-            last_seen: Mutex::new(Instant::now()),
-            used: AtomicBool::new(false),
-            stream_base: u64::from(u32::from_be_bytes(base)) << 32,
-            next_stream: AtomicU64::new(0),
-            ended: tokio::sync::watch::channel(false).0,
-            legacy,
-            open_streams: AtomicUsize::new(0),
-            owner,
-            refresh_at: AtomicU64::new(refresh_at),
-            stored: AtomicBool::new(restored),
-            restored,
-        })
+        Arc::new(Session::new(id, conn, legacy, owner, restored, refresh_at))
     }
 
     /// Lists a session, ending the least recently used idle one at the limit.
@@ -415,14 +249,14 @@ impl Sessions {
             return true;
         }
         match store.touch(&session.id, ttl).await {
-            Ok(Touched::Kept) => true,
-            Ok(Touched::Missing) => {
+            Ok(TouchOutcome::Kept) => true,
+            Ok(TouchOutcome::Missing) => {
                 // Expired meanwhile, or the store lost it (a Redis restarted without
                 // persistence): the session is alive here, so it is saved again.
                 self.save(session).await;
                 true
             }
-            Ok(Touched::Removed) => {
+            Ok(TouchOutcome::Removed) => {
                 tracing::debug!(session = %session.id, "session removed through another instance");
                 self.remove_local(&session.id);
                 false
@@ -555,7 +389,7 @@ impl Sessions {
     /// What ending a session (already out of the map) takes; `everywhere` when no other
     /// copy lives on (then its events go too).
     fn end(&self, session: &Session, everywhere: bool) {
-        session.ended.send_replace(true);
+        session.mark_ended();
         session.conn.cancel_all();
         if everywhere {
             self.forget_events(&session.id);
@@ -617,7 +451,7 @@ impl Sessions {
                 return true;
             }
             tracing::debug!(session = %id, "session expired");
-            s.ended.send_replace(true);
+            s.mark_ended();
             s.conn.cancel_all();
             gone.push((id.clone(), s.legacy.is_some()));
             false
@@ -630,121 +464,6 @@ impl Sessions {
         }
         gone.into_iter().map(|(id, _)| id).collect()
     }
-}
-
-/// Restores under way, by session id.
-type Restoring = Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>;
-
-/// One request's place in the restore of a session: requests for the same id take turns, and
-/// the last to leave removes the entry, however it leaves (a request whose client went away
-/// is dropped mid-restore). Every clone of an entry is taken and dropped under the map's lock,
-/// so the count it reads is exact.
-struct RestoreGate<'a> {
-    restoring: &'a Restoring,
-    id: &'a str,
-    gate: Option<Arc<tokio::sync::Mutex<()>>>,
-}
-
-impl<'a> RestoreGate<'a> {
-    fn enter(restoring: &'a Restoring, id: &'a str) -> RestoreGate<'a> {
-        let gate = restoring
-            .lock()
-            .expect("restoring lock")
-            .entry(id.to_owned())
-            .or_default()
-            .clone();
-        RestoreGate {
-            restoring,
-            id,
-            gate: Some(gate),
-        }
-    }
-
-    async fn lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.gate.as_ref().expect("held until dropped").lock().await
-    }
-}
-
-impl Drop for RestoreGate<'_> {
-    fn drop(&mut self) {
-        let mut restoring = self.restoring.lock().expect("restoring lock");
-        drop(self.gate.take());
-        if restoring
-            .get(self.id)
-            .is_some_and(|gate| Arc::strong_count(gate) == 1)
-        {
-            restoring.remove(self.id);
-        }
-    }
-}
-
-/// The record of a session whose handshake succeeded.
-fn record_of(session: &Session) -> Option<SessionRecord> {
-    let client = session.conn.session()?;
-    let mut subscriptions: Vec<String> = session
-        .conn
-        .subscriptions()
-        .map(|s| {
-            s.lock()
-                .expect("subscriptions lock")
-                .iter()
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    subscriptions.sort();
-    Some(SessionRecord {
-        v: 1,
-        protocol_version: client.version.as_str().to_owned(),
-        client_info: client.info.clone(),
-        capabilities: client.capabilities.clone(),
-        log_level: session.conn.log_level().as_str().to_owned(),
-        subscriptions,
-        owner: session.owner.map(|o| crate::id::hex(&o)),
-    })
-}
-
-/// What a record restores.
-struct Restored {
-    client: crate::request::ClientInfo,
-    level: crate::outbound::LogLevel,
-    subscriptions: Vec<String>,
-    owner: Option<[u8; 32]>,
-}
-
-impl Restored {
-    /// `None` for a record this version cannot serve (an unknown protocol version, a
-    /// malformed owner): the session is then unknown, and its client initializes again.
-    fn of(record: &SessionRecord) -> Option<Restored> {
-        let version = crate::protocol::ProtocolVersion::parse(&record.protocol_version)
-            .filter(|v| v.era() == crate::protocol::Era::Session)?;
-        let level = crate::outbound::LogLevel::parse(&record.log_level).ok()?;
-        let owner = match &record.owner {
-            None => None,
-            Some(hex) => Some(parse_digest(hex)?),
-        };
-        Some(Restored {
-            client: crate::request::ClientInfo {
-                version,
-                info: record.client_info.clone(),
-                capabilities: record.capabilities.clone(),
-            },
-            level,
-            subscriptions: record.subscriptions.clone(),
-            owner,
-        })
-    }
-}
-
-fn parse_digest(hex: &str) -> Option<[u8; 32]> {
-    if hex.len() != 64 || !hex.is_ascii() {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, byte) in out.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
 }
 
 #[cfg(test)]
@@ -809,14 +528,5 @@ mod tests {
             b0 & !0xffff_ffff,
             "random high bits per copy"
         );
-    }
-
-    #[test]
-    fn digests_round_trip_through_hex() {
-        let digest = [0xa5u8; 32];
-        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(parse_digest(&hex), Some(digest));
-        assert_eq!(parse_digest(&hex[1..]), None);
-        assert_eq!(parse_digest(&"zz".repeat(32)), None);
     }
 }

@@ -78,7 +78,7 @@ impl SessionRecord {
 
 /// What [`SessionStore::touch`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Touched {
+pub enum TouchOutcome {
     /// The record is there; its expiry was pushed back.
     Kept,
     /// The session was [removed](SessionStore::remove) (a `DELETE` on some instance).
@@ -88,9 +88,14 @@ pub enum Touched {
     Missing,
 }
 
+/// The 0.1 name of [`TouchOutcome`].
+#[doc(hidden)]
+#[deprecated(note = "renamed to `TouchOutcome`")]
+pub type Touched = TouchOutcome;
+
 /// Keeps session-era sessions for a fleet, so an instance that does not know a session
 /// restores it from here instead of answering 404. Set with
-/// [`HttpConfig::session_store`](super::HttpConfig::session_store); without one
+/// [`HttpConfig::session_store`](crate::transport::http::HttpConfig::session_store); without one
 /// (the default), sessions live in their instance only.
 ///
 /// What is stored is small and written rarely: [`save`](Self::save) once per session
@@ -102,9 +107,9 @@ pub enum Touched {
 /// What does not move between instances: requests in flight and the server's own requests
 /// to the client (elicitation, sampling, roots) wait on the instance that started them, and
 /// fail if it goes away (the client retries); an open SSE stream does too (the client
-/// resumes it elsewhere with `Last-Event-ID` when the [`EventStore`](super::EventStore) is
+/// resumes it elsewhere with `Last-Event-ID` when the [`EventStore`](crate::transport::http::EventStore) is
 /// shared). Keep routing a session to one instance (a route token in its id,
-/// [`HttpConfig::route_token`](super::HttpConfig::route_token)); the store is
+/// [`HttpConfig::route_token`](crate::transport::http::HttpConfig::route_token)); the store is
 /// what survives a failover.
 pub trait SessionStore: Send + Sync + 'static {
     /// Creates or replaces the record of session `id`, to expire `ttl` from now unless saved
@@ -121,10 +126,10 @@ pub trait SessionStore: Send + Sync + 'static {
     /// removed).
     fn load<'a>(&'a self, id: &'a str) -> SessionFuture<'a, Option<SessionRecord>>;
     /// Pushes the record's expiry back to `ttl` from now, and says whether it was there.
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, Touched>;
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, TouchOutcome>;
     /// Removes the record of session `id`, and remembers the removal for `ttl` (so
     /// [`touch`](Self::touch) from an instance still holding the session says
-    /// [`Touched::Removed`]).
+    /// [`TouchOutcome::Removed`]).
     fn remove<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, ()>;
 }
 
@@ -187,16 +192,16 @@ impl SessionStore for MemorySessionStore {
         ready(found)
     }
 
-    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, Touched> {
+    fn touch<'a>(&'a self, id: &'a str, ttl: Duration) -> SessionFuture<'a, TouchOutcome> {
         let now = Instant::now();
         let mut entries = self.entries.lock().expect("session store lock");
         let touched = match entries.get_mut(id).filter(|(_, until)| *until > now) {
             Some((Some(_), until)) => {
                 *until = now + ttl;
-                Touched::Kept
+                TouchOutcome::Kept
             }
-            Some((None, _)) => Touched::Removed,
-            None => Touched::Missing,
+            Some((None, _)) => TouchOutcome::Removed,
+            None => TouchOutcome::Missing,
         };
         ready(touched)
     }
@@ -244,13 +249,13 @@ mod tests {
         let store = MemorySessionStore::new();
         let ttl = Duration::from_secs(60);
         assert_eq!(store.load("s").await.unwrap(), None);
-        assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Missing);
+        assert_eq!(store.touch("s", ttl).await.unwrap(), TouchOutcome::Missing);
         store.save("s", &record(), ttl).await.unwrap();
         assert_eq!(store.load("s").await.unwrap(), Some(record()));
-        assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Kept);
+        assert_eq!(store.touch("s", ttl).await.unwrap(), TouchOutcome::Kept);
         store.remove("s", ttl).await.unwrap();
         assert_eq!(store.load("s").await.unwrap(), None);
-        assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Removed);
+        assert_eq!(store.touch("s", ttl).await.unwrap(), TouchOutcome::Removed);
         assert!(store.is_empty());
         store.save("s", &record(), ttl).await.unwrap();
         assert_eq!(
@@ -258,7 +263,7 @@ mod tests {
             None,
             "a removed id stays removed"
         );
-        assert_eq!(store.touch("s", ttl).await.unwrap(), Touched::Removed);
+        assert_eq!(store.touch("s", ttl).await.unwrap(), TouchOutcome::Removed);
         store
             .save("t", &record(), Duration::from_millis(30))
             .await
@@ -266,6 +271,6 @@ mod tests {
         assert_eq!(store.len(), 1);
         tokio::time::sleep(Duration::from_millis(60)).await;
         assert_eq!(store.load("t").await.unwrap(), None, "expired");
-        assert_eq!(store.touch("t", ttl).await.unwrap(), Touched::Missing);
+        assert_eq!(store.touch("t", ttl).await.unwrap(), TouchOutcome::Missing);
     }
 }

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::body::{self, HttpResponse};
 use super::config::HttpConfig;
-use super::session::Sessions;
+use super::sessions::Sessions;
 use crate::Server;
 use crate::protocol::McpError;
 use crate::server::connection::Connection;
@@ -41,7 +41,7 @@ pub(crate) struct Shared {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Arc<Sessions>,
     /// 2026-07-28 requests in progress per client.
-    pub(crate) clients: Arc<super::clients::Clients>,
+    pub(crate) clients: Arc<super::client_limits::ClientLimits>,
     /// Stateless (2026-07-28) requests share one connection: it never opens a session.
     pub(crate) stateless: Arc<Connection>,
     /// Flips to `true` at shutdown, ending SSE streams.

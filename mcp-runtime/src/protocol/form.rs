@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
-use crate::schema::{Profile, inlined_schema_for};
+use crate::schema::{SchemaDirection, inlined_schema_for};
 
 const STRING_FORMATS: [&str; 4] = ["email", "uri", "date", "date-time"];
 
@@ -26,7 +26,7 @@ pub(crate) fn form_schema_of<T: JsonSchema + 'static>() -> Result<Value, String>
     if let Some(found) = cache.lock().expect("form cache").get(&TypeId::of::<T>()) {
         return found.clone();
     }
-    let form = form_schema(&inlined_schema_for::<T>(Profile::Input))
+    let form = form_schema(&inlined_schema_for::<T>(SchemaDirection::Input))
         .map_err(|e| format!("`{}` cannot be an elicitation form: {e}", T::schema_name()));
     cache
         .lock()

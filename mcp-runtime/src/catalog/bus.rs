@@ -1,6 +1,6 @@
 //! The change bus: how the instances of a fleet hear of each other's changes.
 //!
-//! A change announced on one instance ([`Changes::tools_changed`](super::Changes::tools_changed),
+//! A change announced on one instance ([`Catalog::tools_changed`](super::Catalog::tools_changed),
 //! a resource update, a task's new state) reaches that instance's clients at once, and is
 //! [published](ChangeBus::publish) on the bus; every other instance
 //! [delivers](BusInbound::deliver) it to its own `subscriptions/listen` streams and
@@ -14,7 +14,7 @@
 //! instance.
 //!
 //! Without a bus (the default) changes stay in the process. [`LocalBus`] joins several
-//! [`Changes`](super::Changes) handles of one process (tests, several servers in one
+//! [`Catalog`](super::Catalog) handles of one process (tests, several servers in one
 //! program); `mcp_redis::RedisChangeBus` joins the instances of a fleet.
 
 use std::sync::{Arc, Mutex, Weak};
@@ -54,10 +54,30 @@ pub enum ChangeEvent {
     Missed,
 }
 
+impl ChangeEvent {
+    /// The event that carries `change` to other instances (`None` for what stays local).
+    pub(super) fn of(change: &Change) -> Option<ChangeEvent> {
+        Some(match change {
+            Change::Tools => ChangeEvent::ToolsListChanged,
+            Change::Prompts => ChangeEvent::PromptsListChanged,
+            Change::Resources => ChangeEvent::ResourcesListChanged,
+            Change::Updated(uri) => ChangeEvent::ResourceUpdated {
+                uri: uri.to_string(),
+            },
+            Change::Task { id, owner, task } => ChangeEvent::TaskStatus {
+                id: id.to_string(),
+                owner: owner.to_string(),
+                task: serde_json::from_str(task).unwrap_or_default(),
+            },
+            Change::Everything => return None,
+        })
+    }
+}
+
 /// A [`ChangeEvent`] and the instance that announced it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BusMessage {
-    /// The announcing [`Changes`](super::Changes) handle's id ([`Changes::origin`](super::Changes::origin)):
+    /// The announcing [`Catalog`](super::Catalog) handle's id ([`Catalog::origin`](super::Catalog::origin)):
     /// it does not deliver its own messages a second time.
     pub origin: String,
     /// What changed.
@@ -66,7 +86,7 @@ pub struct BusMessage {
 
 /// Carries changes between the instances of a fleet. Attach one with
 /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus) or
-/// [`Changes::attach_bus`](super::Changes::attach_bus).
+/// [`Catalog::attach_bus`](super::Catalog::attach_bus).
 pub trait ChangeBus: Send + Sync + 'static {
     /// Sends `message` to every instance. Called on the thread that announced the change,
     /// perhaps outside any async runtime: it must not block (queue it and return). A bus that
@@ -78,19 +98,19 @@ pub trait ChangeBus: Send + Sync + 'static {
     fn attach(&self, inbound: BusInbound);
 }
 
-/// [`Changes::attach_bus`](super::Changes::attach_bus) on a handle that has a bus already.
+/// [`Catalog::attach_bus`](super::Catalog::attach_bus) on a handle that has a bus already.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BusAlreadyAttached;
 
 impl std::fmt::Display for BusAlreadyAttached {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a change bus is attached to this Changes handle already")
+        f.write_str("a change bus is attached to this Catalog handle already")
     }
 }
 
 impl std::error::Error for BusAlreadyAttached {}
 
-/// Where a [`ChangeBus`] delivers: the local side of one [`Changes`](super::Changes) handle.
+/// Where a [`ChangeBus`] delivers: the local side of one [`Catalog`](super::Catalog) handle.
 /// Cheap to clone; it does not keep the handle alive.
 #[derive(Clone)]
 pub struct BusInbound {
@@ -126,7 +146,7 @@ impl BusInbound {
         }
     }
 
-    /// Whether the [`Changes`](super::Changes) handle is gone: the bus may stop.
+    /// Whether the [`Catalog`](super::Catalog) handle is gone: the bus may stop.
     pub fn is_closed(&self) -> bool {
         self.hub.strong_count() == 0
     }
@@ -149,27 +169,7 @@ impl From<ChangeEvent> for Change {
     }
 }
 
-impl Change {
-    /// The event that carries this change to other instances (`None` for what stays local).
-    pub(super) fn event(&self) -> Option<ChangeEvent> {
-        Some(match self {
-            Change::Tools => ChangeEvent::ToolsListChanged,
-            Change::Prompts => ChangeEvent::PromptsListChanged,
-            Change::Resources => ChangeEvent::ResourcesListChanged,
-            Change::Updated(uri) => ChangeEvent::ResourceUpdated {
-                uri: uri.to_string(),
-            },
-            Change::Task { id, owner, task } => ChangeEvent::TaskStatus {
-                id: id.to_string(),
-                owner: owner.to_string(),
-                task: serde_json::from_str(task).unwrap_or_default(),
-            },
-            Change::Everything => return None,
-        })
-    }
-}
-
-/// A bus inside one process: every [`Changes`](super::Changes) handle attached to it (or to a
+/// A bus inside one process: every [`Catalog`](super::Catalog) handle attached to it (or to a
 /// clone) hears the others. For tests of fleet behaviour without Redis, and for programs that
 /// serve several servers with separate handles.
 #[derive(Clone, Default)]

@@ -17,20 +17,20 @@ pub(crate) enum ClientKey {
 }
 
 /// Requests in progress per client.
-pub(crate) struct Clients {
+pub(crate) struct ClientLimits {
     counts: Mutex<HashMap<ClientKey, usize>>,
     limit: usize,
 }
 
 /// One request in progress for its client, until dropped (with its response body).
 pub(crate) struct ClientSlot {
-    clients: Arc<Clients>,
+    clients: Arc<ClientLimits>,
     keys: Vec<ClientKey>,
 }
 
-impl Clients {
-    pub(crate) fn new(limit: usize) -> Arc<Clients> {
-        Arc::new(Clients {
+impl ClientLimits {
+    pub(crate) fn new(limit: usize) -> Arc<ClientLimits> {
+        Arc::new(ClientLimits {
             counts: Mutex::default(),
             limit,
         })
@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn each_client_has_its_own_limit_and_entries_go_when_empty() {
-        let clients = Clients::new(2);
+        let clients = ClientLimits::new(2);
         let a = || vec![ClientKey::Address("127.0.0.1".parse().unwrap())];
         let b = || vec![ClientKey::Caller([1; 32])];
         let first = clients.take(a()).unwrap();

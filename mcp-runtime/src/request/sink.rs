@@ -1,4 +1,5 @@
-//! Messages a request sends to the client before its result: progress and log notifications.
+//! Where a request's messages to the client go before its result: progress and log
+//! notifications, and (session era) its requests to the client.
 //!
 //! Each request has a sink chosen by its transport: the stdio writer, the SSE stream of its
 //! HTTP response, or the test client's collector. Notifications stop once the request is
@@ -8,8 +9,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::protocol::jsonrpc::Encoded;
-// Its public home (a request logs at one of these levels); it is part of the protocol.
-pub use crate::protocol::logging::LogLevel;
 
 /// Where a request's notifications go.
 #[derive(Clone)]

@@ -114,7 +114,7 @@ impl Binding {
             }
         }
         let mut hasher = Hash::new();
-        hasher.update(canonical(&value));
+        hasher.update(crate::id::canonical_json(&value));
         if let Some(principal) = principal {
             hasher.update([0u8]);
             hasher.update(Hash::hash(principal));
@@ -124,53 +124,6 @@ impl Binding {
             digest: URL_SAFE_NO_PAD.encode(hasher.finalize()),
         })
     }
-}
-
-/// A digest of what an ask asked (its method and params): an answer is used only for the
-/// question it answered.
-pub(crate) fn ask_digest(method: &str, params: &Value) -> String {
-    let mut hasher = Hash::new();
-    hasher.update(method.as_bytes());
-    hasher.update([0u8]);
-    hasher.update(canonical(params));
-    URL_SAFE_NO_PAD.encode(hasher.finalize())
-}
-
-/// JSON with object keys sorted at every level, so equal values give equal bytes whatever the
-/// order they arrived in (and whether or not serde_json preserves it).
-fn canonical(value: &Value) -> Vec<u8> {
-    fn write(value: &Value, out: &mut Vec<u8>) {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push(b'{');
-                for (i, key) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    out.extend(serde_json::to_vec(key).expect("a string serializes"));
-                    out.push(b':');
-                    write(&map[key], out);
-                }
-                out.push(b'}');
-            }
-            Value::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write(item, out);
-                }
-                out.push(b']');
-            }
-            other => out.extend(serde_json::to_vec(other).expect("a scalar serializes")),
-        }
-    }
-    let mut out = Vec::new();
-    write(value, &mut out);
-    out
 }
 
 /// What a state carries besides its binding.
@@ -507,31 +460,6 @@ mod tests {
                 .unwrap_err();
             assert!(e.message.contains("different request"), "{e}");
         }
-    }
-
-    #[test]
-    fn ask_digests_ignore_key_order_but_not_content() {
-        let a = ask_digest(
-            "elicitation/create",
-            &json!({"message": "m", "requestedSchema": {"a": 1, "b": 2}}),
-        );
-        let b = ask_digest(
-            "elicitation/create",
-            &json!({"requestedSchema": {"b": 2, "a": 1}, "message": "m"}),
-        );
-        let c = ask_digest(
-            "elicitation/create",
-            &json!({"message": "other", "requestedSchema": {"a": 1, "b": 2}}),
-        );
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-        assert_ne!(
-            a,
-            ask_digest(
-                "sampling/createMessage",
-                &json!({"message": "m", "requestedSchema": {"a": 1, "b": 2}})
-            )
-        );
     }
 
     #[test]
