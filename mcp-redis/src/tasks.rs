@@ -404,7 +404,7 @@ impl TaskStore for RedisTaskStore {
 
     fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         Box::pin(async move {
-            let next = record.revision + 1;
+            let next = record.revision.wrapping_add(1);
             self.write(&record, Some(record.revision), next).await
         })
     }

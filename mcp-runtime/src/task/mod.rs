@@ -68,7 +68,7 @@ pub use store::{
     MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, UpdateOutcome,
 };
 pub(crate) use tasks::{Announce, TaskConfig, Tasks};
-pub(crate) use time::rfc3339;
+pub(crate) use time::{later, rfc3339};
 
 use std::time::{Duration, SystemTime};
 
@@ -144,6 +144,12 @@ pub struct TaskRecord {
     pub id: String,
     /// Who may see it: a digest of its session or caller, never the credentials themselves.
     pub owner: String,
+    /// Whose limit it counts against ([`StoreLimits::max_per_owner`]): the client that created
+    /// it, as a digest of its verified principal, else of its address, whatever session it
+    /// called through (`None`: its [`owner`](Self::owner), as for a stdio session or a record
+    /// written before this field existed). See [`counts_against`](Self::counts_against).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool it runs.
     pub tool: String,
     /// Its status.
@@ -188,6 +194,12 @@ impl TaskRecord {
     /// which a record read back from a store may hold).
     pub fn expires_at(&self) -> Option<SystemTime> {
         self.ttl.and_then(|ttl| self.created_at.checked_add(ttl))
+    }
+
+    /// The key its owner's limit counts it under: [`client`](Self::client), else
+    /// [`owner`](Self::owner).
+    pub fn counts_against(&self) -> &str {
+        self.client.as_deref().unwrap_or(&self.owner)
     }
 
     /// Whether its TTL has run out at `now`.
