@@ -182,7 +182,11 @@ impl Client {
     fn call(self, session: &str, method: &str, params: Value) -> Value {
         let req = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
         let (_, head, body) = self.send("POST", Some(session), &req.to_string());
-        let data = match body.lines().filter_map(|l| l.strip_prefix("data:")).last() {
+        let data = match body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .next_back()
+        {
             Some(event) => event.trim().to_owned(),
             None => body.clone(),
         };

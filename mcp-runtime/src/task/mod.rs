@@ -30,7 +30,10 @@
 //! A task belongs to the session (session era) or the caller (2026-07-28: the same caller a
 //! `requestState` is bound to) that created it: anyone else asking for its id is told it does
 //! not exist. Tasks live until their TTL (counted from creation) runs out; then they are removed,
-//! and a task still running is cancelled. Records are kept by a [`TaskStore`]
+//! and a task still running is cancelled. Each client (its verified principal, else its
+//! address, across all of its sessions) may hold a bounded number of records, finished or not,
+//! and finished ones make room before a task is refused ([`StoreLimits`]); a session's finished
+//! tasks are removed when it ends. Records are kept by a [`TaskStore`]
 //! ([`MemoryTaskStore`] by default; [`ServerBuilder::task_store`](crate::ServerBuilder::task_store)
 //! sets another); the work itself runs in the process that created the task.
 //!
