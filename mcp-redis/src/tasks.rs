@@ -28,10 +28,14 @@ use crate::Redis;
 ///   that Redis expires at the end of the task's TTL;
 /// - `tasks:owner:{owner}`: the owner's task ids in creation order (a sorted set scored by a
 ///   counter, `tasks:seq`), for `tasks/list`;
-/// - `tasks:open:{owner}` and `tasks:all`: the owner's unfinished tasks and every task, scored
-///   by expiry, which the limits ([`StoreLimits`]) count in the same Lua script that inserts,
-///   so concurrent calls on any number of instances cannot overshoot them; the reapers
-///   ([`TaskStore::remove_expired`]) take expired tasks out of `tasks:all`, with their leases;
+/// - `tasks:client:{client}` and `tasks:all`: the tasks of one client
+///   ([`TaskRecord::counts_against`]) and every task, scored by expiry, which the limits
+///   ([`StoreLimits`]) count in the same Lua script that inserts, so concurrent calls on any
+///   number of instances cannot overshoot them; the reapers ([`TaskStore::remove_expired`])
+///   take expired tasks out of `tasks:all`, with their leases;
+/// - `tasks:done:{client}` and `tasks:done`: finished tasks, scored by when they ended: a
+///   create at a limit removes the oldest of them (the client's own, or anyone's when the
+///   store is full) before it refuses, in the same script;
 /// - `tasks:leases`: unfinished tasks scored by the expiry of their lease, which the reapers
 ///   of all instances read to end the tasks of stopped instances.
 ///
@@ -61,7 +65,9 @@ impl std::fmt::Debug for RedisTaskStore {
 }
 
 /// Inserts a record unless a limit forbids it. `{0, seq}` when inserted, `{1, total}` when
-/// the store is full, `{2, unfinished}` when the owner has too many unfinished tasks.
+/// the store is full, `{2, mine}` when the client has too many records, none of them finished.
+/// Before refusing, it removes finished records, the one that finished first going first: the
+/// client's own (`tasks:done:{client}`) at its limit, anyone's (`tasks:done`) when full.
 ///
 /// Expired ids are counted out of `tasks:all`, not trimmed from it: the reapers find there
 /// the expired tasks whose leases they must remove too (a lease left behind would stay in
@@ -73,32 +79,70 @@ local function extend(key, exp)
   if cur == -1 and redis.call('ZCARD', key) > 1 then return end
   if cur < tonumber(exp) then redis.call('PEXPIREAT', key, exp) end
 end
+local prefix = ARGV[10]
+local function drop(id)
+  local key = prefix .. 'task:' .. id
+  local f = redis.call('HMGET', key, 'owner', 'client')
+  redis.call('DEL', key)
+  redis.call('ZREM', KEYS[2], id)
+  redis.call('ZREM', KEYS[6], id)
+  redis.call('ZREM', KEYS[7], id)
+  if f[1] then redis.call('ZREM', prefix .. 'tasks:owner:' .. f[1], id) end
+  if f[2] then
+    redis.call('ZREM', prefix .. 'tasks:client:' .. f[2], id)
+    redis.call('ZREM', prefix .. 'tasks:done:' .. f[2], id)
+  end
+end
+local function evict(index)
+  while true do
+    local first = redis.call('ZRANGE', index, 0, 0)
+    if #first == 0 then return false end
+    redis.call('ZREM', index, first[1])
+    if redis.call('EXISTS', prefix .. 'task:' .. first[1]) == 1 then
+      drop(first[1])
+      return true
+    end
+  end
+end
 local now = ARGV[3]
-local total = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
-if total >= tonumber(ARGV[5]) then return {1, total} end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-local open = redis.call('ZCARD', KEYS[3])
-if ARGV[8] == '0' and open >= tonumber(ARGV[6]) then return {2, open} end
+local mine = redis.call('ZCARD', KEYS[3])
+while mine >= tonumber(ARGV[6]) do
+  if not evict(KEYS[8]) then return {2, mine} end
+  mine = redis.call('ZCARD', KEYS[3])
+end
+local total = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+while total >= tonumber(ARGV[5]) do
+  if not evict(KEYS[7]) then return {1, total} end
+  total = redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf')
+end
 local seq = redis.call('INCR', KEYS[5])
-redis.call('HSET', KEYS[1], 'json', ARGV[2], 'rev', ARGV[9], 'done', ARGV[8])
+redis.call('HSET', KEYS[1], 'json', ARGV[2], 'rev', ARGV[9], 'done', ARGV[8],
+  'owner', ARGV[11], 'client', ARGV[12])
 local score = '+inf'
 if ARGV[4] ~= '' then
   score = ARGV[4]
   redis.call('PEXPIREAT', KEYS[1], ARGV[4])
 end
 redis.call('ZADD', KEYS[2], score, ARGV[1])
-if ARGV[8] == '0' then
-  redis.call('ZADD', KEYS[3], score, ARGV[1])
-  extend(KEYS[3], ARGV[4])
-end
+redis.call('ZADD', KEYS[3], score, ARGV[1])
+extend(KEYS[3], ARGV[4])
 redis.call('ZADD', KEYS[4], seq, ARGV[1])
 extend(KEYS[4], ARGV[4])
-if ARGV[7] ~= '' and ARGV[8] == '0' then redis.call('ZADD', KEYS[6], ARGV[7], ARGV[1]) end
+if ARGV[8] == '1' then
+  redis.call('ZADD', KEYS[7], ARGV[13], ARGV[1])
+  redis.call('ZADD', KEYS[8], ARGV[13], ARGV[1])
+  extend(KEYS[8], ARGV[4])
+elseif ARGV[7] ~= '' then
+  redis.call('ZADD', KEYS[6], ARGV[7], ARGV[1])
+end
 return {0, seq}
 ";
 
 /// Replaces a record if its revision is `ARGV[1]` (any revision when empty). `{0}` when there
 /// is no record, `{1, json}` (the stored one) when the revision differs, `{2}` when written.
+/// A record that ends joins the finished ones (`tasks:done`, `tasks:done:{client}`), scored by
+/// when it ended, which a create removes first when it needs room.
 const UPDATE: &str = r"
 local rev = redis.call('HGET', KEYS[1], 'rev')
 if not rev then return {0, false} end
@@ -108,11 +152,18 @@ end
 redis.call('HSET', KEYS[1], 'json', ARGV[2], 'rev', ARGV[3], 'done', ARGV[4])
 if ARGV[4] == '1' then
   redis.call('ZREM', KEYS[2], ARGV[6])
-  redis.call('ZREM', KEYS[3], ARGV[6])
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[7], ARGV[6])
+  redis.call('ZADD', KEYS[4], 'NX', ARGV[7], ARGV[6])
+  if ARGV[8] == '' then
+    redis.call('PERSIST', KEYS[4])
+  else
+    local cur = redis.call('PEXPIRETIME', KEYS[4])
+    if cur ~= -1 and cur < tonumber(ARGV[8]) then redis.call('PEXPIREAT', KEYS[4], ARGV[8]) end
+  end
 elseif ARGV[5] ~= '' then
-  redis.call('ZADD', KEYS[3], ARGV[5], ARGV[6])
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
 else
-  redis.call('ZREM', KEYS[3], ARGV[6])
+  redis.call('ZREM', KEYS[2], ARGV[6])
 end
 return {2, false}
 ";
@@ -157,6 +208,15 @@ impl RedisTaskStore {
         format!("{}tasks:{name}", self.prefix)
     }
 
+    /// The key the limits count `record` under.
+    fn client_key(&self, record: &TaskRecord) -> String {
+        self.key(&format!("client:{}", record.counts_against()))
+    }
+
+    fn done_key(&self, record: &TaskRecord) -> String {
+        self.key(&format!("done:{}", record.counts_against()))
+    }
+
     async fn create_record(
         &self,
         record: TaskRecord,
@@ -173,10 +233,12 @@ impl RedisTaskStore {
         let (code, count): (i64, i64) = Script::new(CREATE)
             .key(self.record_key(&record.id))
             .key(self.key("all"))
-            .key(self.key(&format!("open:{}", record.owner)))
+            .key(self.client_key(&record))
             .key(self.key(&format!("owner:{}", record.owner)))
             .key(self.key("seq"))
             .key(self.key("leases"))
+            .key(self.key("done"))
+            .key(self.done_key(&record))
             .arg(&record.id)
             .arg(json)
             .arg(millis(SystemTime::now()))
@@ -186,13 +248,17 @@ impl RedisTaskStore {
             .arg(opt(record.lease.as_ref().map(|l| l.expires_at)))
             .arg(done)
             .arg(record.revision)
+            .arg(&self.prefix)
+            .arg(&record.owner)
+            .arg(record.counts_against())
+            .arg(millis(record.last_updated_at))
             .invoke_async(&mut conn)
             .await
             .map_err(unavailable)?;
         match code {
             0 => Ok(()),
             1 => Err(TaskStoreError::Full(format!(
-                "the server holds {count} tasks"
+                "the server holds {count} unfinished tasks"
             ))),
             _ => Err(TaskStoreError::Full(format!(
                 "{count} unfinished tasks of this client (the limit is {})",
@@ -225,14 +291,21 @@ impl RedisTaskStore {
         let mut conn = self.conn.clone();
         let (code, json): (i64, Option<String>) = Script::new(UPDATE)
             .key(self.record_key(&record.id))
-            .key(self.key(&format!("open:{}", record.owner)))
             .key(self.key("leases"))
+            .key(self.key("done"))
+            .key(self.done_key(record))
             .arg(expected.map_or_else(String::new, |r| r.to_string()))
             .arg(json)
             .arg(revision)
             .arg(done)
             .arg(lease)
             .arg(&record.id)
+            .arg(millis(record.last_updated_at))
+            .arg(
+                record
+                    .expires_at()
+                    .map_or_else(String::new, |t| millis(t).to_string()),
+            )
             .invoke_async(&mut conn)
             .await
             .map_err(unavailable)?;
@@ -259,14 +332,16 @@ impl RedisTaskStore {
     }
 
     async fn remove_record(&self, id: &str) -> Result<(), TaskStoreError> {
-        let owner = self.get_record(id).await?.map(|r| r.owner);
+        let record = self.get_record(id).await?;
         let mut pipe = redis::pipe();
         pipe.del(self.record_key(id))
             .zrem(self.key("all"), id)
-            .zrem(self.key("leases"), id);
-        if let Some(owner) = owner {
-            pipe.zrem(self.key(&format!("open:{owner}")), id)
-                .zrem(self.key(&format!("owner:{owner}")), id);
+            .zrem(self.key("leases"), id)
+            .zrem(self.key("done"), id);
+        if let Some(record) = record {
+            pipe.zrem(self.key(&format!("owner:{}", record.owner)), id)
+                .zrem(self.client_key(&record), id)
+                .zrem(self.done_key(&record), id);
         }
         let mut conn = self.conn.clone();
         pipe.query_async::<()>(&mut conn).await.map_err(unavailable)
@@ -334,7 +409,9 @@ impl RedisTaskStore {
             return Ok(ids);
         }
         let mut pipe = redis::pipe();
-        pipe.zrem(&all, &ids).zrem(self.key("leases"), &ids);
+        pipe.zrem(&all, &ids)
+            .zrem(self.key("leases"), &ids)
+            .zrem(self.key("done"), &ids);
         for id in &ids {
             pipe.del(self.record_key(id));
         }
@@ -404,7 +481,7 @@ impl TaskStore for RedisTaskStore {
 
     fn update(&self, record: TaskRecord) -> StoreFuture<'_, UpdateOutcome> {
         Box::pin(async move {
-            let next = record.revision + 1;
+            let next = record.revision.wrapping_add(1);
             self.write(&record, Some(record.revision), next).await
         })
     }

@@ -241,6 +241,7 @@ fn record(id: &str, owner: &str, ttl: Duration) -> TaskRecord {
     TaskRecord {
         id: id.into(),
         owner: owner.into(),
+        client: None,
         tool: "t".into(),
         status: TaskStatus::Working,
         status_message: None,
@@ -396,7 +397,7 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
     }
     let ok = calls.join_all().await.iter().filter(|r| r.is_ok()).count();
     assert_eq!(ok, 7);
-    // A finished task no longer counts against its owner.
+    // A finished task makes room for its owner's next one.
     let (mine, _) = stores[0].list("me", None, 10).await.unwrap();
     assert_eq!(mine.len(), 5);
     let mut done = mine[0].clone();
@@ -420,6 +421,102 @@ async fn the_limits_hold_under_concurrent_creates_from_several_instances() {
         matches!(refused, Err(TaskStoreError::Full(_))),
         "{refused:?}"
     );
+    assert_eq!(stores[0].get(&mine[0].id).await.unwrap(), None);
+}
+
+/// A finished record: completed now (a little after the previous one).
+async fn finish(store: &RedisTaskStore, id: &str) {
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    let mut done = store.get(id).await.unwrap().unwrap();
+    done.status = TaskStatus::Completed;
+    done.last_updated_at = SystemTime::now();
+    assert_eq!(store.update(done).await.unwrap(), UpdateOutcome::Written);
+}
+
+async fn held(store: &RedisTaskStore, ids: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for id in ids {
+        if store.get(id).await.unwrap().is_some() {
+            found.push(id.to_string());
+        }
+    }
+    found
+}
+
+/// Issue #27: every record counts against its client, finished or not (one client's sessions
+/// share its limit); finished ones make room, the one that finished first going first (the
+/// client's own at its limit, anyone's when the store is full), before a task is refused; a
+/// session's finished records go when it ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_record_counts_against_its_client_and_finished_ones_make_room() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisTaskStore::new(&redis_handle(&redis, "bounds").await);
+    let hour = Duration::from_secs(3600);
+    let limits = StoreLimits {
+        max_per_owner: 2,
+        max_total: 3,
+    };
+    let of = |id: &str, session: &str, client: &str| TaskRecord {
+        client: Some(client.into()),
+        ..record(id, session, hour)
+    };
+    let all = ["a", "b", "c", "d", "e", "f"];
+    // Two sessions of one client: one limit.
+    store.create(of("a", "s1", "c1"), limits).await.unwrap();
+    store.create(of("b", "s2", "c1"), limits).await.unwrap();
+    let refused = store.create(of("c", "s3", "c1"), limits).await;
+    assert!(
+        matches!(refused, Err(TaskStoreError::Full(_))),
+        "{refused:?}"
+    );
+    // At its limit, the client's own finished record makes room (b finished before a).
+    finish(&store, "b").await;
+    finish(&store, "a").await;
+    store.create(of("c", "s3", "c1"), limits).await.unwrap();
+    assert_eq!(held(&store, &all).await, ["a", "c"]);
+    // A full store makes room with anyone's finished record.
+    store.create(of("d", "s4", "c2"), limits).await.unwrap();
+    store.create(of("e", "s5", "c3"), limits).await.unwrap();
+    assert_eq!(held(&store, &all).await, ["c", "d", "e"]);
+    // Nothing finished left: refused.
+    let refused = store.create(of("f", "s6", "c4"), limits).await;
+    assert!(
+        matches!(refused, Err(TaskStoreError::Full(_))),
+        "{refused:?}"
+    );
+    // A session's finished records go when it ends; its unfinished ones stay.
+    finish(&store, "c").await;
+    let roomy = StoreLimits {
+        max_per_owner: 10,
+        max_total: 10,
+    };
+    store.create(of("f", "s3", "c1"), roomy).await.unwrap();
+    assert_eq!(store.remove_finished("s3").await.unwrap(), ["c"]);
+    assert_eq!(held(&store, &all).await, ["d", "e", "f"]);
+}
+
+/// A record read back at the last revision there is: written over, it wraps instead of
+/// panicking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poisoned_revision_does_not_panic_the_writer() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisTaskStore::new(&redis_handle(&redis, "poison").await);
+    let mut poisoned = record("p", "me", Duration::from_secs(3600));
+    poisoned.revision = u64::MAX;
+    let roomy = StoreLimits {
+        max_per_owner: 10,
+        max_total: 10,
+    };
+    store.create(poisoned.clone(), roomy).await.unwrap();
+    assert_eq!(
+        store.update(poisoned).await.unwrap(),
+        UpdateOutcome::Written
+    );
+    assert_eq!(store.get("p").await.unwrap().unwrap().revision, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

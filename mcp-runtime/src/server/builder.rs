@@ -358,8 +358,15 @@ impl ServerBuilder {
         self
     }
 
-    /// At most `per_client` unfinished tasks per session or caller (default 64), and `total`
-    /// task records kept in all (default 10,000); a call beyond them is refused (-32603).
+    /// At most `per_client` task records per client (default 64) and `total` in all (default
+    /// 10,000), finished or not: a finished task is kept until its TTL for its client to read.
+    /// A client is its verified principal, else its address, across all of its sessions (on
+    /// stdio, its session); behind a reverse proxy every client has the proxy's address, so
+    /// raise `per_client` there or verify tokens. Before a call is refused (-32603 "too many
+    /// tasks"), finished records make room, the one that finished first going first: the
+    /// client's own at `per_client`, anyone's at `total`; only unfinished tasks are never
+    /// removed. A session's finished tasks are removed when it ends (`DELETE`, or idle expiry
+    /// without a shared session store). See [`StoreLimits`](crate::task::StoreLimits).
     pub fn max_tasks(mut self, per_client: usize, total: usize) -> Self {
         self.tasks.limits = crate::task::StoreLimits {
             max_per_owner: per_client.max(1),

@@ -45,6 +45,8 @@ pub(crate) struct Arrival {
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     /// The caller, when the HTTP layer verified an access token.
     pub(crate) principal: Option<Arc<crate::auth::Principal>>,
+    /// The client's address, on HTTP.
+    pub(crate) peer: Option<std::net::IpAddr>,
 }
 
 /// What the core needs to know of the transport a connection runs on.
@@ -183,6 +185,23 @@ impl Connection {
             "session:{}",
             self.task_owner.get_or_init(crate::id::random_id)
         )
+    }
+
+    /// The owner of the tasks of HTTP session `id` (see [`task_owner`](Self::task_owner)).
+    pub(crate) fn session_task_owner(id: &str) -> String {
+        format!("session:{}", crate::id::digest_hex(id.as_bytes()))
+    }
+
+    /// Ends this session's tasks for good (the session ended everywhere): those running here
+    /// are cancelled, and the finished ones removed from the store, where nobody could read
+    /// them any more but they would still count against their client's limit.
+    pub(crate) fn end_tasks(&self) {
+        if self.task_owner.get().is_some()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            let (tasks, owner) = (self.server.inner.tasks.clone(), self.task_owner());
+            runtime.spawn(async move { tasks.end_session(&owner).await });
+        }
     }
 
     /// Whether tasks of this session still run (the session is not idle then).

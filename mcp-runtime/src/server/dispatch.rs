@@ -132,6 +132,7 @@ pub(crate) fn on_batch(
                     let each = Arrival {
                         headers: arrival.headers.clone(),
                         principal: arrival.principal.clone(),
+                        peer: arrival.peer,
                         ..Arrival::default()
                     };
                     on_envelope(conn, envelope, each)
@@ -267,6 +268,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     scope.headers = arrival.headers;
     scope.closer = arrival.closer;
     scope.principal = arrival.principal;
+    scope.peer = arrival.peer;
     let stateless = scope.version().era() == ProtocolEra::Stateless;
     tracing::Span::current().record("mcp.protocol.version", scope.version().as_str());
     // Methods behind a capability the server did not advertise are "not found".

@@ -36,6 +36,8 @@ pub(crate) struct Scope {
     pub(crate) closer: Option<Arc<tokio::sync::Notify>>,
     /// The verified caller, on HTTP with authorization (set likewise).
     pub(crate) principal: Option<Arc<crate::auth::Principal>>,
+    /// The client's address, on HTTP (set likewise).
+    pub(crate) peer: Option<std::net::IpAddr>,
     /// 2026-07-28 requests that may ask the client: this round's answers (see `input.rs`).
     pub(crate) round: Option<Arc<crate::request_state::round::Round>>,
 }
@@ -121,6 +123,7 @@ pub(crate) fn resolve(
                 sink: None,
                 headers: None,
                 principal: None,
+                peer: None,
                 closer: None,
                 round: None,
             })
@@ -134,6 +137,7 @@ pub(crate) fn resolve(
                 sink: None,
                 headers: None,
                 principal: None,
+                peer: None,
                 closer: None,
                 round: None,
             }),

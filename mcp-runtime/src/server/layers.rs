@@ -43,6 +43,7 @@ pub(super) fn through(
             headers,
             closer,
             principal,
+            peer,
         } = arrival;
         Arc::new(move |req: McpRequest| -> MiddlewareFuture {
             let arrival = Arrival {
@@ -50,6 +51,7 @@ pub(super) fn through(
                 headers: headers.clone(),
                 closer: closer.clone(),
                 principal: principal.clone(),
+                peer,
             };
             let step = bottom(&conn, req, arrival, dispatch);
             Box::pin(async move {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::connection::{CatchUnwind, Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{Outcome, context_with};
-use super::tasks::{declares_extension, missing_extension, owner, task_object};
+use super::tasks::{client, declares_extension, missing_extension, owner, task_object};
 use crate::protocol::jsonrpc::encode_notification;
 use crate::protocol::{
     CallToolResult, ErrorCode, McpError, ProtocolEra, ProtocolVersion, RequestId,
@@ -123,9 +123,14 @@ pub(super) fn call_as_task(
             }
         }))
     };
-    let live = inner
-        .tasks
-        .prepare(owner, def.name, ttl, scope.round.clone(), on_change);
+    let live = inner.tasks.prepare(
+        owner,
+        client(&scope),
+        def.name,
+        ttl,
+        scope.round.clone(),
+        on_change,
+    );
     // The work outlives the call's response stream: its messages (progress, logs, asks) go to
     // the session's own channel (stdout; on HTTP the GET stream, whichever is open when they
     // are sent), and 2026-07-28 has nowhere to send them.

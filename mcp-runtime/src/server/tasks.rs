@@ -90,6 +90,23 @@ pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
     }
 }
 
+/// Whose limit the tasks a request creates count against ([`TaskRecord::client`]): its
+/// verified principal, else its address. Not its session (one caller opening many sessions
+/// is one client), nor an identity nobody verified (a made-up `Authorization` header never
+/// opens a new allowance). `None` where there is neither (stdio: one process, one client).
+pub(super) fn client(scope: &Scope) -> Option<String> {
+    if let Some(principal) = scope.principal.as_deref() {
+        let key = principal.caller_key();
+        return Some(format!("principal:{}", crate::id::digest_hex(&key)));
+    }
+    scope.peer.map(|ip| {
+        format!(
+            "address:{}",
+            crate::id::digest_hex(ip.to_string().as_bytes())
+        )
+    })
+}
+
 /// A task as the wire shows it. `detailed` (2026-07-28 `tasks/get`) adds what it waits for or
 /// ended with.
 pub(crate) fn task_object(record: &TaskRecord, era: ProtocolEra, detailed: bool) -> Value {

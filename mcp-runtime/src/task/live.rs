@@ -148,7 +148,7 @@ impl Live {
         for _ in 0..3 {
             match self.store.update(record.clone()).await {
                 Ok(UpdateOutcome::Written) => {
-                    record.revision += 1;
+                    record.revision = record.revision.wrapping_add(1);
                     return Wrote::Done;
                 }
                 Ok(UpdateOutcome::Stale(stored)) if stored.status.is_terminal() => {
@@ -252,7 +252,7 @@ impl Live {
             return saved;
         }
         if let Some(claim) = &mut record.lease {
-            claim.expires_at = SystemTime::now() + lease;
+            claim.expires_at = super::later(SystemTime::now(), lease);
         }
         match self.write(&mut record).await {
             Wrote::Done => true,

@@ -30,7 +30,10 @@
 //! A task belongs to the session (session era) or the caller (2026-07-28: the same caller a
 //! `requestState` is bound to) that created it: anyone else asking for its id is told it does
 //! not exist. Tasks live until their TTL (counted from creation) runs out; then they are removed,
-//! and a task still running is cancelled. Records are kept by a [`TaskStore`]
+//! and a task still running is cancelled. Each client (its verified principal, else its
+//! address, across all of its sessions) may hold a bounded number of records, finished or not,
+//! and finished ones make room before a task is refused ([`StoreLimits`]); a session's finished
+//! tasks are removed when it ends. Records are kept by a [`TaskStore`]
 //! ([`MemoryTaskStore`] by default; [`ServerBuilder::task_store`](crate::ServerBuilder::task_store)
 //! sets another); the work itself runs in the process that created the task.
 //!
@@ -68,7 +71,7 @@ pub use store::{
     MemoryTaskStore, StoreFuture, StoreLimits, TaskStore, TaskStoreError, UpdateOutcome,
 };
 pub(crate) use tasks::{Announce, TaskConfig, Tasks};
-pub(crate) use time::rfc3339;
+pub(crate) use time::{later, rfc3339};
 
 use std::time::{Duration, SystemTime};
 
@@ -144,6 +147,12 @@ pub struct TaskRecord {
     pub id: String,
     /// Who may see it: a digest of its session or caller, never the credentials themselves.
     pub owner: String,
+    /// Whose limit it counts against ([`StoreLimits::max_per_owner`]): the client that created
+    /// it, as a digest of its verified principal, else of its address, whatever session it
+    /// called through (`None`: its [`owner`](Self::owner), as for a stdio session or a record
+    /// written before this field existed). See [`counts_against`](Self::counts_against).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool it runs.
     pub tool: String,
     /// Its status.
@@ -188,6 +197,12 @@ impl TaskRecord {
     /// which a record read back from a store may hold).
     pub fn expires_at(&self) -> Option<SystemTime> {
         self.ttl.and_then(|ttl| self.created_at.checked_add(ttl))
+    }
+
+    /// The key its owner's limit counts it under: [`client`](Self::client), else
+    /// [`owner`](Self::owner).
+    pub fn counts_against(&self) -> &str {
+        self.client.as_deref().unwrap_or(&self.owner)
     }
 
     /// Whether its TTL has run out at `now`.

@@ -14,7 +14,8 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, TaskStoreErr
 /// Why a store refused or failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TaskStoreError {
-    /// The owner already has `max_per_owner` unfinished tasks, or the store holds `max_total`.
+    /// The client already has `max_per_owner` records, or the store holds `max_total`, and
+    /// none of them is finished (finished records make room first).
     Full(String),
     /// The store itself failed (a lost connection, a refused write).
     Unavailable(String),
@@ -33,9 +34,18 @@ impl std::error::Error for TaskStoreError {}
 
 /// The limits a store enforces when it creates a task (atomically with the insert, so that
 /// concurrent calls cannot overshoot them).
+///
+/// Both count every record that has not expired, finished or not: a finished task is kept
+/// until its TTL (up to a day) for its client to read, and records nobody bounds would let one
+/// client fill the store for everyone (issue #27). Before a task is refused, finished records
+/// make room, the one that finished first going first: the client's own when it is at
+/// `max_per_owner`, anyone's when the store is at `max_total`. A task is refused only when
+/// every record in the way is still unfinished, so a client at its limit never stops
+/// another's task, and one that finished its tasks is never locked out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StoreLimits {
-    /// Unfinished (working or input-required) tasks one owner may have.
+    /// Records one client may have, counted under [`TaskRecord::counts_against`] (its verified
+    /// principal, else its address, across all of its sessions).
     pub max_per_owner: usize,
     /// Records (finished or not) the store may hold in all.
     pub max_total: usize,
@@ -93,7 +103,7 @@ pub trait TaskStore: Send + Sync + 'static {
                 }
                 Some(_) => {
                     let mut record = record;
-                    record.revision += 1;
+                    record.revision = record.revision.wrapping_add(1);
                     self.put(record).await?;
                     Ok(UpdateOutcome::Written)
                 }
@@ -123,6 +133,32 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Removes the records expired at `now`; their ids.
     fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>>;
+
+    /// Removes the finished records of `owner` (its session ended: nobody can read them any
+    /// more); their ids. The default lists the owner's records and removes the finished ones.
+    fn remove_finished(&self, owner: &str) -> StoreFuture<'_, Vec<String>> {
+        let owner = owner.to_owned();
+        Box::pin(async move {
+            let mut finished = Vec::new();
+            let mut after: Option<String> = None;
+            loop {
+                let (page, more) = self.list(&owner, after.as_deref(), 100).await?;
+                after = page.last().map(|r| r.id.clone());
+                finished.extend(
+                    page.into_iter()
+                        .filter(|r| r.status.is_terminal())
+                        .map(|r| r.id),
+                );
+                if !more || after.is_none() {
+                    break;
+                }
+            }
+            for id in &finished {
+                self.remove(id).await?;
+            }
+            Ok(finished)
+        })
+    }
 }
 
 /// A shared store: several servers of one process (or one server and the application) can
@@ -164,9 +200,13 @@ impl<T: TaskStore + ?Sized> TaskStore for std::sync::Arc<T> {
     fn remove_expired(&self, now: SystemTime) -> StoreFuture<'_, Vec<String>> {
         (**self).remove_expired(now)
     }
+
+    fn remove_finished(&self, owner: &str) -> StoreFuture<'_, Vec<String>> {
+        (**self).remove_finished(owner)
+    }
 }
 
-/// The default [`TaskStore`]: records in a map in this process.
+/// The default [`TaskStore`]: records in a map in this process, within [`StoreLimits`].
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
     inner: Mutex<Records>,
@@ -177,6 +217,23 @@ struct Records {
     by_id: HashMap<String, (u64, TaskRecord)>,
     /// The creation number of the next record (orders `list`).
     next: u64,
+}
+
+impl Records {
+    /// Removes the finished record that `which` selects and that finished first (the oldest
+    /// created among equals); whether there was one.
+    fn evict_oldest_finished(&mut self, which: impl Fn(&TaskRecord) -> bool) -> bool {
+        let oldest = self
+            .by_id
+            .values()
+            .filter(|(_, r)| r.status.is_terminal() && which(r))
+            .min_by_key(|(seq, r)| (r.last_updated_at, *seq))
+            .map(|(_, r)| r.id.clone());
+        match oldest {
+            Some(id) => self.by_id.remove(&id).is_some(),
+            None => false,
+        }
+    }
 }
 
 impl MemoryTaskStore {
@@ -199,25 +256,33 @@ impl TaskStore for MemoryTaskStore {
         let mut records = self.lock();
         let now = SystemTime::now();
         records.by_id.retain(|_, (_, r)| !r.is_expired(now));
-        if records.by_id.len() >= limits.max_total {
-            return ready(Err(TaskStoreError::Full(format!(
-                "the server holds {} tasks",
-                limits.max_total
-            ))));
+        let client = record.counts_against().to_owned();
+        let mine = |records: &Records| {
+            records
+                .by_id
+                .values()
+                .filter(|(_, r)| r.counts_against() == client)
+                .count()
+        };
+        while mine(&records) >= limits.max_per_owner {
+            if !records.evict_oldest_finished(|r| r.counts_against() == client) {
+                return ready(Err(TaskStoreError::Full(format!(
+                    "{} unfinished tasks of this client (the limit is {})",
+                    mine(&records),
+                    limits.max_per_owner
+                ))));
+            }
         }
-        let unfinished = records
-            .by_id
-            .values()
-            .filter(|(_, r)| r.owner == record.owner && !r.status.is_terminal())
-            .count();
-        if unfinished >= limits.max_per_owner {
-            return ready(Err(TaskStoreError::Full(format!(
-                "{unfinished} unfinished tasks of this client (the limit is {})",
-                limits.max_per_owner
-            ))));
+        while records.by_id.len() >= limits.max_total {
+            if !records.evict_oldest_finished(|_| true) {
+                return ready(Err(TaskStoreError::Full(format!(
+                    "the server holds {} unfinished tasks",
+                    records.by_id.len()
+                ))));
+            }
         }
         let seq = records.next;
-        records.next += 1;
+        records.next = records.next.wrapping_add(1);
         records.by_id.insert(record.id.clone(), (seq, record));
         ready(Ok(()))
     }
@@ -251,7 +316,8 @@ impl TaskStore for MemoryTaskStore {
                 UpdateOutcome::Stale(Box::new(stored.clone()))
             }
             Some((_, stored)) => {
-                record.revision += 1;
+                // A revision read back from a store may be anything: it wraps, never panics.
+                record.revision = record.revision.wrapping_add(1);
                 *stored = record;
                 UpdateOutcome::Written
             }
@@ -332,6 +398,7 @@ mod tests {
         TaskRecord {
             id: id.into(),
             owner: owner.into(),
+            client: None,
             tool: "t".into(),
             status: TaskStatus::Working,
             status_message: None,
@@ -373,27 +440,107 @@ mod tests {
         max_total: 3,
     };
 
+    fn finish(store: &MemoryTaskStore, id: &str) {
+        let mut done = now(store.get(id)).unwrap().unwrap();
+        done.status = TaskStatus::Completed;
+        // Finished one after the other, whatever the clock's resolution.
+        std::thread::sleep(Duration::from_millis(2));
+        done.last_updated_at = SystemTime::now();
+        now(store.put(done)).unwrap();
+    }
+
+    fn held(store: &MemoryTaskStore) -> Vec<String> {
+        let mut ids: Vec<String> = store.lock().by_id.keys().cloned().collect();
+        ids.sort();
+        ids
+    }
+
+    /// Issue #27: every record counts, finished or not; finished ones make room, the one that
+    /// finished first going first, before a task is refused.
     #[test]
-    fn limits_count_unfinished_tasks_per_owner_and_records_in_all() {
+    fn limits_count_every_record_and_finished_ones_make_room() {
         let store = MemoryTaskStore::new();
         let hour = Duration::from_secs(3600);
         now(store.create(record("a", "o1", hour), LIMITS)).unwrap();
         now(store.create(record("b", "o1", hour), LIMITS)).unwrap();
         let refused = now(store.create(record("c", "o1", hour), LIMITS));
         assert!(
-            matches!(refused, Err(TaskStoreError::Full(_))),
+            matches!(&refused, Err(TaskStoreError::Full(why)) if why.contains("unfinished")),
             "{refused:?}"
         );
-        // A finished task no longer counts against its owner, but still against the total.
-        let mut done = now(store.get("a")).unwrap().unwrap();
-        done.status = TaskStatus::Completed;
-        now(store.put(done)).unwrap();
+        // At its limit, the owner's own finished record makes room (b finished before a).
+        finish(&store, "b");
+        finish(&store, "a");
         now(store.create(record("c", "o1", hour), LIMITS)).unwrap();
-        let refused = now(store.create(record("d", "o2", hour), LIMITS));
+        assert_eq!(held(&store), ["a", "c"]);
+        // A full store makes room with anyone's finished record.
+        now(store.create(record("d", "o2", hour), LIMITS)).unwrap();
+        assert_eq!(held(&store), ["a", "c", "d"]);
+        now(store.create(record("e", "o3", hour), LIMITS)).unwrap();
+        assert_eq!(held(&store), ["c", "d", "e"]);
+        // Nothing finished left: a new owner is refused by the total, an owner at its limit
+        // by its own.
+        let refused = now(store.create(record("f", "o4", hour), LIMITS));
+        assert!(
+            matches!(&refused, Err(TaskStoreError::Full(why)) if why.contains("the server holds 3")),
+            "{refused:?}"
+        );
+    }
+
+    /// An owner is counted under its client when it has one: one client's sessions share
+    /// one limit, and a client at its limit does not stop another.
+    #[test]
+    fn owners_of_one_client_share_its_limit() {
+        let store = MemoryTaskStore::new();
+        let limits = StoreLimits {
+            max_per_owner: 2,
+            max_total: 10,
+        };
+        let hour = Duration::from_secs(3600);
+        let of = |id: &str, session: &str, client: &str| TaskRecord {
+            client: Some(client.into()),
+            ..record(id, session, hour)
+        };
+        now(store.create(of("a", "s1", "c1"), limits)).unwrap();
+        now(store.create(of("b", "s2", "c1"), limits)).unwrap();
+        let refused = now(store.create(of("c", "s3", "c1"), limits));
         assert!(
             matches!(refused, Err(TaskStoreError::Full(_))),
             "{refused:?}"
         );
+        now(store.create(of("d", "s3", "c2"), limits)).unwrap();
+    }
+
+    /// A session's finished records go when it ends; its unfinished ones stay.
+    #[test]
+    fn remove_finished_takes_one_owners_finished_records() {
+        let store = MemoryTaskStore::new();
+        let hour = Duration::from_secs(3600);
+        let limits = StoreLimits {
+            max_per_owner: 10,
+            max_total: 10,
+        };
+        for (id, owner) in [("a", "s1"), ("b", "s1"), ("c", "s2")] {
+            now(store.create(record(id, owner, hour), limits)).unwrap();
+            finish(&store, id);
+        }
+        now(store.create(record("d", "s1", hour), limits)).unwrap();
+        let mut removed = now(store.remove_finished("s1")).unwrap();
+        removed.sort();
+        assert_eq!(removed, ["a", "b"]);
+        assert_eq!(held(&store), ["c", "d"]);
+    }
+
+    /// A record read back from a store at the last revision there is: written over, it
+    /// wraps instead of panicking.
+    #[test]
+    fn a_poisoned_revision_does_not_panic_the_writer() {
+        let store = MemoryTaskStore::new();
+        let mut poisoned = record("a", "o", Duration::from_secs(3600));
+        poisoned.revision = u64::MAX;
+        now(store.create(poisoned.clone(), LIMITS)).unwrap();
+        assert_eq!(now(store.update(poisoned)).unwrap(), UpdateOutcome::Written);
+        assert_eq!(now(store.get("a")).unwrap().unwrap().revision, 0);
     }
 
     #[test]

@@ -117,6 +117,7 @@ impl Tasks {
     pub(crate) fn prepare(
         &self,
         owner: String,
+        client: Option<String>,
         tool: &str,
         ttl: Option<Duration>,
         round: Option<Arc<Round>>,
@@ -130,6 +131,7 @@ impl Tasks {
         let record = TaskRecord {
             id: crate::id::random_id(),
             owner,
+            client,
             tool: tool.to_owned(),
             status: TaskStatus::Working,
             status_message: None,
@@ -142,7 +144,7 @@ impl Tasks {
             revision: 0,
             lease: Some(Lease {
                 instance: self.instance.clone(),
-                expires_at: now + self.config.lease,
+                expires_at: super::later(now, self.config.lease),
             }),
         };
         Arc::new(Live::new(record, self.store.clone(), round, on_change))
@@ -192,7 +194,7 @@ impl Tasks {
             {
                 UpdateOutcome::Written => {
                     let failed = TaskRecord {
-                        revision: failed.revision + 1,
+                        revision: failed.revision.wrapping_add(1),
                         ..failed
                     };
                     tracing::warn!(
@@ -259,7 +261,7 @@ impl Tasks {
             match self.store.update(cancelled.clone()).await {
                 Ok(UpdateOutcome::Written) => {
                     self.announce(&TaskRecord {
-                        revision: cancelled.revision + 1,
+                        revision: cancelled.revision.wrapping_add(1),
                         ..cancelled
                     });
                     return Ok(record);
@@ -327,6 +329,20 @@ impl Tasks {
     pub(crate) async fn cancel_owned(&self, owner: &str) {
         self.cancel_where(|t| t.owner == owner, "The session ended")
             .await;
+    }
+
+    /// Ends session `owner`'s tasks for good: those running here are cancelled, then its
+    /// finished records are removed (nobody can read them any more). Tasks still running on
+    /// another instance stay until they end there and expire.
+    pub(crate) async fn end_session(&self, owner: &str) {
+        self.cancel_owned(owner).await;
+        match self.store.remove_finished(owner).await {
+            Ok(ids) if !ids.is_empty() => {
+                tracing::debug!(tasks = ids.len(), "the ended session's tasks are removed");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "could not remove an ended session's tasks"),
+        }
     }
 
     async fn cancel_where(&self, which: impl Fn(&Live) -> bool, why: &str) {
@@ -465,7 +481,7 @@ mod tests {
     #[tokio::test]
     async fn the_first_end_wins_and_answers_clear_their_questions() {
         let tasks = tasks();
-        let live = tasks.prepare("me".into(), "t", None, None, None);
+        let live = tasks.prepare("me".into(), None, "t", None, None, None);
         tasks.admit(&live).await.unwrap();
         let first = live
             .ask("a".into(), json!({"method": "elicitation/create"}))
@@ -537,7 +553,7 @@ mod tests {
     #[tokio::test]
     async fn a_cancel_elsewhere_is_stored_at_once_and_stops_the_work_at_the_next_write() {
         let (a, b) = fleet(Duration::from_secs(30));
-        let live = a.prepare("me".into(), "t", None, None, None);
+        let live = a.prepare("me".into(), None, "t", None, None, None);
         let stopped = cancelled_flag(&live);
         a.admit(&live).await.unwrap();
         let before = b.cancel(&live.id, "me").await.unwrap();
@@ -567,9 +583,9 @@ mod tests {
     async fn a_lapsed_lease_ends_the_task_failed_for_readers_and_the_reaper() {
         let (a, b) = fleet(Duration::from_millis(300));
         let store = b.store.clone();
-        let read = a.prepare("me".into(), "t", None, None, None);
+        let read = a.prepare("me".into(), None, "t", None, None, None);
         a.admit(&read).await.unwrap();
-        let swept = a.prepare("me".into(), "t", None, None, None);
+        let swept = a.prepare("me".into(), None, "t", None, None, None);
         a.admit(&swept).await.unwrap();
         // Renewed, it holds.
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -681,7 +697,7 @@ mod tests {
         });
         let here = Tasks::new(store.clone(), TaskConfig::default(), None);
         let elsewhere = Tasks::new(store.clone(), TaskConfig::default(), None);
-        let live = here.prepare("me".into(), "t", None, None, None);
+        let live = here.prepare("me".into(), None, "t", None, None, None);
         here.admit(&live).await.unwrap();
         store.down.store(true, std::sync::atomic::Ordering::SeqCst);
         live.finish(
@@ -724,7 +740,7 @@ mod tests {
     #[tokio::test]
     async fn waiting_elsewhere_polls_until_the_task_ends() {
         let (a, b) = fleet(Duration::from_secs(30));
-        let live = a.prepare("me".into(), "t", None, None, None);
+        let live = a.prepare("me".into(), None, "t", None, None, None);
         a.admit(&live).await.unwrap();
         let waiter = tokio::spawn({
             let (b, id) = (b.clone(), live.id.clone());
@@ -753,9 +769,16 @@ mod tests {
     #[tokio::test]
     async fn reaping_and_shutdown_end_what_runs() {
         let tasks = tasks();
-        let short = tasks.prepare("me".into(), "t", Some(Duration::from_secs(1)), None, None);
+        let short = tasks.prepare(
+            "me".into(),
+            None,
+            "t",
+            Some(Duration::from_secs(1)),
+            None,
+            None,
+        );
         tasks.admit(&short).await.unwrap();
-        let long = tasks.prepare("me".into(), "t", None, None, None);
+        let long = tasks.prepare("me".into(), None, "t", None, None, None);
         tasks.admit(&long).await.unwrap();
         assert_eq!(short.snapshot().await.ttl, Some(Duration::from_secs(1)));
         tasks.reap(SystemTime::now() + Duration::from_secs(2)).await;

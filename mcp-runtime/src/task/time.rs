@@ -1,6 +1,15 @@
 //! RFC 3339 (ISO 8601) UTC timestamps for task records.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// `t + d`, or, past what `SystemTime` can hold (a lease or TTL of `Duration::MAX`), a
+/// century after `t`: never a panic.
+pub(crate) fn later(t: SystemTime, d: Duration) -> SystemTime {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    t.checked_add(d)
+        .or_else(|| t.checked_add(CENTURY))
+        .unwrap_or(t)
+}
 
 /// `t` as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC, milliseconds).
 pub(crate) fn rfc3339(t: SystemTime) -> String {
@@ -35,7 +44,21 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 mod tests {
     use std::time::{Duration, UNIX_EPOCH};
 
-    use super::rfc3339;
+    use super::{later, rfc3339};
+
+    #[test]
+    fn later_saturates() {
+        let now = std::time::SystemTime::now();
+        assert_eq!(
+            later(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
+        assert!(later(now, Duration::MAX) > now + Duration::from_secs(365 * 86_400));
+        // A date read back from a store may be anywhere: far in the future, it stays put.
+        let far = UNIX_EPOCH + Duration::from_secs(i64::MAX as u64 / 2);
+        let _ = later(far, Duration::MAX);
+        assert!(!rfc3339(far).is_empty());
+    }
 
     #[test]
     fn formats_known_instants() {

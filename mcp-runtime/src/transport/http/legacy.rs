@@ -128,6 +128,7 @@ pub(crate) async fn post<B: RequestBody>(
         headers: Some(Arc::new(parts.headers)),
         closer: None,
         principal,
+        peer: None,
     };
     match on_decoded(&session.conn, decoded, arrival) {
         Step::Reply(out) => respond(out.bytes),

@@ -262,7 +262,7 @@ async fn post<B: RequestBody>(
                     .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
                 return r;
             };
-            return stateless(state, body, headers, principal)
+            return stateless(state, body, headers, principal, peer)
                 .await
                 .map(|body| body.held(slot));
         }
@@ -294,14 +294,14 @@ async fn post<B: RequestBody>(
         if let Err(refused) = auth::check_scopes_all(state, &body.0, who) {
             return refused;
         }
-        return in_session(state, &session, body, headers, principal).await;
+        return in_session(state, &session, body, headers, principal, peer).await;
     }
     let initializing = matches!(
         &body.0,
         Decoded::One(Ok(envelope)) if envelope.request().is_some_and(|r| r.method == "initialize")
     );
     if initializing {
-        return initialize(state, body, headers, principal).await;
+        return initialize(state, body, headers, principal, peer).await;
     }
     fail(StatusCode::BAD_REQUEST, no_session())
 }
@@ -372,6 +372,7 @@ async fn initialize(
     message: Body<'_>,
     headers: &HeaderMap,
     principal: Option<Arc<Principal>>,
+    peer: std::net::IpAddr,
 ) -> HttpResponse {
     let session = match state.sessions.create(
         &state.server,
@@ -381,7 +382,7 @@ async fn initialize(
         Ok(s) => s,
         Err(Full(max)) => return body::too_many_sessions(max),
     };
-    let mut response = in_session(state, &session, message, headers, principal).await;
+    let mut response = in_session(state, &session, message, headers, principal, peer).await;
     // Only a successful handshake opens a session.
     if session.conn.session().is_some() {
         state.sessions.save(&session).await;
@@ -403,6 +404,7 @@ async fn in_session(
     message: Body<'_>,
     headers: &HeaderMap,
     principal: Option<Arc<Principal>>,
+    peer: std::net::IpAddr,
 ) -> HttpResponse {
     let headers = Arc::new(headers.clone());
     let conn = &session.conn;
@@ -412,6 +414,7 @@ async fn in_session(
         Some(session),
         headers,
         principal,
+        peer,
         session_status,
         |arrival| message.run(conn, arrival),
     )
@@ -435,6 +438,7 @@ async fn stateless(
     message: Body<'_>,
     headers: &HeaderMap,
     principal: Option<Arc<Principal>>,
+    peer: std::net::IpAddr,
 ) -> HttpResponse {
     let headers = Arc::new(headers.clone());
     let conn = &state.stateless;
@@ -443,6 +447,7 @@ async fn stateless(
         None,
         headers,
         principal,
+        peer,
         stateless_status,
         |arrival| message.run(conn, arrival),
     )
@@ -551,6 +556,14 @@ async fn delete(
     let owner = owner(state, headers, principal.map(|p| &**p));
     match state.sessions.delete(id, owner.as_ref()).await {
         Ok(true) => {
+            // Awaited, as its events are: once the client has its 200 the session's finished
+            // tasks are gone (they would count against its client's limit until their TTL).
+            let tasks = &state.server.inner.tasks;
+            tasks
+                .end_session(&crate::server::connection::Connection::session_task_owner(
+                    id,
+                ))
+                .await;
             tracing::debug!(session = %id, "session ended by the client");
             body::empty(StatusCode::OK)
         }

@@ -28,6 +28,7 @@ pub(crate) async fn respond(
     session: Option<&Arc<Session>>,
     headers: Arc<http::HeaderMap>,
     principal: Option<Arc<crate::auth::Principal>>,
+    peer: std::net::IpAddr,
     status_of: fn(&Reply) -> StatusCode,
     run: impl FnOnce(Arrival) -> Step,
 ) -> HttpResponse {
@@ -44,6 +45,7 @@ pub(crate) async fn respond(
         headers: Some(headers),
         closer: closer.clone(),
         principal,
+        peer: Some(peer),
     };
     let fut = match run(arrival) {
         Step::Reply(out) => return body::json(status_of(&out), out.bytes),

@@ -445,6 +445,7 @@ impl Sessions {
     pub(crate) fn reap(&self) -> Vec<String> {
         let now = Instant::now();
         let mut gone = Vec::new();
+        let mut ended = Vec::new();
         let mut map = self.table.lock().expect("sessions lock");
         map.by_id.retain(|id, s| {
             if s.busy() || s.idle_for(now) < self.idle {
@@ -453,6 +454,7 @@ impl Sessions {
             tracing::debug!(session = %id, "session expired");
             s.mark_ended();
             s.conn.cancel_all();
+            ended.push(s.clone());
             gone.push((id.clone(), s.legacy.is_some()));
             false
         });
@@ -460,6 +462,12 @@ impl Sessions {
         for (id, legacy) in &gone {
             if legacy | !self.shared() {
                 self.forget_events(id);
+            }
+        }
+        if !self.shared() {
+            // Ended everywhere: its finished tasks go too.
+            for s in &ended {
+                s.conn.end_tasks();
             }
         }
         gone.into_iter().map(|(id, _)| id).collect()
