@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{broadcast, oneshot};
 
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerNotification};
 use super::headers;
 use crate::protocol::headers::HeaderParam;
-use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
+use crate::protocol::{ErrorCode, ProtocolVersion};
 
 pub(crate) type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -75,16 +75,16 @@ pub(crate) struct Negotiated {
     pub(crate) instructions: Option<String>,
 }
 
-type ProgressFn = Arc<dyn Fn(&Value) + Send + Sync>;
+pub(crate) type ProgressFn = Arc<dyn Fn(&Value) + Send + Sync>;
 
 pub(crate) struct Core {
-    this: Weak<Core>,
+    pub(crate) this: Weak<Core>,
     pub(crate) link: Box<dyn Link>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    pub(crate) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
     next_id: AtomicI64,
     pub(crate) handlers: Handlers,
     pub(crate) events: broadcast::Sender<ServerNotification>,
-    progress: Mutex<HashMap<String, ProgressFn>>,
+    pub(crate) progress: Mutex<HashMap<String, ProgressFn>>,
     pub(crate) negotiated: RwLock<Option<Negotiated>>,
     tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
     pub(crate) client_info: Value,
@@ -98,14 +98,14 @@ pub(crate) struct Core {
 const MAX_ROUNDS: usize = 16;
 
 impl Core {
+    /// The engine; the caller starts the router (`router::spawn_router`) with it.
     pub(crate) fn new(
         link: Box<dyn Link>,
-        inbox: mpsc::UnboundedReceiver<Inbound>,
         handlers: Handlers,
         client_info: Value,
         timeout: Duration,
     ) -> Arc<Core> {
-        let core = Arc::new_cyclic(|this| Core {
+        Arc::new_cyclic(|this| Core {
             this: this.clone(),
             link,
             pending: Mutex::new(HashMap::new()),
@@ -119,9 +119,7 @@ impl Core {
             timeout,
             log_level: Mutex::new(None),
             closed: AtomicBool::new(false),
-        });
-        spawn_router(Arc::downgrade(&core), inbox);
-        core
+        })
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
@@ -391,7 +389,7 @@ impl Core {
         self.fail_all("the client was closed");
     }
 
-    fn fail_all(&self, why: &str) {
+    pub(crate) fn fail_all(&self, why: &str) {
         let pending: Vec<_> = self.pending.lock().unwrap().drain().collect();
         for (_, tx) in pending {
             let _ = tx.send(Err(if self.closed.load(Ordering::Acquire) {
@@ -400,107 +398,6 @@ impl Core {
                 ClientError::transport(why)
             }));
         }
-    }
-
-    fn route(&self, inbound: Inbound) {
-        match inbound {
-            Inbound::Message(Value::Array(batch)) => {
-                for msg in batch {
-                    self.route_one(msg);
-                }
-            }
-            Inbound::Message(msg) => self.route_one(msg),
-            Inbound::Failed { id, error } => {
-                if let Some(tx) = self.pending.lock().unwrap().remove(&id) {
-                    let _ = tx.send(Err(error));
-                }
-            }
-            Inbound::Closed(why) => self.fail_all(&why),
-        }
-    }
-
-    fn route_one(&self, msg: Value) {
-        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
-        match (method, msg.get("id")) {
-            (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg),
-            (Some(method), None) => {
-                let n = ServerNotification {
-                    method,
-                    params: msg.get("params").cloned().unwrap_or(Value::Null),
-                };
-                if n.method == "notifications/progress" {
-                    let token = n.params.get("progressToken").map(|t| match t {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    });
-                    let watcher =
-                        token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
-                    if let Some(f) = watcher {
-                        f(&n.params);
-                    }
-                }
-                self.handlers.notify(&n);
-                let _ = self.events.send(n);
-            }
-            (None, Some(id)) => {
-                let Some(id) = id
-                    .as_i64()
-                    .or_else(|| id.as_str().and_then(|s| s.parse().ok()))
-                else {
-                    tracing::debug!(%id, "an answer with an id this client never sent");
-                    return;
-                };
-                let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
-                    return; // given up on (timed out, dropped): nothing waits for it
-                };
-                // The answer may have come another way (a session's GET stream): the
-                // request's own stream is not needed any more.
-                self.link.abandon(id);
-                let answer = match (msg.get("result"), msg.get("error")) {
-                    (Some(result), None) => Ok(result.clone()),
-                    (_, Some(error)) => Err(ClientError::Rpc(
-                        serde_json::from_value::<McpError>(error.clone()).unwrap_or_else(|_| {
-                            McpError::new(
-                                ErrorCode::INTERNAL_ERROR,
-                                format!("an error the server sent malformed: {error}"),
-                            )
-                        }),
-                    )),
-                    (None, None) => Err(ClientError::protocol(
-                        "an answer with neither `result` nor `error`",
-                    )),
-                };
-                let _ = tx.send(answer);
-            }
-            (None, None) => {
-                tracing::debug!("a message that is neither request, answer nor notification")
-            }
-        }
-    }
-
-    /// A request from the server (session era: elicitation, sampling, roots, ping): answered by
-    /// the handlers on a task of its own, so a slow user never blocks other traffic.
-    fn serve_request(&self, id: Value, method: String, msg: Value) {
-        let Some(core) = self.this.upgrade() else {
-            return;
-        };
-        tokio::spawn(async move {
-            let params = msg.get("params").cloned().unwrap_or(Value::Null);
-            let reply = match core.handlers.answer(&method, params).await {
-                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
-            };
-            let out = Outgoing {
-                body: serde_json::to_vec(&reply).unwrap_or_default(),
-                id: None,
-                method: None,
-                version: core.version().map(ProtocolVersion::as_str),
-                headers: Vec::new(),
-            };
-            if let Err(e) = core.link.send(out).await {
-                tracing::debug!(error = %e, "could not answer the server's {method}");
-            }
-        });
     }
 }
 
@@ -567,23 +464,10 @@ impl Drop for ProgressWatch<'_> {
     }
 }
 
-fn spawn_router(core: Weak<Core>, mut inbox: mpsc::UnboundedReceiver<Inbound>) {
-    tokio::spawn(async move {
-        while let Some(msg) = inbox.recv().await {
-            let Some(core) = core.upgrade() else {
-                return;
-            };
-            core.route(msg);
-        }
-        if let Some(core) = core.upgrade() {
-            core.fail_all("the connection closed");
-        }
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::McpError;
 
     #[test]
     fn a_version_error_naming_ours_is_retried() {

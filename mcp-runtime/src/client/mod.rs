@@ -44,11 +44,15 @@ mod builder;
 mod core;
 mod error;
 mod handlers;
+mod handshake;
 mod headers;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "http")]
 mod legacy;
+mod listen;
+mod lists;
+mod router;
 mod sse;
 mod stdio;
 
@@ -60,18 +64,19 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
-#[allow(deprecated)]
-pub use builder::Protocol;
-pub use builder::{ClientBuilder, ProtocolChoice};
+pub use builder::ClientBuilder;
 pub use error::ClientError;
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
+#[allow(deprecated)]
+pub use handshake::Protocol;
+pub use handshake::ProtocolChoice;
+pub use listen::Listen;
 pub use stdio::Stderr;
 
 pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::{
-    CallToolResult, GetPromptResult, Implementation, Prompt, ProtocolEra, ProtocolVersion,
-    Resource, ResourceContents, ResourceTemplate, Tool,
+    CallToolResult, GetPromptResult, Implementation, ProtocolEra, ProtocolVersion, ResourceContents,
 };
 
 /// A connection to one MCP server. Cheap to share by reference across tasks: every method
@@ -177,7 +182,7 @@ impl Client {
         match self.core.request(method, params.clone()).await {
             Err(ClientError::SessionExpired) if self.renew => {
                 self.core.link.reset_session();
-                builder::initialize(&self.core, self.protocol_version()).await?;
+                handshake::initialize(&self.core, self.protocol_version()).await?;
                 self.core.request(method, params).await
             }
             other => other,
@@ -187,65 +192,6 @@ impl Client {
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         self.core.notify(method, params).await
-    }
-
-    /// Every item of a paginated list (`tools/list`, …), following `nextCursor`.
-    async fn list_all(&self, method: &str, key: &str) -> Result<Vec<Value>, ClientError> {
-        let mut items = Vec::new();
-        let mut cursor: Option<String> = None;
-        // A server that returns the same cursor forever is cut off.
-        for _ in 0..10_000 {
-            let params = match &cursor {
-                Some(c) => json!({ "cursor": c }),
-                None => json!({}),
-            };
-            let page = self.request(method, params).await?;
-            match page.get(key) {
-                Some(Value::Array(list)) => items.extend(list.iter().cloned()),
-                _ => {
-                    return Err(ClientError::protocol(format!(
-                        "{method}: the result has no `{key}` list"
-                    )));
-                }
-            }
-            match page.get("nextCursor").and_then(Value::as_str) {
-                Some(next) if Some(next) != cursor.as_deref() => cursor = Some(next.to_owned()),
-                _ => return Ok(items),
-            }
-        }
-        Err(ClientError::protocol(format!(
-            "{method}: more than 10000 pages"
-        )))
-    }
-
-    /// Every tool (all pages). Tools whose `x-mcp-header` annotations break the spec's rules
-    /// are left out (the spec says a client must not use them), with a warning.
-    pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        let mut tools = Vec::new();
-        for raw in self.list_all("tools/list", "tools").await? {
-            let name = raw
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let schema = raw.get("inputSchema").cloned().unwrap_or(Value::Null);
-            // A client MUST NOT use a tool whose `x-mcp-header` annotations break the rules:
-            // the server's own check of its tools decides.
-            match crate::protocol::headers::header_params(&schema) {
-                Ok(params) => self.core.remember_tool_headers(&name, params),
-                Err(why) => {
-                    tracing::warn!(tool = %name, "leaving out a tool: {why}");
-                    continue;
-                }
-            }
-            match serde_json::from_value::<Tool>(raw) {
-                Ok(tool) => tools.push(tool),
-                Err(e) => {
-                    tracing::warn!(tool = %name, error = %e, "leaving out a tool this client cannot read")
-                }
-            }
-        }
-        Ok(tools)
     }
 
     /// Calls a tool. A tool that fails returns `Ok` with `is_error` set (the content says
@@ -327,22 +273,6 @@ impl Client {
         }
     }
 
-    /// Every resource (all pages).
-    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        read_all(
-            self.list_all("resources/list", "resources").await?,
-            "resources/list",
-        )
-    }
-
-    /// Every resource template (all pages).
-    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        let items = self
-            .list_all("resources/templates/list", "resourceTemplates")
-            .await?;
-        read_all(items, "resources/templates/list")
-    }
-
     /// Reads a resource: its contents (text or base64 blobs).
     pub async fn read_resource(&self, uri: &str) -> Result<Vec<ResourceContents>, ClientError> {
         let result = self
@@ -369,14 +299,6 @@ impl Client {
         self.request("resources/unsubscribe", json!({ "uri": uri }))
             .await
             .map(drop)
-    }
-
-    /// Every prompt (all pages).
-    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        read_all(
-            self.list_all("prompts/list", "prompts").await?,
-            "prompts/list",
-        )
     }
 
     /// Renders a prompt with its arguments (an object of strings).
@@ -457,75 +379,6 @@ impl Client {
             .await
     }
 
-    /// 2026-07-28 `subscriptions/listen`: a stream of the notifications asked for in
-    /// `notifications` (e.g. `{"toolsListChanged": true, "resourceSubscriptions": [uri]}`).
-    /// The first item is the server's `notifications/subscriptions/acknowledged`. Dropping
-    /// the [`Listen`] ends the subscription.
-    pub async fn listen(&self, notifications: Value) -> Result<Listen, ClientError> {
-        if !self.core.is_stateless() {
-            return Err(ClientError::protocol(
-                "subscriptions/listen is 2026-07-28; in the session era use notifications() \
-                 and subscribe()",
-            ));
-        }
-        let mut events = self.core.events.subscribe();
-        let core = self.core.clone();
-        let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        // The listen request stays open; its notifications name it: their subscription id is
-        // its request id.
-        let id = self.core.alloc_id();
-        let mut params = json!({ "notifications": notifications });
-        params["_meta"] = Value::Object(self.core.stateless_meta());
-        let request = tokio::spawn(async move {
-            let call = core.request_raw_id(id, "subscriptions/listen", params, None);
-            tokio::pin!(call);
-            let mut ack_tx = Some(ack_tx);
-            loop {
-                tokio::select! {
-                    done = &mut call => {
-                        if let Some(ack) = ack_tx.take() {
-                            let _ = ack.send(done.map(|_| ()));
-                        }
-                        return;
-                    }
-                    event = events.recv() => {
-                        let n = match event {
-                            Ok(n) => n,
-                            Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                            Err(_) => return,
-                        };
-                        let sub = n.params.pointer("/_meta/io.modelcontextprotocol~1subscriptionId");
-                        if sub != Some(&json!(id)) {
-                            continue;
-                        }
-                        if n.method == "notifications/subscriptions/acknowledged"
-                            && let Some(ack) = ack_tx.take()
-                        {
-                            let _ = ack.send(Ok(()));
-                        }
-                        if tx.send(n).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        // Until the acknowledgement, dropping this future (or waiting too long) ends the
-        // request; afterwards the Listen does.
-        let pending = AbortOnDrop(Some(request.abort_handle()));
-        let limit = self.core.timeout;
-        match tokio::time::timeout(limit, ack_rx).await {
-            Ok(Ok(Ok(()))) => Ok(Listen {
-                rx,
-                request: pending.disarm(),
-            }),
-            Ok(Ok(Err(e))) => Err(e),
-            Ok(Err(_)) => Err(ClientError::Closed),
-            Err(_) => Err(ClientError::Timeout(limit)),
-        }
-    }
-
     fn session_only(&self, method: &str) -> Result<(), ClientError> {
         if self.core.is_stateless() {
             return Err(ClientError::protocol(format!(
@@ -540,42 +393,6 @@ impl Client {
     /// [`ClientError::Closed`].
     pub async fn close(&self) {
         self.core.close().await;
-    }
-}
-
-/// Aborts a task when dropped, unless disarmed.
-struct AbortOnDrop(Option<tokio::task::AbortHandle>);
-
-impl AbortOnDrop {
-    fn disarm(mut self) -> tokio::task::AbortHandle {
-        self.0.take().expect("armed")
-    }
-}
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
-        }
-    }
-}
-
-/// A `subscriptions/listen` stream ([`Client::listen`]).
-pub struct Listen {
-    rx: tokio::sync::mpsc::UnboundedReceiver<ServerNotification>,
-    request: tokio::task::AbortHandle,
-}
-
-impl Listen {
-    /// The next notification; `None` once the subscription ended.
-    pub async fn next(&mut self) -> Option<ServerNotification> {
-        self.rx.recv().await
-    }
-}
-
-impl Drop for Listen {
-    fn drop(&mut self) {
-        self.request.abort();
     }
 }
 

@@ -1,0 +1,129 @@
+//! What the server sends, routed: answers to the requests waiting for them, notifications to
+//! the watchers and subscribers, and the server's own requests to the handlers.
+
+use std::sync::Weak;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::core::{Core, Inbound, Outgoing};
+use super::error::ClientError;
+use super::handlers::ServerNotification;
+use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
+
+impl Core {
+    fn route(&self, inbound: Inbound) {
+        match inbound {
+            Inbound::Message(Value::Array(batch)) => {
+                for msg in batch {
+                    self.route_one(msg);
+                }
+            }
+            Inbound::Message(msg) => self.route_one(msg),
+            Inbound::Failed { id, error } => {
+                if let Some(tx) = self.pending.lock().unwrap().remove(&id) {
+                    let _ = tx.send(Err(error));
+                }
+            }
+            Inbound::Closed(why) => self.fail_all(&why),
+        }
+    }
+
+    fn route_one(&self, msg: Value) {
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        match (method, msg.get("id")) {
+            (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg),
+            (Some(method), None) => {
+                let n = ServerNotification {
+                    method,
+                    params: msg.get("params").cloned().unwrap_or(Value::Null),
+                };
+                if n.method == "notifications/progress" {
+                    let token = n.params.get("progressToken").map(|t| match t {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    let watcher =
+                        token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
+                    if let Some(f) = watcher {
+                        f(&n.params);
+                    }
+                }
+                self.handlers.notify(&n);
+                let _ = self.events.send(n);
+            }
+            (None, Some(id)) => {
+                let Some(id) = id
+                    .as_i64()
+                    .or_else(|| id.as_str().and_then(|s| s.parse().ok()))
+                else {
+                    tracing::debug!(%id, "an answer with an id this client never sent");
+                    return;
+                };
+                let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
+                    return; // given up on (timed out, dropped): nothing waits for it
+                };
+                // The answer may have come another way (a session's GET stream): the
+                // request's own stream is not needed any more.
+                self.link.abandon(id);
+                let answer = match (msg.get("result"), msg.get("error")) {
+                    (Some(result), None) => Ok(result.clone()),
+                    (_, Some(error)) => Err(ClientError::Rpc(
+                        serde_json::from_value::<McpError>(error.clone()).unwrap_or_else(|_| {
+                            McpError::new(
+                                ErrorCode::INTERNAL_ERROR,
+                                format!("an error the server sent malformed: {error}"),
+                            )
+                        }),
+                    )),
+                    (None, None) => Err(ClientError::protocol(
+                        "an answer with neither `result` nor `error`",
+                    )),
+                };
+                let _ = tx.send(answer);
+            }
+            (None, None) => {
+                tracing::debug!("a message that is neither request, answer nor notification")
+            }
+        }
+    }
+
+    /// A request from the server (session era: elicitation, sampling, roots, ping): answered by
+    /// the handlers on a task of its own, so a slow user never blocks other traffic.
+    fn serve_request(&self, id: Value, method: String, msg: Value) {
+        let Some(core) = self.this.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let params = msg.get("params").cloned().unwrap_or(Value::Null);
+            let reply = match core.handlers.answer(&method, params).await {
+                Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
+            };
+            let out = Outgoing {
+                body: serde_json::to_vec(&reply).unwrap_or_default(),
+                id: None,
+                method: None,
+                version: core.version().map(ProtocolVersion::as_str),
+                headers: Vec::new(),
+            };
+            if let Err(e) = core.link.send(out).await {
+                tracing::debug!(error = %e, "could not answer the server's {method}");
+            }
+        });
+    }
+}
+
+pub(crate) fn spawn_router(core: Weak<Core>, mut inbox: mpsc::UnboundedReceiver<Inbound>) {
+    tokio::spawn(async move {
+        while let Some(msg) = inbox.recv().await {
+            let Some(core) = core.upgrade() else {
+                return;
+            };
+            core.route(msg);
+        }
+        if let Some(core) = core.upgrade() {
+            core.fail_all("the connection closed");
+        }
+    });
+}
