@@ -13,6 +13,7 @@ use super::core::Core;
 use super::error::ClientError;
 use super::handlers::{ElicitRequest, ElicitResult, Handlers, ServerNotification};
 use super::handshake::{ProtocolChoice, negotiate};
+use super::limits::{INBOX, Limits, within};
 use super::router::spawn_router;
 use super::stdio::{Stderr, StdioLink};
 use crate::protocol::McpError;
@@ -26,14 +27,32 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// (`.request_timeout(t)`, as tokio's, hyper's and reqwest's builders do, and as
 /// [`ServerBuilder`](crate::ServerBuilder) and `HttpConfig` do too); a handler of what the
 /// server sends is registered with an `on_*` method.
+///
+/// # Deadlines and limits
+///
+/// A server can be slow, broken or hostile; whatever it does, every call ends within a
+/// deadline and the client's memory stays bounded. The defaults suit a server on the same
+/// machine or a nearby network; each has a setting:
+///
+/// | setting | default | bounds |
+/// |---|---|---|
+/// | [`request_timeout`](Self::request_timeout) | 60 s | one request, as a whole: sending it (a stdio server that stops reading its stdin, an HTTP server that accepts the connection and never answers), the response head, the body, and the wait for the answer on a stream. Notifications and the client's answers to the server are sent within it too. |
+/// | [`connect_timeout`](Self::connect_timeout) | 60 s | [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and [`spawn`](Self::spawn) as a whole: the probe, `initialize`, the fallback to HTTP+SSE |
+/// | [`probe_timeout`](Self::probe_timeout) | 2 s | a stdio server's silence to `server/discover` ([`ProtocolChoice::Auto`]) |
+/// | [`max_message_bytes`](Self::max_message_bytes) | 16 MiB | one message read: an HTTP body, an SSE event or line, a stdio line |
+///
+/// Fixed bounds: an HTTP error's body is read up to 64 KiB (the rest is dropped with the
+/// connection); a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds; the session's
+/// `GET` stream has 10 s to open.
+///
+/// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`].
 #[must_use]
 pub struct ClientBuilder {
     name: String,
     version: String,
     protocol: ProtocolChoice,
     handlers: Handlers,
-    timeout: Duration,
-    probe_timeout: Duration,
+    limits: Limits,
     stderr: Stderr,
     #[cfg(feature = "http")]
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
@@ -48,8 +67,7 @@ impl Default for ClientBuilder {
             version: env!("CARGO_PKG_VERSION").into(),
             protocol: ProtocolChoice::Auto,
             handlers: Handlers::default(),
-            timeout: Duration::from_secs(60),
-            probe_timeout: Duration::from_secs(2),
+            limits: Limits::default(),
             stderr: Stderr::Inherit,
             #[cfg(feature = "http")]
             headers: Vec::new(),
@@ -73,9 +91,20 @@ impl ClientBuilder {
         self
     }
 
-    /// How long a request waits for its answer before it is cancelled (default 60 s).
+    /// How long one request may take as a whole, from its first byte sent to its answer
+    /// (default 60 s): past it the request fails with [`ClientError::Timeout`] and is
+    /// cancelled. Sending notifications and answers to the server is bounded by it too.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        self.limits.request_timeout = timeout;
+        self
+    }
+
+    /// How long [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and
+    /// [`spawn`](Self::spawn) may take as a whole, probe, handshake and fallback included
+    /// (default 60 s; a stdio server that takes long to start, such as one `npx` fetches
+    /// first, may need more). Past it they fail with [`ClientError::Timeout`].
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.connect_timeout = timeout;
         self
     }
 
@@ -83,7 +112,15 @@ impl ClientBuilder {
     /// before it falls back to `initialize` (default 2 s; servers that answer, even with an
     /// error, cost no wait).
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
-        self.probe_timeout = timeout;
+        self.limits.probe_timeout = timeout;
+        self
+    }
+
+    /// The largest message the client reads (default 16 MiB): an HTTP answer's body, one
+    /// SSE event (or line), one line from a stdio server. A larger one fails what waits for
+    /// it with [`ClientError::TooLarge`]; a stream or stdio connection that carried it ends.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_message_bytes = bytes;
         self
     }
 
@@ -173,11 +210,17 @@ impl ClientBuilder {
         self,
         command: impl Into<tokio::process::Command>,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let link = StdioLink::spawn(command.into(), self.stderr, tx)?;
+        let (tx, rx) = mpsc::channel(INBOX);
+        let link = StdioLink::spawn(command.into(), self.stderr, &self.limits, tx)?;
         let stderr = link.stderr.clone();
         let client = self.client(Box::new(link), rx, Some(stderr));
-        negotiate(&client.core, self.protocol, Some(self.probe_timeout)).await?;
+        let probe = Some(self.limits.probe_timeout);
+        // A child that never answers is ended when `client` drops.
+        within(
+            self.limits.connect_timeout,
+            negotiate(&client.core, self.protocol, probe),
+        )
+        .await?;
         Ok(client)
     }
 
@@ -189,8 +232,13 @@ impl ClientBuilder {
     pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
         let uri = super::http::parse_url(url)?;
-        let (tx, rx) = mpsc::unbounded_channel();
-        let link = super::http::HttpLink::new(uri.clone(), self.headers.clone(), tx);
+        within(self.limits.connect_timeout, self.connect_to(uri, url)).await
+    }
+
+    #[cfg(feature = "http")]
+    async fn connect_to(&self, uri: http::Uri, url: &str) -> Result<Client, ClientError> {
+        let (tx, rx) = mpsc::channel(INBOX);
+        let link = super::http::HttpLink::new(uri.clone(), self.headers.clone(), &self.limits, tx);
         let client = self.client(Box::new(link), rx, None);
         match negotiate(&client.core, self.protocol, None).await {
             Ok(()) => Ok(client),
@@ -212,7 +260,7 @@ impl ClientBuilder {
     pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
         let uri = super::http::parse_url(url)?;
-        self.open_sse(uri).await
+        within(self.limits.connect_timeout, self.open_sse(uri)).await
     }
 
     #[cfg(feature = "http")]
@@ -226,8 +274,9 @@ impl ClientBuilder {
             }
             ProtocolChoice::Auto => ProtocolVersion::LATEST_SESSION,
         };
-        let (tx, rx) = mpsc::unbounded_channel();
-        let link = super::legacy::LegacyLink::open(uri, self.headers.clone(), tx).await?;
+        let (tx, rx) = mpsc::channel(INBOX);
+        let link =
+            super::legacy::LegacyLink::open(uri, self.headers.clone(), &self.limits, tx).await?;
         let client = self.client(Box::new(link), rx, None);
         negotiate(&client.core, ProtocolChoice::Session(version), None).await?;
         Ok(client)
@@ -246,15 +295,10 @@ impl ClientBuilder {
     fn client(
         &self,
         link: Box<dyn super::core::Link>,
-        rx: mpsc::UnboundedReceiver<super::core::Inbound>,
+        rx: mpsc::Receiver<super::core::Inbound>,
         stderr: Option<std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>>,
     ) -> Client {
-        let core = Core::new(
-            link,
-            self.handlers.clone(),
-            self.client_info(),
-            self.timeout,
-        );
+        let core = Core::new(link, self.handlers.clone(), self.client_info(), self.limits);
         spawn_router(Arc::downgrade(&core), rx);
         Client {
             core,

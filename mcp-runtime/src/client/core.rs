@@ -15,6 +15,7 @@ use tokio::sync::{broadcast, oneshot};
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerNotification};
 use super::headers;
+use super::limits::{Limits, within};
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::{ErrorCode, ProtocolVersion};
 
@@ -28,7 +29,7 @@ pub(crate) enum Inbound {
     /// ended before the answer).
     Failed { id: i64, error: ClientError },
     /// The connection is gone: every pending request fails with this.
-    Closed(String),
+    Closed(ClientError),
 }
 
 /// One message for the transport, with what the HTTP headers mirror.
@@ -80,15 +81,15 @@ pub(crate) type ProgressFn = Arc<dyn Fn(&Value) + Send + Sync>;
 pub(crate) struct Core {
     pub(crate) this: Weak<Core>,
     pub(crate) link: Box<dyn Link>,
-    pub(crate) pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
     next_id: AtomicI64,
     pub(crate) handlers: Handlers,
     pub(crate) events: broadcast::Sender<ServerNotification>,
-    pub(crate) progress: Mutex<HashMap<String, ProgressFn>>,
+    progress: Mutex<HashMap<String, ProgressFn>>,
     pub(crate) negotiated: RwLock<Option<Negotiated>>,
     tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
     pub(crate) client_info: Value,
-    pub(crate) timeout: Duration,
+    pub(crate) limits: Limits,
     pub(crate) log_level: Mutex<Option<String>>,
     closed: AtomicBool,
 }
@@ -103,7 +104,7 @@ impl Core {
         link: Box<dyn Link>,
         handlers: Handlers,
         client_info: Value,
-        timeout: Duration,
+        limits: Limits,
     ) -> Arc<Core> {
         Arc::new_cyclic(|this| Core {
             this: this.clone(),
@@ -116,7 +117,7 @@ impl Core {
             negotiated: RwLock::new(None),
             tool_headers: Mutex::new(HashMap::new()),
             client_info,
-            timeout,
+            limits,
             log_level: Mutex::new(None),
             closed: AtomicBool::new(false),
         })
@@ -214,10 +215,17 @@ impl Core {
         }
     }
 
-    /// Sends a notification.
+    /// Sends a notification (within the request timeout).
     pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         self.check_open()?;
-        self.link.send(self.message(None, method, &params)).await
+        self.send_within_deadline(self.message(None, method, &params))
+            .await
+    }
+
+    /// Sends what waits for no answer (a notification, an answer to the server) within the
+    /// request timeout: a server that stops reading cannot hold the sender.
+    pub(crate) async fn send_within_deadline(&self, out: Outgoing) -> Result<(), ClientError> {
+        within(self.limits.request_timeout, self.link.send(out)).await
     }
 
     fn check_open(&self) -> Result<(), ClientError> {
@@ -241,13 +249,15 @@ impl Core {
         params: Value,
         timeout: Option<Duration>,
     ) -> Result<Value, ClientError> {
-        let limit = timeout.unwrap_or(self.timeout);
+        let limit = timeout.unwrap_or(self.limits.request_timeout);
         self.request_raw_id(self.alloc_id(), method, params, Some(limit))
             .await
     }
 
-    /// [`request_raw`](Self::request_raw) with a given id, waiting at most `limit` (`None`:
-    /// for as long as the answer takes, as a listen stream does).
+    /// [`request_raw`](Self::request_raw) with a given id. `limit` bounds the whole exchange:
+    /// sending (a pipe that stops draining, a connection that never answers), the response
+    /// head and body, and the wait for the answer (`None`: for as long as the answer takes,
+    /// as a listen stream does).
     pub(crate) async fn request_raw_id(
         &self,
         id: i64,
@@ -267,30 +277,36 @@ impl Core {
             // stream (HTTP) and has no notification to send.
             notify: !self.is_stateless() && !matches!(method, "initialize" | "server/discover"),
         };
-        if let Err(e) = self
-            .link
-            .send(self.message(Some(id), method, &params))
-            .await
-        {
-            guard.notify = false; // it may never have arrived
-            return Err(e);
-        }
-        let answered = match limit {
-            Some(limit) => tokio::time::timeout(limit, rx)
+        let out = self.message(Some(id), method, &params);
+        let exchange = async {
+            if let Err(e) = self.link.send(out).await {
+                return Exchange::NotSent(e);
+            }
+            match rx.await {
+                Ok(answer) => Exchange::Answered(answer),
+                Err(_) => Exchange::Gone,
+            }
+        };
+        let ended = match limit {
+            Some(limit) => tokio::time::timeout(limit, exchange)
                 .await
                 .map_err(|_| ClientError::Timeout(limit)),
-            None => Ok(rx.await),
+            None => Ok(exchange.await),
         };
-        let answer = match answered {
-            Err(e) => Err(e),
-            Ok(Err(_)) => Err(ClientError::Closed),
-            Ok(Ok(answer)) => {
+        match ended {
+            // Given up part way, maybe mid-send (a stdio link finishes the line before the
+            // next message, so a cancellation follows a whole request).
+            Err(timeout) => Err(timeout),
+            Ok(Exchange::NotSent(e)) => {
+                guard.notify = false; // it may never have arrived
+                Err(e)
+            }
+            Ok(Exchange::Gone) => Err(ClientError::Closed),
+            Ok(Exchange::Answered(answer)) => {
                 guard.armed = false;
                 answer
             }
-        };
-        drop(guard);
-        answer
+        }
     }
 
     /// A request with the era's rules: `_meta` on every 2026-07-28 request, and
@@ -386,18 +402,35 @@ impl Core {
             return;
         }
         self.link.close().await;
-        self.fail_all("the client was closed");
+        self.fail_all(ClientError::Closed);
     }
 
-    pub(crate) fn fail_all(&self, why: &str) {
+    /// Fails every request still waiting with `error` (or [`ClientError::Closed`] once the
+    /// client is closed).
+    pub(crate) fn fail_all(&self, error: ClientError) {
         let pending: Vec<_> = self.pending.lock().unwrap().drain().collect();
         for (_, tx) in pending {
             let _ = tx.send(Err(if self.closed.load(Ordering::Acquire) {
                 ClientError::Closed
             } else {
-                ClientError::transport(why)
+                error.clone()
             }));
         }
+    }
+
+    /// Hands `answer` to request `id`; `false` when nothing waits for it (given up on:
+    /// timed out, dropped).
+    pub(crate) fn answer(&self, id: i64, answer: Result<Value, ClientError>) -> bool {
+        let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
+            return false;
+        };
+        let _ = tx.send(answer);
+        true
+    }
+
+    /// The progress callback for `token`, if a call watches it.
+    pub(crate) fn progress_watcher(&self, token: &str) -> Option<ProgressFn> {
+        self.progress.lock().unwrap().get(token).cloned()
     }
 }
 
@@ -416,6 +449,14 @@ pub(crate) fn offers_our_version(e: &ClientError) -> bool {
                 v.iter()
                     .any(|v| v.as_str() == Some(ProtocolVersion::V2026_07_28.as_str()))
             })
+}
+
+/// How a request's exchange ended, short of its deadline.
+enum Exchange {
+    NotSent(ClientError),
+    Answered(Result<Value, ClientError>),
+    /// The client dropped the request's sender (closed, or the connection ended).
+    Gone,
 }
 
 /// A request in flight: removed from the pending map when it ends, and cancelled at the

@@ -1,4 +1,10 @@
-//! What can go wrong when calling a server.
+//! What can go wrong when calling a server. Each variant is one kind of failure, so a caller
+//! can tell them apart: the server said no ([`Rpc`](ClientError::Rpc),
+//! [`Status`](ClientError::Status), [`Tool`](ClientError::Tool)), it took too long
+//! ([`Timeout`](ClientError::Timeout)), it sent too much ([`TooLarge`](ClientError::TooLarge)),
+//! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
+//! ([`Transport`](ClientError::Transport), [`SessionExpired`](ClientError::SessionExpired),
+//! [`Closed`](ClientError::Closed)).
 
 use std::fmt;
 use std::time::Duration;
@@ -6,7 +12,7 @@ use std::time::Duration;
 use crate::protocol::{CallToolResult, McpError};
 
 /// An error from a [`Client`](super::Client) call.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum ClientError {
     /// The server answered with a JSON-RPC error.
@@ -25,13 +31,30 @@ pub enum ClientError {
     Status {
         /// The HTTP status code.
         status: u16,
-        /// The start of the body.
+        /// The start of the body (at most 64 KiB are read of an error's body).
         body: String,
     },
-    /// The server's answer breaks the protocol, or could not be read as the requested type.
+    /// The server's answer breaks the protocol (an answer that does not read, a stream that
+    /// announces no endpoint), or could not be read as the requested type.
     Protocol(String),
-    /// No answer within the request timeout (the request was cancelled).
+    /// A deadline passed: the request's ([`request_timeout`](super::ClientBuilder::request_timeout),
+    /// which covers sending it, the response head, the body and the wait for the answer) or,
+    /// from [`connect`](super::ClientBuilder::connect) and
+    /// [`spawn`](super::ClientBuilder::spawn), the whole handshake's
+    /// ([`connect_timeout`](super::ClientBuilder::connect_timeout)). The request was given up
+    /// (and cancelled at the server, in the session era); the connection stays usable.
     Timeout(Duration),
+    /// The server sent more than a limit allows: one message (an HTTP body, an SSE event or
+    /// line, a stdio line) over [`max_message_bytes`](super::ClientBuilder::max_message_bytes).
+    /// Reading stopped
+    /// there: a stream or stdio connection that carried it is closed, an HTTP request's
+    /// connection is dropped.
+    TooLarge {
+        /// What was too large, and in which unit `limit` counts.
+        what: String,
+        /// The limit it passed.
+        limit: u64,
+    },
     /// The client was closed.
     Closed,
 }
@@ -51,6 +74,13 @@ impl ClientError {
 
     pub(crate) fn protocol(what: impl fmt::Display) -> Self {
         ClientError::Protocol(what.to_string())
+    }
+
+    pub(crate) fn too_large(what: impl fmt::Display, limit: usize) -> Self {
+        ClientError::TooLarge {
+            what: what.to_string(),
+            limit: limit as u64,
+        }
     }
 }
 
@@ -73,6 +103,9 @@ impl fmt::Display for ClientError {
             }
             ClientError::Protocol(why) => write!(f, "protocol error: {why}"),
             ClientError::Timeout(after) => write!(f, "no answer within {after:?}"),
+            ClientError::TooLarge { what, limit } => {
+                write!(f, "too large: {what} over the limit of {limit}")
+            }
             ClientError::Closed => f.write_str("the client is closed"),
         }
     }

@@ -18,8 +18,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::body::{read_body, read_start, status_error};
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
+use super::limits::{Limits, MAX_ERROR_BODY, STREAM_OPEN};
 use super::sse::SseParser;
 use crate::protocol::{McpError, ProtocolVersion};
 
@@ -27,10 +29,6 @@ use crate::protocol::{McpError, ProtocolVersion};
 const DEFAULT_RETRY_MS: u64 = 1000;
 /// Reconnection attempts in a row before a stream is given up.
 const MAX_RECONNECTS: u32 = 8;
-/// The most bytes read from an error response.
-const MAX_ERROR_BODY: usize = 64 * 1024;
-/// The most bytes of a JSON answer.
-const MAX_JSON_BODY: usize = 64 * 1024 * 1024;
 
 type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
 
@@ -40,7 +38,9 @@ struct Shared {
     headers: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<&'static str>>,
-    inbox: mpsc::UnboundedSender<Inbound>,
+    /// The largest JSON body or SSE event read.
+    max_message: usize,
+    inbox: mpsc::Sender<Inbound>,
 }
 
 pub(crate) struct HttpLink {
@@ -71,7 +71,8 @@ impl HttpLink {
     pub(crate) fn new(
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
-        inbox: mpsc::UnboundedSender<Inbound>,
+        limits: &Limits,
+        inbox: mpsc::Sender<Inbound>,
     ) -> HttpLink {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
@@ -83,6 +84,7 @@ impl HttpLink {
                 headers,
                 session: Mutex::new(None),
                 version: Mutex::new(None),
+                max_message: limits.max_message_bytes,
                 inbox,
             }),
             streams: Arc::new(Mutex::new(HashMap::new())),
@@ -106,6 +108,7 @@ impl Shared {
         req
     }
 
+    /// Opens (or resumes) an SSE stream with `GET`: its response head within [`STREAM_OPEN`].
     async fn get(
         &self,
         last_event_id: Option<&str>,
@@ -119,14 +122,15 @@ impl Shared {
         let req = req
             .body(Full::new(Bytes::new()))
             .map_err(ClientError::transport)?;
-        self.client
-            .request(req)
+        tokio::time::timeout(STREAM_OPEN, self.client.request(req))
             .await
+            .map_err(|_| ClientError::Timeout(STREAM_OPEN))?
             .map_err(|e| ClientError::transport(format!("GET {} failed: {e}", self.url)))
     }
 
-    fn push(&self, inbound: Inbound) {
-        let _ = self.inbox.send(inbound);
+    /// Hands what was read to the router; waits while it is behind (the inbox is bounded).
+    async fn push(&self, inbound: Inbound) {
+        let _ = self.inbox.send(inbound).await;
     }
 }
 
@@ -135,25 +139,6 @@ fn is_sse(resp: &hyper::Response<Incoming>) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
-}
-
-/// Reads a body up to `max` bytes.
-async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>, ClientError> {
-    let mut out = Vec::new();
-    let mut body = body;
-    while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| ClientError::transport(format!("reading the answer failed: {e}")))?;
-        if let Ok(data) = frame.into_data() {
-            if out.len() + data.len() > max {
-                return Err(ClientError::protocol(format!(
-                    "the answer is larger than {max} bytes"
-                )));
-            }
-            out.extend_from_slice(&data);
-        }
-    }
-    Ok(out)
 }
 
 /// Whether `msg` (a message or a batch) holds the answer to request `id`.
@@ -168,7 +153,7 @@ fn answers(msg: &Value, id: i64) -> bool {
 /// request whose answer the stream carries (`None` for the session's `GET` stream, which
 /// is reopened whenever it ends).
 async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
-    let mut parser = SseParser::default();
+    let mut parser = SseParser::new(shared.max_message);
     let mut failures = 0u32;
     loop {
         let mut answered = false;
@@ -186,9 +171,14 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                     };
                     let events = match parser.feed(&data) {
                         Ok(events) => events,
-                        Err(e) => {
-                            broken = Some(e);
-                            break;
+                        // Too large an event: resuming would replay it (or skip it); the
+                        // stream ends, and the request waiting for it fails.
+                        Err(error) => {
+                            match id {
+                                Some(id) => shared.push(Inbound::Failed { id, error }).await,
+                                None => tracing::warn!(%error, "the session's GET stream ended"),
+                            }
+                            return;
                         }
                     };
                     for ev in events {
@@ -201,7 +191,7 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                             Ok(msg) => {
                                 failures = 0;
                                 answered |= id.is_some_and(|id| answers(&msg, id));
-                                shared.push(Inbound::Message(msg));
+                                shared.push(Inbound::Message(msg)).await;
                             }
                             Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON"),
                         }
@@ -219,12 +209,14 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
             && let Some(id) = id
         {
             let why = broken.unwrap_or_else(|| "the server closed it".into());
-            shared.push(Inbound::Failed {
-                id,
-                error: ClientError::transport(format!(
-                    "the answer's stream ended before the answer ({why}) and cannot be resumed (no event id)"
-                )),
-            });
+            shared
+                .push(Inbound::Failed {
+                    id,
+                    error: ClientError::transport(format!(
+                        "the answer's stream ended before the answer ({why}) and cannot be resumed (no event id)"
+                    )),
+                })
+                .await;
             return;
         }
         // (The GET stream without event ids is reopened from the start.)
@@ -232,10 +224,14 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
             failures += 1;
             if failures > MAX_RECONNECTS {
                 if let Some(id) = id {
-                    shared.push(Inbound::Failed {
-                        id,
-                        error: ClientError::transport("the answer's stream could not be resumed"),
-                    });
+                    shared
+                        .push(Inbound::Failed {
+                            id,
+                            error: ClientError::transport(
+                                "the answer's stream could not be resumed",
+                            ),
+                        })
+                        .await;
                 }
                 return;
             }
@@ -248,10 +244,12 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                 }
                 Ok(resp) if resp.status() == StatusCode::NOT_FOUND => {
                     if let Some(id) = id {
-                        shared.push(Inbound::Failed {
-                            id,
-                            error: ClientError::SessionExpired,
-                        });
+                        shared
+                            .push(Inbound::Failed {
+                                id,
+                                error: ClientError::SessionExpired,
+                            })
+                            .await;
                     }
                     return;
                 }
@@ -262,7 +260,8 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                             error: ClientError::transport(
                                 "the answer's stream ended and the server does not allow resuming it (GET is 405)",
                             ),
-                        });
+                        })
+                        .await;
                     }
                     return;
                 }
@@ -332,61 +331,65 @@ impl Link for HttpLink {
             {
                 *shared.session.lock().unwrap() = Some(session.clone());
             }
-            let fail = |error: ClientError| match out.id {
+            // An error for a request goes to the request (it waits for its answer); for a
+            // notification or an answer, to the sender.
+            let fail = async |error: ClientError| match out.id {
                 Some(id) => {
-                    shared.push(Inbound::Failed { id, error });
+                    shared.push(Inbound::Failed { id, error }).await;
                     Ok(())
                 }
                 None => Err(error),
             };
             if status == StatusCode::NOT_FOUND && had_session {
-                return fail(ClientError::SessionExpired);
+                return fail(ClientError::SessionExpired).await;
             }
             if status == StatusCode::METHOD_NOT_ALLOWED {
                 // The URL takes no POST at all (an HTTP+SSE server's stream URL, a proxy):
                 // whatever the body says, this is not a Streamable HTTP endpoint.
-                let body = read_body(resp.into_body(), MAX_ERROR_BODY)
-                    .await
-                    .unwrap_or_default();
-                return fail(ClientError::Status {
-                    status: status.as_u16(),
-                    body: String::from_utf8_lossy(&body).into_owned(),
-                });
+                return fail(status_error(resp).await).await;
             }
             if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
                 if let (Some(id), StatusCode::NO_CONTENT) = (out.id, status) {
                     // An answer with no body: an empty result.
-                    shared.push(Inbound::Message(
-                        serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-                    ));
+                    shared
+                        .push(Inbound::Message(
+                            serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+                        ))
+                        .await;
                 }
                 return Ok(());
             }
             if status.is_success() && is_sse(&resp) {
-                let task = tokio::spawn(pump(shared.clone(), resp.into_body(), out.id));
-                if let Some(id) = out.id {
-                    let streams = self.streams.clone();
-                    streams.lock().unwrap().insert(id, task.abort_handle());
-                    tokio::spawn(async move {
-                        let _ = task.await;
-                        streams.lock().unwrap().remove(&id);
-                    });
-                }
+                // A stream for a notification or an answer (the spec says 202) carries nothing
+                // this client waits for: it is not read, and goes with its connection.
+                let Some(id) = out.id else {
+                    return Ok(());
+                };
+                let task = tokio::spawn(pump(shared.clone(), resp.into_body(), Some(id)));
+                let streams = self.streams.clone();
+                streams.lock().unwrap().insert(id, task.abort_handle());
+                tokio::spawn(async move {
+                    let _ = task.await;
+                    streams.lock().unwrap().remove(&id);
+                });
                 return Ok(());
             }
-            let limit = if status.is_success() {
-                MAX_JSON_BODY
+            // An answer up to the message limit; of an error, only its start (a body that
+            // never ends is not read to its end).
+            let body = if status.is_success() {
+                match read_body(resp.into_body(), shared.max_message).await {
+                    Ok(body) => body,
+                    Err(e) => return fail(e).await,
+                }
             } else {
-                MAX_ERROR_BODY
-            };
-            let body = match read_body(resp.into_body(), limit).await {
-                Ok(body) => body,
-                Err(e) => return fail(e),
+                read_start(resp.into_body(), MAX_ERROR_BODY).await
             };
             let parsed = serde_json::from_slice::<Value>(&body).ok();
             match parsed {
+                // A notification or an answer has no answer: a body is not read as one.
+                _ if status.is_success() && out.id.is_none() => Ok(()),
                 Some(msg) if status.is_success() => {
-                    shared.push(Inbound::Message(msg));
+                    shared.push(Inbound::Message(msg)).await;
                     Ok(())
                 }
                 // A JSON-RPC error with an HTTP error status (2026-07-28 maps errors to
@@ -398,13 +401,15 @@ impl Link for HttpLink {
                             status: status.as_u16(),
                             body: String::from_utf8_lossy(&body).into_owned(),
                         });
-                    fail(error)
+                    fail(error).await
                 }
-                _ if status.is_success() && out.id.is_none() => Ok(()),
-                _ => fail(ClientError::Status {
-                    status: status.as_u16(),
-                    body: String::from_utf8_lossy(&body).into_owned(),
-                }),
+                _ => {
+                    fail(ClientError::Status {
+                        status: status.as_u16(),
+                        body: String::from_utf8_lossy(&body).into_owned(),
+                    })
+                    .await
+                }
             }
         })
     }
@@ -415,14 +420,13 @@ impl Link for HttpLink {
             if version == ProtocolVersion::V2026_07_28 {
                 return; // no session, no GET stream
             }
-            // Opened (its response head awaited) before any later request is sent.
-            let opened = tokio::time::timeout(Duration::from_secs(10), self.shared.get(None)).await;
-            let resp = match opened {
-                Ok(Ok(resp)) if resp.status() == StatusCode::OK && is_sse(&resp) => resp,
+            // Opened (its response head awaited, within STREAM_OPEN) before any later request
+            // is sent.
+            let resp = match self.shared.get(None).await {
+                Ok(resp) if resp.status() == StatusCode::OK && is_sse(&resp) => resp,
                 // 405: the server offers no GET stream; anything else: none either.
-                Ok(Ok(resp)) => return tracing::debug!(status = %resp.status(), "no GET stream"),
-                Ok(Err(e)) => return tracing::debug!(error = %e, "no GET stream"),
-                Err(_) => return tracing::debug!("no GET stream: no answer within 10 s"),
+                Ok(resp) => return tracing::debug!(status = %resp.status(), "no GET stream"),
+                Err(e) => return tracing::debug!(error = %e, "no GET stream"),
             };
             let task = tokio::spawn(pump(self.shared.clone(), resp.into_body(), None));
             *self.get_stream.lock().unwrap() = Some(task.abort_handle());

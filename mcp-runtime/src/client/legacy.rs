@@ -15,9 +15,12 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
+use tokio::time::{Instant, timeout_at};
 
+use super::body::status_error;
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
+use super::limits::Limits;
 use super::sse::SseParser;
 
 /// How long the server has to announce its endpoint.
@@ -53,12 +56,16 @@ fn resolve(base: &Uri, endpoint: &str) -> Result<Uri, ClientError> {
 }
 
 impl LegacyLink {
-    /// Opens the stream at `url` and waits for its `endpoint` event.
+    /// Opens the stream at `url` and waits for its `endpoint` event, both within the request
+    /// timeout (and the endpoint within [`ENDPOINT_WAIT`] of it).
     pub(crate) async fn open(
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
-        inbox: mpsc::UnboundedSender<Inbound>,
+        limits: &Limits,
+        inbox: mpsc::Sender<Inbound>,
     ) -> Result<LegacyLink, ClientError> {
+        let limit = limits.request_timeout;
+        let deadline = Instant::now() + limit;
         let client = HyperClient::builder(TokioExecutor::new()).build(HttpConnector::new());
         let mut req = Request::builder()
             .method(Method::GET)
@@ -70,27 +77,32 @@ impl LegacyLink {
         let req = req
             .body(Full::new(Bytes::new()))
             .map_err(ClientError::transport)?;
-        let resp = client
-            .request(req)
+        let resp = timeout_at(deadline, client.request(req))
             .await
+            .map_err(|_| ClientError::Timeout(limit))?
             .map_err(|e| ClientError::transport(format!("GET {url} failed: {e}")))?;
         if resp.status() != StatusCode::OK {
-            return Err(ClientError::Status {
-                status: resp.status().as_u16(),
-                body: String::new(),
-            });
+            return Err(timeout_at(deadline, status_error(resp))
+                .await
+                .map_err(|_| ClientError::Timeout(limit))?);
         }
         let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
+        let max_event = limits.max_message_bytes;
         let task = tokio::spawn(async move {
             let mut body = resp.into_body();
-            let mut parser = SseParser::default();
+            let mut parser = SseParser::new(max_event);
             let mut endpoint_tx = Some(endpoint_tx);
+            let mut why = ClientError::transport("the server closed its SSE stream");
             while let Some(Ok(frame)) = body.frame().await {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
-                let Ok(events) = parser.feed(&data) else {
-                    break;
+                let events = match parser.feed(&data) {
+                    Ok(events) => events,
+                    Err(e) => {
+                        why = e;
+                        break;
+                    }
                 };
                 for ev in events {
                     match ev.event.as_deref() {
@@ -101,7 +113,7 @@ impl LegacyLink {
                         }
                         None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
                             Ok(msg) => {
-                                if inbox.send(Inbound::Message(msg)).is_err() {
+                                if inbox.send(Inbound::Message(msg)).await.is_err() {
                                     return;
                                 }
                             }
@@ -111,12 +123,16 @@ impl LegacyLink {
                     }
                 }
             }
-            let _ = inbox.send(Inbound::Closed("the server closed its SSE stream".into()));
+            let _ = inbox.send(Inbound::Closed(why)).await;
         });
-        let endpoint = match tokio::time::timeout(ENDPOINT_WAIT, endpoint_rx).await {
+        let wait = deadline.min(Instant::now() + ENDPOINT_WAIT);
+        let endpoint = match timeout_at(wait, endpoint_rx).await {
             Ok(Ok(endpoint)) => endpoint,
-            _ => {
+            waited => {
                 task.abort();
+                if waited.is_err() && Instant::now() >= deadline {
+                    return Err(ClientError::Timeout(limit));
+                }
                 return Err(ClientError::protocol(
                     "the SSE stream announced no endpoint (not an HTTP+SSE server)",
                 ));
@@ -155,16 +171,12 @@ impl Link for LegacyLink {
                 ClientError::transport(format!("POST {} failed: {e}", self.endpoint))
             })?;
             if resp.status().is_success() {
+                // The answer comes on the stream; this body (`Accepted`) is not needed.
                 return Ok(());
             }
-            let status = resp.status().as_u16();
-            let body = resp
-                .into_body()
-                .collect()
-                .await
-                .map(|b| String::from_utf8_lossy(&b.to_bytes()).into_owned())
-                .unwrap_or_default();
-            Err(ClientError::Status { status, body })
+            // Only the start of an error's body is read (a body that never ends grew the
+            // client without bound when it was read whole).
+            Err(status_error(resp).await)
         })
     }
 

@@ -66,7 +66,7 @@ impl Client {
         // Until the acknowledgement, dropping this future (or waiting too long) ends the
         // request; afterwards the Listen does.
         let pending = AbortOnDrop(Some(request.abort_handle()));
-        let limit = self.core.timeout;
+        let limit = self.core.limits.request_timeout;
         match tokio::time::timeout(limit, ack_rx).await {
             Ok(Ok(Ok(()))) => Ok(Listen {
                 rx,

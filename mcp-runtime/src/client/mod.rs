@@ -39,7 +39,13 @@
 //!   requests carry `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers a tool's
 //!   `x-mcp-header` annotations ask for (tools whose annotations break the rules are left out
 //!   of [`list_tools`](Client::list_tools), as the spec requires).
+//! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
+//!   without end), every call ends within its deadline and what the client reads is bounded;
+//!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one
+//!   ended a call.
 
+#[cfg(feature = "http")]
+mod body;
 mod builder;
 mod core;
 mod error;
@@ -50,6 +56,7 @@ mod headers;
 mod http;
 #[cfg(feature = "http")]
 mod legacy;
+mod limits;
 mod listen;
 mod lists;
 mod router;

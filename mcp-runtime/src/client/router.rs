@@ -21,11 +21,9 @@ impl Core {
             }
             Inbound::Message(msg) => self.route_one(msg),
             Inbound::Failed { id, error } => {
-                if let Some(tx) = self.pending.lock().unwrap().remove(&id) {
-                    let _ = tx.send(Err(error));
-                }
+                self.answer(id, Err(error));
             }
-            Inbound::Closed(why) => self.fail_all(&why),
+            Inbound::Closed(error) => self.fail_all(error),
         }
     }
 
@@ -43,9 +41,7 @@ impl Core {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     });
-                    let watcher =
-                        token.and_then(|t| self.progress.lock().unwrap().get(&t).cloned());
-                    if let Some(f) = watcher {
+                    if let Some(f) = token.and_then(|t| self.progress_watcher(&t)) {
                         f(&n.params);
                     }
                 }
@@ -60,12 +56,6 @@ impl Core {
                     tracing::debug!(%id, "an answer with an id this client never sent");
                     return;
                 };
-                let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
-                    return; // given up on (timed out, dropped): nothing waits for it
-                };
-                // The answer may have come another way (a session's GET stream): the
-                // request's own stream is not needed any more.
-                self.link.abandon(id);
                 let answer = match (msg.get("result"), msg.get("error")) {
                     (Some(result), None) => Ok(result.clone()),
                     (_, Some(error)) => Err(ClientError::Rpc(
@@ -80,7 +70,11 @@ impl Core {
                         "an answer with neither `result` nor `error`",
                     )),
                 };
-                let _ = tx.send(answer);
+                if self.answer(id, answer) {
+                    // The answer may have come another way (a session's GET stream): the
+                    // request's own stream is not needed any more.
+                    self.link.abandon(id);
+                }
             }
             (None, None) => {
                 tracing::debug!("a message that is neither request, answer nor notification")
@@ -88,8 +82,8 @@ impl Core {
         }
     }
 
-    /// A request from the server (session era: elicitation, sampling, roots, ping): answered by
-    /// the handlers on a task of its own, so a slow user never blocks other traffic.
+    /// A request from the server (session era: elicitation, sampling, roots, ping): answered
+    /// by the handlers on a task of its own, so a slow user never blocks other traffic.
     fn serve_request(&self, id: Value, method: String, msg: Value) {
         let Some(core) = self.this.upgrade() else {
             return;
@@ -100,21 +94,26 @@ impl Core {
                 Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                 Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
             };
-            let out = Outgoing {
-                body: serde_json::to_vec(&reply).unwrap_or_default(),
-                id: None,
-                method: None,
-                version: core.version().map(ProtocolVersion::as_str),
-                headers: Vec::new(),
-            };
-            if let Err(e) = core.link.send(out).await {
+            if let Err(e) = core.send_within_deadline(core.reply(&reply)).await {
                 tracing::debug!(error = %e, "could not answer the server's {method}");
             }
         });
     }
+
+    /// The client's answer to a server request, as a message.
+    fn reply(&self, reply: &Value) -> Outgoing {
+        Outgoing {
+            body: serde_json::to_vec(reply).unwrap_or_default(),
+            id: None,
+            method: None,
+            version: self.version().map(ProtocolVersion::as_str),
+            headers: Vec::new(),
+        }
+    }
 }
 
-pub(crate) fn spawn_router(core: Weak<Core>, mut inbox: mpsc::UnboundedReceiver<Inbound>) {
+/// Routes what the transport reads until it ends or the client is dropped.
+pub(crate) fn spawn_router(core: Weak<Core>, mut inbox: mpsc::Receiver<Inbound>) {
     tokio::spawn(async move {
         while let Some(msg) = inbox.recv().await {
             let Some(core) = core.upgrade() else {
@@ -123,7 +122,7 @@ pub(crate) fn spawn_router(core: Weak<Core>, mut inbox: mpsc::UnboundedReceiver<
             core.route(msg);
         }
         if let Some(core) = core.upgrade() {
-            core.fail_all("the connection closed");
+            core.fail_all(ClientError::transport("the connection closed"));
         }
     });
 }

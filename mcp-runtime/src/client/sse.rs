@@ -1,5 +1,8 @@
 //! An incremental `text/event-stream` parser (the WHATWG rules a client needs: `data`,
-//! `event`, `id`, `retry`, comments, any line ending).
+//! `event`, `id`, `retry`, comments, any line ending), bounded: a line, and the data of one
+//! event, hold at most the message limit.
+
+use super::error::ClientError;
 
 /// One dispatched event.
 #[derive(Debug, Default, PartialEq)]
@@ -11,8 +14,10 @@ pub(crate) struct SseEvent {
 
 /// Feeds bytes in, takes events out. `retry` keeps the last reconnection delay the server
 /// asked for (milliseconds).
-#[derive(Default)]
 pub(crate) struct SseParser {
+    /// The longest line, and the most data in one event (more is an error: the stream is
+    /// broken or hostile).
+    max: usize,
     buf: Vec<u8>,
     event: Option<String>,
     data: Option<String>,
@@ -21,17 +26,29 @@ pub(crate) struct SseParser {
     pub(crate) last_id: Option<String>,
     /// A `\r` ended the last line: a `\n` right after it belongs to the same line ending.
     after_cr: bool,
-    /// The event being read has more data than [`MAX_LINE`].
+    /// The event being read has more data than `max`.
     oversized: bool,
 }
 
-/// The longest line, and the most data in one event (more is an error: the stream is broken or
-/// hostile).
-const MAX_LINE: usize = 16 * 1024 * 1024;
-
 impl SseParser {
-    /// Adds bytes; returns the events they complete, or an error for an oversized line.
-    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
+    /// A parser of lines and events of at most `max` bytes.
+    pub(crate) fn new(max: usize) -> Self {
+        SseParser {
+            max,
+            buf: Vec::new(),
+            event: None,
+            data: None,
+            id: None,
+            retry: None,
+            last_id: None,
+            after_cr: false,
+            oversized: false,
+        }
+    }
+
+    /// Adds bytes; returns the events they complete, or an error for an oversized line or
+    /// event.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, ClientError> {
         let mut out = Vec::new();
         for &b in bytes {
             if self.after_cr {
@@ -48,12 +65,12 @@ impl SseParser {
                         out.push(ev);
                     }
                     if self.oversized {
-                        return Err(format!("an SSE event is larger than {MAX_LINE} bytes"));
+                        return Err(ClientError::too_large("an SSE event (bytes)", self.max));
                     }
                 }
                 _ => {
-                    if self.buf.len() >= MAX_LINE {
-                        return Err(format!("an SSE line is longer than {MAX_LINE} bytes"));
+                    if self.buf.len() >= self.max {
+                        return Err(ClientError::too_large("an SSE line (bytes)", self.max));
                     }
                     self.buf.push(b);
                 }
@@ -88,7 +105,7 @@ impl SseParser {
                     }
                     None => self.data = Some(value.to_owned()),
                 }
-                if self.data.as_ref().is_some_and(|d| d.len() > MAX_LINE) {
+                if self.data.as_ref().is_some_and(|d| d.len() > self.max) {
                     self.oversized = true;
                 }
             }
@@ -115,7 +132,7 @@ mod tests {
 
     #[test]
     fn events_across_chunks_and_line_endings() {
-        let mut p = SseParser::default();
+        let mut p = SseParser::new(1024);
         let mut all = p.feed(b"retry: 500\nid: 7\nevent: mess").unwrap();
         all.extend(
             p.feed(b"age\r\ndata: {\"a\":\r\n\r\n: keep-alive\n\ndata: x\rdata: y\r\r")
@@ -133,7 +150,7 @@ mod tests {
 
     #[test]
     fn an_endless_event_is_an_error_not_a_leak() {
-        let mut p = SseParser::default();
+        let mut p = SseParser::new(16 * 1024 * 1024);
         let line = format!("data: {}\n", "x".repeat(1024 * 1024));
         let mut failed = false;
         for _ in 0..20 {
@@ -147,12 +164,22 @@ mod tests {
 
     #[test]
     fn an_event_without_data_is_not_dispatched() {
-        let mut p = SseParser::default();
+        let mut p = SseParser::new(1024);
         assert!(p.feed(b"id: 1\n\n").unwrap().is_empty());
         assert_eq!(p.last_id.as_deref(), Some("1"));
         // A priming event: an id and empty data.
         let ev = p.feed(b"id: 2\ndata:\n\n").unwrap();
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].data, "");
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_bounded() {
+        let mut p = SseParser::new(100);
+        assert!(p.feed(&[b'x'; 60]).unwrap().is_empty());
+        let e = p
+            .feed(&[b'x'; 60])
+            .expect_err("a 120-byte line past a 100-byte limit");
+        assert!(matches!(e, ClientError::TooLarge { limit: 100, .. }), "{e}");
     }
 }

@@ -6,12 +6,13 @@ use std::process::Stdio as StdStdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
+use super::limits::Limits;
 
 /// What happens to the child's stderr (where servers log).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,11 +30,9 @@ pub enum Stderr {
 
 /// The most stderr bytes kept by [`Stderr::Capture`].
 const STDERR_KEPT: usize = 64 * 1024;
-/// The longest line read from the server's stdout.
-const MAX_LINE: usize = 64 * 1024 * 1024;
 
 pub(crate) struct StdioLink {
-    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    stdin: tokio::sync::Mutex<Writer<ChildStdin>>,
     child: Mutex<Option<Child>>,
     pub(crate) stderr: Arc<Mutex<VecDeque<u8>>>,
     /// Why the server's stdout closed, once it has (set by the reader).
@@ -44,8 +43,10 @@ impl StdioLink {
     pub(crate) fn spawn(
         mut command: Command,
         stderr: Stderr,
-        inbox: mpsc::UnboundedSender<Inbound>,
+        limits: &Limits,
+        inbox: mpsc::Sender<Inbound>,
     ) -> Result<StdioLink, ClientError> {
+        let max_line = limits.max_message_bytes;
         command
             .stdin(StdStdio::piped())
             .stdout(StdStdio::piped())
@@ -86,13 +87,18 @@ impl StdioLink {
             let why = loop {
                 line.clear();
                 match (&mut reader)
-                    .take(MAX_LINE as u64 + 1)
+                    .take(max_line as u64 + 1)
                     .read_until(b'\n', &mut line)
                     .await
                 {
                     Ok(0) => break format!("the server {program} exited (its stdout closed)"),
-                    Ok(_) if line.len() > MAX_LINE => {
-                        break format!("the server sent a line longer than {MAX_LINE} bytes");
+                    Ok(_) if line.len() > max_line => {
+                        // The rest of the line is never read: the connection ends here.
+                        let error =
+                            ClientError::too_large("a line from the server (bytes)", max_line);
+                        gone_tx.send_replace(Some(error.to_string()));
+                        let _ = inbox.send(Inbound::Closed(error)).await;
+                        return;
                     }
                     Ok(_) => {}
                     Err(e) => break format!("reading the server's stdout failed: {e}"),
@@ -104,7 +110,7 @@ impl StdioLink {
                 }
                 match serde_json::from_str(text) {
                     Ok(msg) => {
-                        if inbox.send(Inbound::Message(msg)).is_err() {
+                        if inbox.send(Inbound::Message(msg)).await.is_err() {
                             return;
                         }
                     }
@@ -127,10 +133,15 @@ impl StdioLink {
                 format!("{why}; its stderr ends with: {tail}")
             };
             gone_tx.send_replace(Some(why.clone()));
-            let _ = inbox.send(Inbound::Closed(why));
+            let _ = inbox
+                .send(Inbound::Closed(ClientError::transport(why)))
+                .await;
         });
         Ok(StdioLink {
-            stdin: tokio::sync::Mutex::new(stdin),
+            stdin: tokio::sync::Mutex::new(Writer {
+                pipe: stdin,
+                owed: Vec::new(),
+            }),
             child: Mutex::new(Some(child)),
             stderr: kept,
             gone,
@@ -170,22 +181,99 @@ fn tail_of(kept: &Mutex<VecDeque<u8>>) -> String {
     lines[lines.len().saturating_sub(5)..].join("\n")
 }
 
+/// The server's stdin, and what a send given up part way still owes it.
+///
+/// A send can be dropped mid-line (its request timed out: the server stopped reading and the
+/// pipe is full). Writing the next message after a cut-off line would corrupt both, so the
+/// unwritten rest of the line is kept and written first by the next send: the server sees
+/// whole lines, in order, whenever it reads again. Each `write` is cancel-safe (a write that
+/// did not complete wrote nothing), so what is owed is exact.
+struct Writer<W> {
+    pipe: Option<W>,
+    owed: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> Writer<W> {
+    /// Writes `line` (a newline is added) after whatever an earlier send left unwritten.
+    /// Cancel-safe: dropped part way, it leaves the rest of a started line owed, and a line
+    /// it never started unsent.
+    async fn send(&mut self, mut line: Vec<u8>) -> Result<(), WriteError> {
+        let Writer { pipe, owed } = self;
+        let Some(pipe) = pipe.as_mut() else {
+            return Err(WriteError::Closed);
+        };
+        write_out(pipe, owed).await?;
+        line.push(b'\n');
+        // Dropped part way, the rest of the line becomes owed.
+        let mut cut = CutLine {
+            owed,
+            line,
+            written: 0,
+        };
+        while cut.written < cut.line.len() {
+            let n = pipe.write(&cut.line[cut.written..]).await?;
+            if n == 0 {
+                return Err(WriteError::Io(std::io::ErrorKind::WriteZero.into()));
+            }
+            cut.written += n;
+        }
+        Ok(())
+    }
+}
+
+/// Writes out and empties `owed`, one cancel-safe `write` at a time.
+async fn write_out<W: AsyncWrite + Unpin>(pipe: &mut W, owed: &mut Vec<u8>) -> std::io::Result<()> {
+    while !owed.is_empty() {
+        let n = pipe.write(owed).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        owed.drain(..n);
+    }
+    Ok(())
+}
+
+/// A line being written: on drop, what was started and not finished is owed.
+struct CutLine<'a> {
+    owed: &'a mut Vec<u8>,
+    line: Vec<u8>,
+    written: usize,
+}
+
+impl Drop for CutLine<'_> {
+    fn drop(&mut self) {
+        if self.written > 0 && self.written < self.line.len() {
+            self.owed.extend_from_slice(&self.line[self.written..]);
+        }
+    }
+}
+
+enum WriteError {
+    Closed,
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for WriteError {
+    fn from(e: std::io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
 impl Link for StdioLink {
     fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
+            // A server whose stdout ended, or was given up on (too long a line), is not
+            // written to: nothing would read the answer.
+            if self.gone.borrow().is_some() {
+                return Err(self
+                    .write_failed(std::io::ErrorKind::BrokenPipe.into())
+                    .await);
+            }
             let mut stdin = self.stdin.lock().await;
-            let Some(pipe) = stdin.as_mut() else {
-                return Err(ClientError::Closed);
-            };
-            let mut line = out.body;
-            line.push(b'\n');
-            let written = async {
-                pipe.write_all(&line).await?;
-                pipe.flush().await
-            };
-            match written.await {
+            match stdin.send(out.body).await {
                 Ok(()) => Ok(()),
-                Err(e) => Err(self.write_failed(e).await),
+                Err(WriteError::Closed) => Err(ClientError::Closed),
+                Err(WriteError::Io(e)) => Err(self.write_failed(e).await),
             }
         })
     }
@@ -194,7 +282,7 @@ impl Link for StdioLink {
         Box::pin(async move {
             // Closing stdin is how a stdio server is told to stop; it gets a moment to exit,
             // then it is killed.
-            self.stdin.lock().await.take();
+            self.stdin.lock().await.pipe.take();
             let child = self.child.lock().unwrap().take();
             if let Some(mut child) = child
                 && tokio::time::timeout(Duration::from_secs(2), child.wait())
@@ -204,5 +292,44 @@ impl Link for StdioLink {
                 let _ = child.kill().await;
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::io::AsyncReadExt;
+
+    /// A send dropped mid-line (its deadline passed while the reader was not reading) leaves
+    /// the rest of the line owed: the reader, once it reads again, gets whole lines in order.
+    #[tokio::test]
+    async fn a_line_cut_off_by_a_deadline_is_finished_before_the_next() {
+        let (pipe, mut reader) = tokio::io::duplex(16);
+        let mut writer = Writer {
+            pipe: Some(pipe),
+            owed: Vec::new(),
+        };
+        let first = b"first line, longer than the pipe".to_vec();
+        let cut = tokio::time::timeout(Duration::from_millis(50), writer.send(first)).await;
+        assert!(cut.is_err(), "the pipe is full: the send is given up");
+        assert!(!writer.owed.is_empty());
+        // A send that never started leaves nothing behind (the pipe is still full).
+        let owed = writer.owed.len();
+        let never = tokio::time::timeout(Duration::from_millis(50), writer.send(b"never".to_vec()));
+        assert!(never.await.is_err());
+        assert_eq!(writer.owed.len(), owed);
+        let read = tokio::spawn(async move {
+            let mut all = Vec::new();
+            let mut buf = [0u8; 8];
+            while !all.ends_with(b"second\n") {
+                let n = reader.read(&mut buf).await.unwrap();
+                all.extend_from_slice(&buf[..n]);
+            }
+            all
+        });
+        assert!(writer.send(b"second".to_vec()).await.is_ok());
+        let all = read.await.unwrap();
+        assert_eq!(all, b"first line, longer than the pipe\nsecond\n");
     }
 }

@@ -1,0 +1,49 @@
+//! The bounds a client keeps against its server, in time and in bytes: a server that stops
+//! answering, trickles, sends without end or asks without end costs the client a bounded
+//! wait and bounded memory, and ends in a [`ClientError`](super::ClientError) that says which.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// What [`ClientBuilder`](super::ClientBuilder) sets (its rustdoc lists the defaults).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// One request, from the first byte sent to the answer.
+    pub(crate) request_timeout: Duration,
+    /// The whole handshake of `connect`/`spawn`.
+    pub(crate) connect_timeout: Duration,
+    /// How long a stdio server may leave `server/discover` unanswered.
+    pub(crate) probe_timeout: Duration,
+    /// One message: an HTTP body, an SSE event (and line), a stdio line.
+    pub(crate) max_message_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            request_timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(60),
+            probe_timeout: Duration::from_secs(2),
+            max_message_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// The most bytes read of an HTTP error's body (the rest is not read).
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+/// Messages read from the server and not yet routed: a reader waits when the router is
+/// behind, so what the server sends queues in its socket, not in this process.
+pub(crate) const INBOX: usize = 64;
+/// How long the HTTP session's `GET` stream may take to open (or reopen).
+pub(crate) const STREAM_OPEN: Duration = Duration::from_secs(10);
+
+/// `fut`, or [`ClientError::Timeout`](super::ClientError::Timeout) when it takes longer than
+/// `limit` (it is dropped then: whatever it was doing stops).
+pub(crate) async fn within<T>(
+    limit: Duration,
+    fut: impl Future<Output = Result<T, super::ClientError>>,
+) -> Result<T, super::ClientError> {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or(Err(super::ClientError::Timeout(limit)))
+}
