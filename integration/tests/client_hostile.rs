@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{Client, ClientBuilder, ClientError, ProtocolChoice, Stderr};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::raw_server::{Conn, RawRequest, RawServer, Reply, answer, session_basics};
 
 const SESSION: ProtocolChoice = ProtocolChoice::Session(ProtocolVersion::V2025_11_25);
@@ -417,4 +417,118 @@ async fn a_stdio_line_over_the_limit_is_too_large() {
     assert!(matches!(err, ClientError::Transport(_)), "{err:?}");
     assert!(started.elapsed() < SLACK);
     within(Duration::from_secs(10), "close", client.close()).await;
+}
+
+/// A tool list of `per_page` tools of about 1 KiB each per page, with a fresh cursor each time,
+/// for `pages` pages (then no cursor).
+fn fresh_cursor_pages(pages: usize, per_page: usize) -> impl Fn(RawRequest, Conn) -> Reply {
+    move |req, mut conn| {
+        Box::pin(async move {
+            let msg = req.json();
+            let page: usize = msg
+                .pointer("/params/cursor")
+                .and_then(Value::as_str)
+                .and_then(|c| c.strip_prefix('c'))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let tools: Vec<Value> = (0..per_page)
+                .map(|i| {
+                    json!({
+                        "name": format!("t{page}_{i}"),
+                        "description": "d".repeat(1000),
+                        "inputSchema": {"type": "object"}
+                    })
+                })
+                .collect();
+            let mut result = json!({ "tools": tools });
+            if page + 1 < pages {
+                result["nextCursor"] = json!(format!("c{}", page + 1));
+            }
+            conn.json(200, &answer(&req, result)).await.ok()?;
+            Some(conn)
+        })
+    }
+}
+
+/// `list_tools` followed fresh cursors for up to 10,000 pages keeping every item (~90 MiB/s
+/// in the audit): the items and bytes across pages are bounded, by default and as configured.
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_are_bounded_across_pages() {
+    // 2,000 pages of 50 KiB: 100 MiB if nothing stops the client; the default bound on bytes
+    // (32 MiB) does.
+    let server = session_server(fresh_cursor_pages(2_000, 50)).await;
+    let url = server.url("/mcp");
+    let client = patient().protocol(SESSION).connect(&url).await.unwrap();
+    let result = within(Duration::from_secs(60), "list_tools", client.list_tools()).await;
+    match result.expect_err("a list past the bounds is an error") {
+        ClientError::TooLarge { what, limit } => {
+            assert!(what.starts_with("tools/list"), "{what}");
+            assert_eq!(limit, 32 * 1024 * 1024);
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    assert!(
+        server.written() < 40 * 1024 * 1024,
+        "the client read {} bytes of pages",
+        server.written()
+    );
+    // Configured: 120 items (the third page of 50 passes it), 100 KiB (the second page).
+    for (client, pages) in [
+        (patient().max_list_items(120), 3),
+        (patient().max_list_bytes(100 * 1024), 2),
+    ] {
+        let client = client.protocol(SESSION).connect(&url).await.unwrap();
+        let before = server.requests();
+        let err = client.list_tools().await.unwrap_err();
+        assert!(matches!(err, ClientError::TooLarge { .. }), "{err:?}");
+        assert_eq!(server.requests() - before, pages, "{err}");
+    }
+    // Within the bounds, every page is read.
+    let server = session_server(fresh_cursor_pages(3, 50)).await;
+    let client = patient()
+        .protocol(SESSION)
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 150);
+}
+
+/// A server that sends a cursor it sent before loops: the client stops at once, where it
+/// followed 10,000 pages (a cycle) or silently returned a partial list (the same cursor twice).
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_stop_at_a_cursor_seen_before() {
+    for cycle in [1usize, 2, 3] {
+        let script = move |req: RawRequest, mut conn: Conn| -> Reply {
+            Box::pin(async move {
+                let msg = req.json();
+                let n: usize = msg
+                    .pointer("/params/cursor")
+                    .and_then(Value::as_str)
+                    .and_then(|c| c.strip_prefix('c'))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                let next = format!("c{}", n % cycle + 1);
+                let result = json!({
+                    "tools": [{"name": format!("t{n}"), "inputSchema": {"type": "object"}}],
+                    "nextCursor": next
+                });
+                conn.json(200, &answer(&req, result)).await.ok()?;
+                Some(conn)
+            })
+        };
+        let server = session_server(script).await;
+        let client = patient()
+            .protocol(SESSION)
+            .connect(&server.url("/mcp"))
+            .await
+            .unwrap();
+        let before = server.requests();
+        let result = within(Duration::from_secs(30), "list_tools", client.list_tools()).await;
+        let err = result.expect_err("a cursor loop is an error");
+        assert!(matches!(err, ClientError::Protocol(_)), "{cycle}: {err:?}");
+        assert!(err.to_string().contains("cursor"), "{err}");
+        let pages = server.requests() - before;
+        assert!(pages <= cycle + 2, "cycle {cycle}: {pages} pages requested");
+        client.close().await;
+    }
 }

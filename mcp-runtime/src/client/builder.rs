@@ -40,12 +40,16 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// | [`connect_timeout`](Self::connect_timeout) | 60 s | [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and [`spawn`](Self::spawn) as a whole: the probe, `initialize`, the fallback to HTTP+SSE |
 /// | [`probe_timeout`](Self::probe_timeout) | 2 s | a stdio server's silence to `server/discover` ([`ProtocolChoice::Auto`]) |
 /// | [`max_message_bytes`](Self::max_message_bytes) | 16 MiB | one message read: an HTTP body, an SSE event or line, a stdio line |
+/// | [`max_list_items`](Self::max_list_items) | 100,000 | the items of one `list_*` call across its pages |
+/// | [`max_list_bytes`](Self::max_list_bytes) | 32 MiB | the JSON of one `list_*` call's pages together |
 ///
 /// Fixed bounds: an HTTP error's body is read up to 64 KiB (the rest is dropped with the
-/// connection); a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds; the session's
-/// `GET` stream has 10 s to open.
+/// connection); a `list_*` call follows at most 10,000 pages and stops at any cursor the
+/// server sent before; a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds; the
+/// session's `GET` stream has 10 s to open.
 ///
-/// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`].
+/// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`];
+/// a server that breaks the protocol (a cursor that loops) is [`ClientError::Protocol`].
 #[must_use]
 pub struct ClientBuilder {
     name: String,
@@ -121,6 +125,20 @@ impl ClientBuilder {
     /// it with [`ClientError::TooLarge`]; a stream or stdio connection that carried it ends.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_message_bytes = bytes;
+        self
+    }
+
+    /// The most items one `list_*` call collects across its pages (default 100,000): more
+    /// is [`ClientError::TooLarge`].
+    pub fn max_list_items(mut self, items: usize) -> Self {
+        self.limits.max_list_items = items;
+        self
+    }
+
+    /// The most bytes of JSON one `list_*` call reads across its pages (default 32 MiB):
+    /// more is [`ClientError::TooLarge`].
+    pub fn max_list_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_list_bytes = bytes;
         self
     }
 

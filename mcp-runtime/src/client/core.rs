@@ -170,13 +170,10 @@ impl Core {
         meta
     }
 
-    pub(crate) fn remember_tool_headers(&self, tool: &str, params: Vec<HeaderParam>) {
-        let mut map = self.tool_headers.lock().unwrap();
-        if params.is_empty() {
-            map.remove(tool);
-        } else {
-            map.insert(tool.to_owned(), params);
-        }
+    /// The `x-mcp-header` parameters of the tools just listed (those that have any): they
+    /// replace what an earlier list said, so tools the server no longer lists are forgotten.
+    pub(crate) fn remember_tool_headers(&self, tools: HashMap<String, Vec<HeaderParam>>) {
+        *self.tool_headers.lock().unwrap() = tools;
     }
 
     pub(crate) fn knows_tool_headers(&self, tool: &str) -> bool {

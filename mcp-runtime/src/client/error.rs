@@ -34,8 +34,9 @@ pub enum ClientError {
         /// The start of the body (at most 64 KiB are read of an error's body).
         body: String,
     },
-    /// The server's answer breaks the protocol (an answer that does not read, a stream that
-    /// announces no endpoint), or could not be read as the requested type.
+    /// The server's answer breaks the protocol (an answer that does not read, a list whose
+    /// cursors loop, a stream that announces no endpoint), or could not be read as the
+    /// requested type.
     Protocol(String),
     /// A deadline passed: the request's ([`request_timeout`](super::ClientBuilder::request_timeout),
     /// which covers sending it, the response head, the body and the wait for the answer) or,
@@ -45,8 +46,9 @@ pub enum ClientError {
     /// (and cancelled at the server, in the session era); the connection stays usable.
     Timeout(Duration),
     /// The server sent more than a limit allows: one message (an HTTP body, an SSE event or
-    /// line, a stdio line) over [`max_message_bytes`](super::ClientBuilder::max_message_bytes).
-    /// Reading stopped
+    /// line, a stdio line) over [`max_message_bytes`](super::ClientBuilder::max_message_bytes),
+    /// a list over [`max_list_items`](super::ClientBuilder::max_list_items) or
+    /// [`max_list_bytes`](super::ClientBuilder::max_list_bytes) across its pages. Reading stopped
     /// there: a stream or stdio connection that carried it is closed, an HTTP request's
     /// connection is dropped.
     TooLarge {

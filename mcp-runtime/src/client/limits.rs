@@ -16,6 +16,10 @@ pub(crate) struct Limits {
     pub(crate) probe_timeout: Duration,
     /// One message: an HTTP body, an SSE event (and line), a stdio line.
     pub(crate) max_message_bytes: usize,
+    /// The items of one `list_*` call, across its pages.
+    pub(crate) max_list_items: usize,
+    /// The JSON of one `list_*` call's pages together.
+    pub(crate) max_list_bytes: usize,
 }
 
 impl Default for Limits {
@@ -25,12 +29,17 @@ impl Default for Limits {
             connect_timeout: Duration::from_secs(60),
             probe_timeout: Duration::from_secs(2),
             max_message_bytes: 16 * 1024 * 1024,
+            max_list_items: 100_000,
+            max_list_bytes: 32 * 1024 * 1024,
         }
     }
 }
 
 /// The most bytes read of an HTTP error's body (the rest is not read).
 pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
+/// The most pages one `list_*` call follows (pages can be empty: the items and bytes do not
+/// bound them).
+pub(crate) const MAX_PAGES: usize = 10_000;
 /// Messages read from the server and not yet routed: a reader waits when the router is
 /// behind, so what the server sends queues in its socket, not in this process.
 pub(crate) const INBOX: usize = 64;
