@@ -532,3 +532,107 @@ async fn lists_stop_at_a_cursor_seen_before() {
         client.close().await;
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Requests from the server
+// ---------------------------------------------------------------------------------------------
+
+/// A flood of `elicitation/create` spawned one task per request with no limit. A bounded
+/// number are answered by the handler at a time; each of the others gets a JSON-RPC error.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_server_requests_is_bounded() {
+    const FLOOD: usize = 1_000;
+    let (errors_tx, mut errors) = tokio::sync::watch::channel(0usize);
+    let errors_tx = Arc::new(errors_tx);
+    let server = RawServer::start(move |req, mut conn| {
+        let errors_tx = errors_tx.clone();
+        Box::pin(async move {
+            let msg = req.json();
+            if req.method == "GET" {
+                conn.open_body(200, "text/event-stream").await.ok()?;
+                for i in 0..FLOOD {
+                    let ask = json!({
+                        "jsonrpc": "2.0", "id": format!("s{i}"), "method": "elicitation/create",
+                        "params": {"message": "name?", "requestedSchema": {"type": "object", "properties": {}}}
+                    });
+                    conn.event(&ask).await.ok()?;
+                }
+                return conn.hold().await;
+            }
+            if msg.get("method").is_none() && msg.get("error").is_some() {
+                errors_tx.send_modify(|n| *n += 1);
+            }
+            match session_basics(req, conn).await {
+                Ok(conn) => conn,
+                Err((_, mut conn)) => {
+                    conn.respond(202, &[], b"").await.ok()?;
+                    Some(conn)
+                }
+            }
+        })
+    })
+    .await;
+    let in_handler = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (count, peak) = (in_handler.clone(), most.clone());
+    const AT_ONCE: usize = 8;
+    let client = patient()
+        .protocol(SESSION)
+        .max_server_requests(AT_ONCE)
+        .on_elicitation(move |_req| {
+            let now = count.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            // The user never answers.
+            std::future::pending()
+        })
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap();
+    within(
+        Duration::from_secs(20),
+        "the refusals",
+        errors.wait_for(|n| *n == FLOOD - AT_ONCE),
+    )
+    .await
+    .unwrap();
+    assert_eq!(most.load(Ordering::SeqCst), AT_ONCE);
+    assert_eq!(in_handler.load(Ordering::SeqCst), AT_ONCE);
+    drop(client);
+}
+
+/// A 2026-07-28 `InputRequiredResult` naming more input requests than the client answers at
+/// once is refused as a protocol error, before any handler runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn too_many_inputs_in_one_round_is_a_protocol_error() {
+    let server = RawServer::start(|req, mut conn| {
+        Box::pin(async move {
+            let result = match req.rpc_method().as_deref() {
+                Some("server/discover") => json!({
+                    "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "asks", "version": "0"}}
+                }),
+                _ => {
+                    let asks: serde_json::Map<String, Value> = (0..100)
+                        .map(|i| {
+                            let ask = json!({"method": "roots/list", "params": {}});
+                            (format!("a{i}"), ask)
+                        })
+                        .collect();
+                    json!({"resultType": "input_required", "inputRequests": asks})
+                }
+            };
+            conn.json(200, &answer(&req, result)).await.ok()?;
+            Some(conn)
+        })
+    })
+    .await;
+    let client = patient()
+        .protocol(ProtocolChoice::Stateless)
+        .roots(vec![])
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap();
+    let err = client.call_tool("t", json!({})).await.unwrap_err();
+    assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
+    assert!(err.to_string().contains("100 inputs"), "{err}");
+}

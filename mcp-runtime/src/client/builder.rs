@@ -42,11 +42,13 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// | [`max_message_bytes`](Self::max_message_bytes) | 16 MiB | one message read: an HTTP body, an SSE event or line, a stdio line |
 /// | [`max_list_items`](Self::max_list_items) | 100,000 | the items of one `list_*` call across its pages |
 /// | [`max_list_bytes`](Self::max_list_bytes) | 32 MiB | the JSON of one `list_*` call's pages together |
+/// | [`max_server_requests`](Self::max_server_requests) | 16 | elicitation, sampling and roots requests from the server answered at once; past it the server gets a JSON-RPC error at once |
 ///
 /// Fixed bounds: an HTTP error's body is read up to 64 KiB (the rest is dropped with the
 /// connection); a `list_*` call follows at most 10,000 pages and stops at any cursor the
-/// server sent before; a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds; the
-/// session's `GET` stream has 10 s to open.
+/// server sent before; a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds of at
+/// most [`max_server_requests`](Self::max_server_requests) input requests each; the session's
+/// `GET` stream has 10 s to open.
 ///
 /// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`];
 /// a server that breaks the protocol (a cursor that loops) is [`ClientError::Protocol`].
@@ -139,6 +141,15 @@ impl ClientBuilder {
     /// more is [`ClientError::TooLarge`].
     pub fn max_list_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_list_bytes = bytes;
+        self
+    }
+
+    /// How many requests from the server (elicitation, sampling, roots, ping) are answered at
+    /// once (default 16); the server's requests past it are refused at once with a JSON-RPC
+    /// error (-32603), never queued. Also the most input requests one 2026-07-28
+    /// `InputRequiredResult` may carry.
+    pub fn max_server_requests(mut self, requests: usize) -> Self {
+        self.limits.max_server_requests = requests.max(1);
         self
     }
 
@@ -316,8 +327,9 @@ impl ClientBuilder {
         rx: mpsc::Receiver<super::core::Inbound>,
         stderr: Option<std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>>,
     ) -> Client {
-        let core = Core::new(link, self.handlers.clone(), self.client_info(), self.limits);
-        spawn_router(Arc::downgrade(&core), rx);
+        let (core, refusals) =
+            Core::new(link, self.handlers.clone(), self.client_info(), self.limits);
+        spawn_router(Arc::downgrade(&core), rx, refusals);
         Client {
             core,
             stderr,

@@ -10,12 +10,12 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
 
 use super::error::ClientError;
 use super::handlers::{Handlers, ServerNotification};
 use super::headers;
-use super::limits::{Limits, within};
+use super::limits::{Limits, REFUSALS, within};
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::{ErrorCode, ProtocolVersion};
 
@@ -90,8 +90,33 @@ pub(crate) struct Core {
     tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
     pub(crate) client_info: Value,
     pub(crate) limits: Limits,
+    pub(crate) server_requests: ServerRequests,
     pub(crate) log_level: Mutex<Option<String>>,
     closed: AtomicBool,
+}
+
+/// The server's requests being answered, and the refusals of those past the bound.
+pub(crate) struct ServerRequests {
+    /// One permit per request being answered (`max_server_requests`).
+    pub(crate) permits: Arc<Semaphore>,
+    pub(crate) limit: usize,
+    /// Refusals waiting to be sent (by one task, so a flood costs no task each). When it is
+    /// full the router waits, and so does the reading of what the server sends: a flood is
+    /// slowed to the pace of its refusals.
+    pub(crate) refusals: mpsc::Sender<Outgoing>,
+}
+
+impl ServerRequests {
+    /// The bound, and the queue of refusals (the receiver goes to the router).
+    pub(crate) fn new(limit: usize) -> (ServerRequests, mpsc::Receiver<Outgoing>) {
+        let (refusals, rx) = mpsc::channel(REFUSALS);
+        let requests = ServerRequests {
+            permits: Arc::new(Semaphore::new(limit)),
+            limit,
+            refusals,
+        };
+        (requests, rx)
+    }
 }
 
 /// The most `InputRequiredResult` rounds one call may take (a server that keeps asking is
@@ -99,14 +124,16 @@ pub(crate) struct Core {
 const MAX_ROUNDS: usize = 16;
 
 impl Core {
-    /// The engine; the caller starts the router (`router::spawn_router`) with it.
+    /// The engine, and the receiver of its refusals of server requests: the caller starts
+    /// the router with both (`router::spawn_router`).
     pub(crate) fn new(
         link: Box<dyn Link>,
         handlers: Handlers,
         client_info: Value,
         limits: Limits,
-    ) -> Arc<Core> {
-        Arc::new_cyclic(|this| Core {
+    ) -> (Arc<Core>, mpsc::Receiver<Outgoing>) {
+        let (server_requests, refusals) = ServerRequests::new(limits.max_server_requests);
+        let core = Arc::new_cyclic(|this| Core {
             this: this.clone(),
             link,
             pending: Mutex::new(HashMap::new()),
@@ -118,9 +145,11 @@ impl Core {
             tool_headers: Mutex::new(HashMap::new()),
             client_info,
             limits,
+            server_requests,
             log_level: Mutex::new(None),
             closed: AtomicBool::new(false),
-        })
+        });
+        (core, refusals)
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
@@ -366,6 +395,13 @@ impl Core {
         let Some(requests) = result.get("inputRequests").and_then(Value::as_object) else {
             return Ok(responses);
         };
+        let most = self.limits.max_server_requests;
+        if requests.len() > most {
+            return Err(ClientError::protocol(format!(
+                "the server asked for {} inputs in one round; this client answers at most {most}",
+                requests.len()
+            )));
+        }
         for (key, request) in requests {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
             let params = request.get("params").cloned().unwrap_or(Value::Null);

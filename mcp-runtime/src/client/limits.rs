@@ -20,6 +20,8 @@ pub(crate) struct Limits {
     pub(crate) max_list_items: usize,
     /// The JSON of one `list_*` call's pages together.
     pub(crate) max_list_bytes: usize,
+    /// Requests from the server (elicitation, sampling, roots) answered at once.
+    pub(crate) max_server_requests: usize,
 }
 
 impl Default for Limits {
@@ -31,6 +33,7 @@ impl Default for Limits {
             max_message_bytes: 16 * 1024 * 1024,
             max_list_items: 100_000,
             max_list_bytes: 32 * 1024 * 1024,
+            max_server_requests: 16,
         }
     }
 }
@@ -43,6 +46,9 @@ pub(crate) const MAX_PAGES: usize = 10_000;
 /// Messages read from the server and not yet routed: a reader waits when the router is
 /// behind, so what the server sends queues in its socket, not in this process.
 pub(crate) const INBOX: usize = 64;
+/// Refusals of server requests (past `max_server_requests`) waiting to be sent; when they
+/// are this many, reading from the server waits.
+pub(crate) const REFUSALS: usize = 64;
 /// How long the HTTP session's `GET` stream may take to open (or reopen).
 pub(crate) const STREAM_OPEN: Duration = Duration::from_secs(10);
 

@@ -2,11 +2,14 @@
 //! for, until the [`Listen`] is dropped.
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use super::Client;
 use super::error::ClientError;
 use super::handlers::ServerNotification;
+
+/// The notifications a [`Listen`] holds for its reader; past it the newest are dropped.
+const LISTEN_QUEUE: usize = 1024;
 
 impl Client {
     /// 2026-07-28 `subscriptions/listen`: a stream of the notifications asked for in
@@ -23,7 +26,8 @@ impl Client {
         let mut events = self.core.events.subscribe();
         let core = self.core.clone();
         let (ack_tx, ack_rx) = tokio::sync::oneshot::channel();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        // Bounded as notifications() is: a listener that falls behind misses the newest.
+        let (tx, rx) = tokio::sync::mpsc::channel(LISTEN_QUEUE);
         // The listen request stays open; its notifications name it: their subscription id is
         // its request id.
         let id = self.core.alloc_id();
@@ -56,8 +60,12 @@ impl Client {
                         {
                             let _ = ack.send(Ok(()));
                         }
-                        if tx.send(n).is_err() {
-                            return;
+                        match tx.try_send(n) {
+                            Ok(()) => {}
+                            Err(mpsc::error::TrySendError::Full(n)) => {
+                                tracing::debug!(method = %n.method, "a listener fell behind: dropped");
+                            }
+                            Err(mpsc::error::TrySendError::Closed(_)) => return,
                         }
                     }
                 }
@@ -96,9 +104,10 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// A `subscriptions/listen` stream ([`Client::listen`]).
+/// A `subscriptions/listen` stream ([`Client::listen`]). It holds up to 1024 notifications
+/// its reader has not taken yet; past that the newest are dropped.
 pub struct Listen {
-    rx: tokio::sync::mpsc::UnboundedReceiver<ServerNotification>,
+    rx: mpsc::Receiver<ServerNotification>,
     request: tokio::task::AbortHandle,
 }
 

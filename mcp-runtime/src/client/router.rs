@@ -1,5 +1,6 @@
 //! What the server sends, routed: answers to the requests waiting for them, notifications to
-//! the watchers and subscribers, and the server's own requests to the handlers.
+//! the watchers and subscribers, and the server's own requests to the handlers, a bounded
+//! number at a time.
 
 use std::sync::Weak;
 
@@ -12,14 +13,14 @@ use super::handlers::ServerNotification;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
-    fn route(&self, inbound: Inbound) {
+    async fn route(&self, inbound: Inbound) {
         match inbound {
             Inbound::Message(Value::Array(batch)) => {
                 for msg in batch {
-                    self.route_one(msg);
+                    self.route_one(msg).await;
                 }
             }
-            Inbound::Message(msg) => self.route_one(msg),
+            Inbound::Message(msg) => self.route_one(msg).await,
             Inbound::Failed { id, error } => {
                 self.answer(id, Err(error));
             }
@@ -27,10 +28,10 @@ impl Core {
         }
     }
 
-    fn route_one(&self, msg: Value) {
+    async fn route_one(&self, msg: Value) {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         match (method, msg.get("id")) {
-            (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg),
+            (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg).await,
             (Some(method), None) => {
                 let n = ServerNotification {
                     method,
@@ -83,9 +84,26 @@ impl Core {
     }
 
     /// A request from the server (session era: elicitation, sampling, roots, ping): answered
-    /// by the handlers on a task of its own, so a slow user never blocks other traffic.
-    fn serve_request(&self, id: Value, method: String, msg: Value) {
+    /// by the handlers on a task of its own, so a slow user never blocks other traffic, and
+    /// at most `max_server_requests` at a time. One past that is refused at once: a server
+    /// that floods the client gets errors, not a task each.
+    async fn serve_request(&self, id: Value, method: String, msg: Value) {
         let Some(core) = self.this.upgrade() else {
+            return;
+        };
+        let asks = &self.server_requests;
+        let Ok(permit) = asks.permits.clone().try_acquire_owned() else {
+            let error = McpError::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "the client is busy: it answers at most {} requests from the server at \
+                     once",
+                    asks.limit
+                ),
+            );
+            let reply = json!({"jsonrpc": "2.0", "id": id, "error": error});
+            tracing::debug!("refusing the server's {method}: too many requests at once");
+            let _ = asks.refusals.send(self.reply(&reply)).await;
             return;
         };
         tokio::spawn(async move {
@@ -94,6 +112,7 @@ impl Core {
                 Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                 Err(e) => json!({"jsonrpc": "2.0", "id": id, "error": e}),
             };
+            drop(permit);
             if let Err(e) = core.send_within_deadline(core.reply(&reply)).await {
                 tracing::debug!(error = %e, "could not answer the server's {method}");
             }
@@ -112,14 +131,30 @@ impl Core {
     }
 }
 
-/// Routes what the transport reads until it ends or the client is dropped.
-pub(crate) fn spawn_router(core: Weak<Core>, mut inbox: mpsc::Receiver<Inbound>) {
+/// Routes what the transport reads until it ends or the client is dropped, and sends the
+/// refusals of server requests past the bound.
+pub(crate) fn spawn_router(
+    core: Weak<Core>,
+    mut inbox: mpsc::Receiver<Inbound>,
+    mut refusals: mpsc::Receiver<Outgoing>,
+) {
+    let weak = core.clone();
+    tokio::spawn(async move {
+        while let Some(out) = refusals.recv().await {
+            let Some(core) = weak.upgrade() else {
+                return;
+            };
+            if let Err(e) = core.send_within_deadline(out).await {
+                tracing::debug!(error = %e, "could not refuse a server request");
+            }
+        }
+    });
     tokio::spawn(async move {
         while let Some(msg) = inbox.recv().await {
             let Some(core) = core.upgrade() else {
                 return;
             };
-            core.route(msg);
+            core.route(msg).await;
         }
         if let Some(core) = core.upgrade() {
             core.fail_all(ClientError::transport("the connection closed"));
