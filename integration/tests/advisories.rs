@@ -2289,3 +2289,170 @@ fn rmcp_payloads_are_not_logged_and_context_forge_3000_lines_are_not_forged() {
         "a request forged a log line:\n{log}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 1.8 The client: what it sends, and where
+// ---------------------------------------------------------------------------------------------
+
+/// GHSA-9g45-5xwm-f3wc / CVE-2026-64684 (rmcp before 2.1.0, client side): the Streamable HTTP
+/// client followed a server's cross-origin 307/308 redirect (reqwest's default policy) and sent
+/// the caller's custom headers (`X-Api-Key`, …) on to the new origin, where only
+/// `Authorization` was stripped.
+///
+/// `mcp_runtime::client` follows no redirect at all: a 3xx is `ClientError::Status` naming the
+/// `Location` it did not follow. A server redirects every path that carries the configured
+/// headers (`Authorization` and `X-Api-Key` here) to another origin: the Streamable HTTP
+/// `POST` (301, 302, 303, 307, 308), the session's `GET` stream, HTTP+SSE's `GET` and its
+/// `POST`s; and an HTTP+SSE `endpoint` event names another origin. The first origin sees the
+/// headers; the other origin sees no request at all.
+#[tokio::test(flavor = "multi_thread")]
+async fn ghsa_9g45_5xwm_f3wc_no_headers_across_origins() {
+    use mcp_runtime::client::{Client, ClientError, ProtocolChoice};
+    use support::raw_server::{RawServer, session_basics};
+
+    const SECRET: &str = "Bearer 9g45-secret";
+    let elsewhere = RawServer::start(|_req, mut conn| {
+        Box::pin(async move {
+            conn.json(200, &json!({"jsonrpc": "2.0", "id": 1, "result": {}}))
+                .await
+                .ok()?;
+            Some(conn)
+        })
+    })
+    .await;
+    let away = elsewhere.url("/capture");
+    let client = || {
+        Client::builder()
+            .request_timeout(Duration::from_secs(10))
+            .header("Authorization", SECRET)
+            .header("X-Api-Key", SECRET)
+    };
+    let assert_refused = |what: &str, err: ClientError, status: u16| match err {
+        ClientError::Status { status: s, body } if s == status => {
+            assert!(
+                body.contains(&away) && body.contains("not followed"),
+                "{what}: {body}"
+            )
+        }
+        other => panic!("{what}: expected HTTP {status}, got {other:?}"),
+    };
+    let assert_sent_here = |what: &str, origin: &RawServer| {
+        let seen = origin.seen();
+        assert!(!seen.is_empty(), "{what}: no request reached the server");
+        for req in seen {
+            assert_eq!(req.header("authorization"), Some(SECRET), "{what}");
+            assert_eq!(req.header("x-api-key"), Some(SECRET), "{what}");
+        }
+    };
+
+    // Streamable HTTP: the POST.
+    for status in [301u16, 302, 303, 307, 308] {
+        let to = away.clone();
+        let origin = RawServer::start(move |_req, mut conn| {
+            let to = to.clone();
+            Box::pin(async move {
+                conn.respond(status, &[("Location", &to)], b"").await.ok()?;
+                Some(conn)
+            })
+        })
+        .await;
+        for protocol in [ProtocolChoice::Auto, ProtocolChoice::Stateless] {
+            let what = format!("POST answered {status} ({protocol:?})");
+            let err = client()
+                .protocol(protocol)
+                .connect(&origin.url("/mcp"))
+                .await
+                .err()
+                .expect("a redirect is not followed");
+            assert_refused(&what, err, status);
+        }
+        assert_sent_here("POST", &origin);
+    }
+
+    // Streamable HTTP: the session's GET stream (the POSTs are answered).
+    let to = away.clone();
+    let origin = RawServer::start(move |req, mut conn| {
+        let to = to.clone();
+        Box::pin(async move {
+            if req.method == "GET" {
+                conn.respond(307, &[("Location", &to)], b"").await.ok()?;
+                return Some(conn);
+            }
+            match session_basics(req, conn).await {
+                Ok(conn) => conn,
+                Err((req, mut conn)) => {
+                    let answer =
+                        json!({"jsonrpc": "2.0", "id": req.json()["id"], "result": {"tools": []}});
+                    conn.json(200, &answer).await.ok()?;
+                    Some(conn)
+                }
+            }
+        })
+    })
+    .await;
+    let session = client()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .connect(&origin.url("/mcp"))
+        .await
+        .unwrap();
+    assert!(session.list_tools().await.unwrap().is_empty());
+    session.close().await;
+    assert!(origin.seen().iter().any(|r| r.method == "GET"));
+    assert_sent_here("the GET stream", &origin);
+
+    // HTTP+SSE: the GET of the stream.
+    let to = away.clone();
+    let origin = RawServer::start(move |_req, mut conn| {
+        let to = to.clone();
+        Box::pin(async move {
+            conn.respond(302, &[("Location", &to)], b"").await.ok()?;
+            Some(conn)
+        })
+    })
+    .await;
+    let err = client()
+        .connect_sse(&origin.url("/sse"))
+        .await
+        .err()
+        .unwrap();
+    assert_refused("HTTP+SSE GET", err, 302);
+    assert_sent_here("HTTP+SSE GET", &origin);
+
+    // HTTP+SSE: the POSTs to its endpoint, then an endpoint on another origin.
+    for endpoint in ["/messages?s=1".to_owned(), away.clone()] {
+        let to = away.clone();
+        let event = format!("event: endpoint\ndata: {endpoint}\n\n");
+        let origin = RawServer::start(move |req, mut conn| {
+            let (to, event) = (to.clone(), event.clone());
+            Box::pin(async move {
+                if req.method == "GET" {
+                    conn.open_body(200, "text/event-stream").await.ok()?;
+                    conn.write(event.as_bytes()).await.ok()?;
+                    return conn.hold().await;
+                }
+                conn.respond(307, &[("Location", &to)], b"").await.ok()?;
+                Some(conn)
+            })
+        })
+        .await;
+        let err = client()
+            .connect_sse(&origin.url("/sse"))
+            .await
+            .err()
+            .unwrap();
+        if endpoint.starts_with('/') {
+            assert_refused("HTTP+SSE POST", err, 307);
+        } else {
+            assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
+            assert!(err.to_string().contains("another origin"), "{err}");
+        }
+        assert_sent_here("HTTP+SSE", &origin);
+    }
+
+    assert_eq!(
+        elsewhere.requests(),
+        0,
+        "the other origin was sent {:?}",
+        elsewhere.seen()
+    );
+}

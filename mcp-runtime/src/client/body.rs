@@ -3,6 +3,8 @@
 //! connection is dropped with it). Their time is bounded by the request's deadline, which
 //! covers the whole exchange.
 
+use http::StatusCode;
+use http::header::LOCATION;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
@@ -40,12 +42,33 @@ pub(crate) async fn read_start(mut body: Incoming, max: usize) -> Vec<u8> {
     out
 }
 
-/// A status that carries no JSON-RPC answer, as an error: the start of its body.
+/// A status that carries no JSON-RPC answer, as an error: the start of its body, or for a
+/// redirect the `Location` this client did not follow (it sends its messages, and its
+/// `Authorization` and other headers, to the URL it was given only).
 pub(crate) async fn status_error(resp: hyper::Response<Incoming>) -> ClientError {
     let status = resp.status();
+    if status.is_redirection() {
+        let location = resp
+            .headers()
+            .get(LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default();
+        return redirect(status, &location);
+    }
     let body = read_start(resp.into_body(), MAX_ERROR_BODY).await;
     ClientError::Status {
         status: status.as_u16(),
         body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+fn redirect(status: StatusCode, location: &str) -> ClientError {
+    ClientError::Status {
+        status: status.as_u16(),
+        body: format!(
+            "a redirect to {:?}, not followed: this client sends its messages and headers \
+             only to the URL it was given",
+            crate::protocol::error::clip(location)
+        ),
     }
 }

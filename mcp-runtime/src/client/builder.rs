@@ -48,7 +48,9 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// connection); a `list_*` call follows at most 10,000 pages and stops at any cursor the
 /// server sent before; a 2026-07-28 call takes at most 16 `InputRequiredResult` rounds of at
 /// most [`max_server_requests`](Self::max_server_requests) input requests each; the session's
-/// `GET` stream has 10 s to open.
+/// `GET` stream has 10 s to open. Redirects are never followed, so neither `Authorization`
+/// nor any [`header`](Self::header) reaches another origin (GHSA-9g45-5xwm-f3wc), and an
+/// HTTP+SSE server's `endpoint` must be on the origin of its stream.
 ///
 /// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`];
 /// a server that breaks the protocol (a cursor that loops) is [`ClientError::Protocol`].

@@ -27,7 +27,8 @@ pub enum ClientError {
     /// [`renew_sessions`](super::ClientBuilder::renew_sessions) to do so automatically.
     SessionExpired,
     /// An HTTP status without a JSON-RPC answer (a server that does not speak this
-    /// transport, a proxy in the way, an authorization failure).
+    /// transport, a proxy in the way, an authorization failure, a redirect: redirects are
+    /// never followed, so the body names the `Location` that was not).
     Status {
         /// The HTTP status code.
         status: u16,

@@ -343,9 +343,9 @@ impl Link for HttpLink {
             if status == StatusCode::NOT_FOUND && had_session {
                 return fail(ClientError::SessionExpired).await;
             }
-            if status == StatusCode::METHOD_NOT_ALLOWED {
-                // The URL takes no POST at all (an HTTP+SSE server's stream URL, a proxy):
-                // whatever the body says, this is not a Streamable HTTP endpoint.
+            if status == StatusCode::METHOD_NOT_ALLOWED || status.is_redirection() {
+                // The URL takes no POST at all (an HTTP+SSE server's stream URL, a proxy), or
+                // sends it elsewhere (never followed: the headers stay with this origin).
                 return fail(status_error(resp).await).await;
             }
             if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
