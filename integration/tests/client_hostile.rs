@@ -636,3 +636,39 @@ async fn too_many_inputs_in_one_round_is_a_protocol_error() {
     assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
     assert!(err.to_string().contains("100 inputs"), "{err}");
 }
+
+/// `ProtocolChoice::Auto` over stdio: a server slower to answer `server/discover` than the probe
+/// timeout (a Python server starting on a loaded machine) still takes up the probe, and then
+/// refuses `initialize` with -32022 naming 2026-07-28 only. Connecting failed with that error;
+/// the client now asks again, with the request timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stdio_server_slower_than_the_probe_is_asked_again() {
+    let discovered = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"0"}}}"#;
+    let script = format!(
+        r#"
+        id() {{ printf '%s' "$1" | sed 's/.*"id":\([0-9]*\).*/\1/'; }}
+        read -r line
+        sleep 1
+        printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$(id "$line")" '{discovered}'
+        read -r line
+        printf '{{"jsonrpc":"2.0","id":%s,"error":{{"code":-32022,"message":"serving 2026-07-28","data":{{"supported":["2026-07-28"]}}}}}}\n' "$(id "$line")"
+        read -r line
+        printf '{{"jsonrpc":"2.0","id":%s,"result":%s}}\n' "$(id "$line")" '{discovered}'
+        exec sleep 600
+    "#
+    );
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", &script]);
+    let client = within(
+        Duration::from_secs(20),
+        "spawn",
+        patient()
+            .probe_timeout(Duration::from_millis(200))
+            .stderr(Stderr::Null)
+            .spawn(command),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("a slow server is still reached: {e}"));
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    within(Duration::from_secs(10), "close", client.close()).await;
+}

@@ -18,7 +18,9 @@ pub enum ProtocolChoice {
     /// `initialize` at the newest session-era version. A server that answers the probe with an
     /// error (as every session-era server does) costs one round trip, no wait; only a stdio
     /// server that does not answer at all waits for
-    /// [`probe_timeout`](super::ClientBuilder::probe_timeout).
+    /// [`probe_timeout`](super::ClientBuilder::probe_timeout). One that took up the probe
+    /// after that (it was slow to start) and so refuses `initialize` for serving 2026-07-28
+    /// is asked again.
     #[default]
     Auto,
     /// The session era at this version (`initialize`, then a session).
@@ -53,7 +55,14 @@ pub(crate) async fn negotiate(
                 | ClientError::Status {
                     status: 400..=499, ..
                 },
-            ) => initialize(core, ProtocolVersion::LATEST_SESSION).await,
+            ) => match initialize(core, ProtocolVersion::LATEST_SESSION).await {
+                // The probe went unanswered in time but reached the server, which now serves
+                // 2026-07-28 on this connection and refuses `initialize` saying so (a stdio
+                // server slower to start than the probe timeout): ask again, with the request
+                // timeout.
+                Err(e) if super::core::offers_our_version(&e) => discover(core, None).await,
+                other => other,
+            },
             Err(e) => Err(e),
         },
     }
