@@ -2,7 +2,7 @@
 //! the URL, wait for the `endpoint` event, `POST` every message there; everything the server
 //! sends arrives on the one stream.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,6 +31,8 @@ pub(crate) struct LegacyLink {
     endpoint: Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
     stream: Mutex<Option<AbortHandle>>,
+    /// Why the stream ended, once it has: every answer comes on it, so nothing more is sent.
+    gone: Arc<Mutex<Option<ClientError>>>,
 }
 
 /// `endpoint` (absolute, or a path on `base`'s origin) as a URI on the same origin: a server
@@ -86,7 +88,21 @@ impl LegacyLink {
                 .await
                 .map_err(|_| ClientError::Timeout(limit))?);
         }
-        let (endpoint_tx, endpoint_rx) = oneshot::channel::<String>();
+        // A web page (a login portal, a proxy's error) is not waited on for an endpoint.
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if !content_type.trim_start().starts_with("text/event-stream") {
+            return Err(ClientError::protocol(format!(
+                "GET {url} answered {content_type:?}, not an event stream (not an HTTP+SSE server)"
+            )));
+        }
+        // The endpoint, or why the stream ended before naming one.
+        let (endpoint_tx, endpoint_rx) = oneshot::channel::<Result<String, ClientError>>();
+        let gone = Arc::new(Mutex::new(None));
+        let gone_tx = gone.clone();
         let max_event = limits.max_message_bytes;
         let task = tokio::spawn(async move {
             let mut body = resp.into_body();
@@ -108,7 +124,7 @@ impl LegacyLink {
                     match ev.event.as_deref() {
                         Some("endpoint") => {
                             if let Some(tx) = endpoint_tx.take() {
-                                let _ = tx.send(ev.data);
+                                let _ = tx.send(Ok(ev.data));
                             }
                         }
                         None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
@@ -123,11 +139,20 @@ impl LegacyLink {
                     }
                 }
             }
+            if let Some(tx) = endpoint_tx.take() {
+                let _ = tx.send(Err(why.clone()));
+            }
+            // Before the pending requests fail: a request sent after that fails at once.
+            *gone_tx.lock().unwrap() = Some(why.clone());
             let _ = inbox.send(Inbound::Closed(why)).await;
         });
         let wait = deadline.min(Instant::now() + ENDPOINT_WAIT);
         let endpoint = match timeout_at(wait, endpoint_rx).await {
-            Ok(Ok(endpoint)) => endpoint,
+            Ok(Ok(Ok(endpoint))) => endpoint,
+            Ok(Ok(Err(ended))) => {
+                task.abort();
+                return Err(ended);
+            }
             waited => {
                 task.abort();
                 if waited.is_err() && Instant::now() >= deadline {
@@ -150,6 +175,7 @@ impl LegacyLink {
             endpoint,
             headers,
             stream: Mutex::new(Some(task.abort_handle())),
+            gone,
         })
     }
 }
@@ -157,6 +183,15 @@ impl LegacyLink {
 impl Link for LegacyLink {
     fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
+            if let Some(why) = self.gone.lock().unwrap().as_ref() {
+                let why = match why {
+                    ClientError::Transport(why) => why.clone(),
+                    other => other.to_string(),
+                };
+                return Err(ClientError::transport(format!(
+                    "the server's SSE stream has ended ({why}): connect again"
+                )));
+            }
             let mut req = Request::builder()
                 .method(Method::POST)
                 .uri(self.endpoint.clone())
