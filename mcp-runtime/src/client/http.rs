@@ -40,6 +40,10 @@ struct Shared {
     version: Mutex<Option<&'static str>>,
     /// The largest JSON body or SSE event read.
     max_message: usize,
+    /// How long a `GET` stream's response head may take: [`STREAM_OPEN`], or the request
+    /// timeout when that is shorter (a server that never answers the session's `GET` must not
+    /// hold `connect` past the deadlines its caller chose; the session works without it).
+    stream_open: Duration,
     inbox: mpsc::Sender<Inbound>,
 }
 
@@ -85,6 +89,7 @@ impl HttpLink {
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 max_message: limits.max_message_bytes,
+                stream_open: STREAM_OPEN.min(limits.request_timeout),
                 inbox,
             }),
             streams: Arc::new(Mutex::new(HashMap::new())),
@@ -108,7 +113,7 @@ impl Shared {
         req
     }
 
-    /// Opens (or resumes) an SSE stream with `GET`: its response head within [`STREAM_OPEN`].
+    /// Opens (or resumes) an SSE stream with `GET`: its response head within `stream_open`.
     async fn get(
         &self,
         last_event_id: Option<&str>,
@@ -122,9 +127,9 @@ impl Shared {
         let req = req
             .body(Full::new(Bytes::new()))
             .map_err(ClientError::transport)?;
-        tokio::time::timeout(STREAM_OPEN, self.client.request(req))
+        tokio::time::timeout(self.stream_open, self.client.request(req))
             .await
-            .map_err(|_| ClientError::Timeout(STREAM_OPEN))?
+            .map_err(|_| ClientError::Timeout(self.stream_open))?
             .map_err(|e| ClientError::transport(format!("GET {} failed: {e}", self.url)))
     }
 
@@ -420,7 +425,7 @@ impl Link for HttpLink {
             if version == ProtocolVersion::V2026_07_28 {
                 return; // no session, no GET stream
             }
-            // Opened (its response head awaited, within STREAM_OPEN) before any later request
+            // Opened (its response head awaited, within `stream_open`) before any later request
             // is sent.
             let resp = match self.shared.get(None).await {
                 Ok(resp) if resp.status() == StatusCode::OK && is_sse(&resp) => resp,
