@@ -372,6 +372,7 @@ fn get(
                 framing: Framing::Legacy,
                 chunked: true,
                 written: &shared.written,
+                stop_reading: None,
             };
             let ended = if target {
                 play(&shared.script.steps, &ctx, None, &mut sink)
@@ -487,7 +488,9 @@ fn respond_steps(
             if !typed {
                 head.push_str(&format!("Content-Type: {content_type}\r\n"));
             }
-            let chunked = !until_close && !length;
+            // 1xx, 204 and 304 have no body (RFC 9112 §6.3): no framing for one.
+            let bodiless = *status < 200 || *status == 204 || *status == 304;
+            let chunked = !until_close && !length && !bodiless;
             if chunked {
                 head.push_str("Transfer-Encoding: chunked\r\n");
             }
@@ -506,6 +509,7 @@ fn respond_steps(
         framing,
         chunked,
         written: &shared.written,
+        stop_reading: None,
     };
     match play(&script.steps, &ctx, healthy, &mut sink) {
         Ended::Finished if until_close => {

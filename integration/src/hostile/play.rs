@@ -2,7 +2,7 @@
 //! an HTTP+SSE server's event stream. Only the framing of a message differs between them.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -36,6 +36,9 @@ pub(crate) struct Sink<'a> {
     pub(crate) chunked: bool,
     /// Bytes the client took (counted after each write returns).
     pub(crate) written: &'a AtomicU64,
+    /// stdio: a `stall` sets this (the reader stops) and the steps go on; elsewhere a
+    /// `stall` ends them.
+    pub(crate) stop_reading: Option<&'a AtomicBool>,
 }
 
 /// How playing the steps ended.
@@ -148,6 +151,7 @@ pub(crate) fn play(
                             framing: Framing::Line,
                             chunked: false,
                             written: sink.written,
+                            stop_reading: None,
                         };
                         emit(parts, ctx, &mut to_stderr)
                     } else {
@@ -169,7 +173,13 @@ pub(crate) fn play(
                 }
                 What::Hang => return Ended::Hung,
                 What::Close => return Ended::Closed,
-                What::Stall => return Ended::Stalled,
+                What::Stall => match sink.stop_reading {
+                    Some(flag) => {
+                        flag.store(true, Ordering::Release);
+                        Ok(())
+                    }
+                    None => return Ended::Stalled,
+                },
             };
             if done.is_err() {
                 return Ended::Gone;

@@ -1,8 +1,11 @@
-//! The peer as a stdio server: newline-delimited JSON-RPC on stdin and stdout.
+//! The peer as a stdio server: newline-delimited JSON-RPC on stdin and stdout. stdin is read
+//! on a thread of its own, as a real server does, so that the client's answers to the peer's
+//! own requests are taken while the peer writes; a `stall` step stops that thread.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -23,19 +26,14 @@ pub fn serve(script: Script) -> ! {
         std::thread::sleep(LIFETIME);
         std::process::exit(0);
     });
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
+    let stalled = Arc::new(AtomicBool::new(false));
+    let lines = read_stdin(stalled.clone());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let written = AtomicU64::new(0);
     let mut counts = HashMap::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match (&mut input).take(MAX_LINE).read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => std::process::exit(0),
-            Ok(_) => {}
-        }
+    // The end of stdin (the client closed it, or went) ends the peer.
+    while let Ok(line) = lines.recv() {
         let Ok(msg) = serde_json::from_slice::<Value>(&line) else {
             continue;
         };
@@ -50,6 +48,7 @@ pub fn serve(script: Script) -> ! {
             framing: Framing::Line,
             chunked: false,
             written: &written,
+            stop_reading: Some(&stalled),
         };
         let ended = if target {
             let ctx = Ctx {
@@ -66,16 +65,38 @@ pub fn serve(script: Script) -> ! {
             Ended::Finished
         };
         match ended {
-            Ended::Finished | Ended::Hung => {}
+            Ended::Finished | Ended::Hung | Ended::Stalled => {}
             Ended::Closed => {
                 let _ = out.flush();
                 std::process::exit(3);
             }
-            // Not reading stdin any more: the client's writes fill the pipe.
-            Ended::Stalled => loop {
-                std::thread::sleep(LIFETIME);
-            },
             Ended::Gone => std::process::exit(0),
         }
     }
+    std::process::exit(0)
+}
+
+/// stdin's lines, read on a thread; once `stalled` is set, nothing more is read (the client's
+/// writes fill the pipe) and the channel stays open.
+fn read_stdin(stalled: Arc<AtomicBool>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut input = stdin.lock();
+        loop {
+            if stalled.load(Ordering::Acquire) {
+                std::thread::sleep(LIFETIME);
+                continue;
+            }
+            let mut line = Vec::new();
+            match (&mut input).take(MAX_LINE).read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
 }
