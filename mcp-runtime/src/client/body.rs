@@ -15,8 +15,7 @@ use super::limits::MAX_ERROR_BODY;
 pub(crate) async fn read_body(mut body: Incoming, max: usize) -> Result<Vec<u8>, ClientError> {
     let mut out = Vec::new();
     while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| ClientError::transport(format!("reading the answer failed: {e}")))?;
+        let frame = frame.map_err(|e| ClientError::failed("reading the answer", &e))?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > max {
                 return Err(ClientError::too_large("an HTTP answer's body (bytes)", max));

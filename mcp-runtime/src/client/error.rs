@@ -75,6 +75,19 @@ impl ClientError {
         ClientError::Transport(what.to_string())
     }
 
+    /// A transport error naming what failed and why, down the error's sources: hyper's
+    /// own `Display` stops at "client error (SendRequest)" and leaves out the cause (a head
+    /// too large, a response that is not HTTP, a connection reset).
+    pub(crate) fn failed(what: impl fmt::Display, e: &(dyn std::error::Error + 'static)) -> Self {
+        let mut text = format!("{what} failed: {e}");
+        let mut source = e.source();
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        ClientError::Transport(text)
+    }
+
     pub(crate) fn protocol(what: impl fmt::Display) -> Self {
         ClientError::Protocol(what.to_string())
     }

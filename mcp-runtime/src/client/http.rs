@@ -130,7 +130,7 @@ impl Shared {
         tokio::time::timeout(self.stream_open, self.client.request(req))
             .await
             .map_err(|_| ClientError::Timeout(self.stream_open))?
-            .map_err(|e| ClientError::transport(format!("GET {} failed: {e}", self.url)))
+            .map_err(|e| ClientError::failed(format_args!("GET {}", self.url), &e))
     }
 
     /// Hands what was read to the router; waits while it is behind (the inbox is bounded).
@@ -325,10 +325,11 @@ impl Link for HttpLink {
                 .body(Full::new(Bytes::from(out.body)))
                 .map_err(|e| ClientError::protocol(format!("cannot send this request: {e}")))?;
             let had_session = shared.session.lock().unwrap().is_some();
-            let resp =
-                shared.client.request(req).await.map_err(|e| {
-                    ClientError::transport(format!("POST {} failed: {e}", shared.url))
-                })?;
+            let resp = shared
+                .client
+                .request(req)
+                .await
+                .map_err(|e| ClientError::failed(format_args!("POST {}", shared.url), &e))?;
             let status = resp.status();
             if out.method.as_deref() == Some("initialize")
                 && status.is_success()

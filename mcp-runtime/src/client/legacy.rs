@@ -82,7 +82,7 @@ impl LegacyLink {
         let resp = timeout_at(deadline, client.request(req))
             .await
             .map_err(|_| ClientError::Timeout(limit))?
-            .map_err(|e| ClientError::transport(format!("GET {url} failed: {e}")))?;
+            .map_err(|e| ClientError::failed(format_args!("GET {url}"), &e))?;
         if resp.status() != StatusCode::OK {
             return Err(timeout_at(deadline, status_error(resp))
                 .await
@@ -202,9 +202,11 @@ impl Link for LegacyLink {
             let req = req
                 .body(Full::new(Bytes::from(out.body)))
                 .map_err(ClientError::transport)?;
-            let resp = self.client.request(req).await.map_err(|e| {
-                ClientError::transport(format!("POST {} failed: {e}", self.endpoint))
-            })?;
+            let resp = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| ClientError::failed(format_args!("POST {}", self.endpoint), &e))?;
             if resp.status().is_success() {
                 // The answer comes on the stream; this body (`Accepted`) is not needed.
                 return Ok(());
