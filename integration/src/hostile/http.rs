@@ -372,7 +372,7 @@ fn get(
                 framing: Framing::Legacy,
                 chunked: true,
                 written: &shared.written,
-                stop_reading: None,
+                stall_ends: true,
             };
             let ended = if target {
                 play(&shared.script.steps, &ctx, None, &mut sink)
@@ -509,7 +509,7 @@ fn respond_steps(
         framing,
         chunked,
         written: &shared.written,
-        stop_reading: None,
+        stall_ends: true,
     };
     match play(&script.steps, &ctx, healthy, &mut sink) {
         Ended::Finished if until_close => {

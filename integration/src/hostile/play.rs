@@ -2,7 +2,7 @@
 //! an HTTP+SSE server's event stream. Only the framing of a message differs between them.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -36,9 +36,9 @@ pub(crate) struct Sink<'a> {
     pub(crate) chunked: bool,
     /// Bytes the client took (counted after each write returns).
     pub(crate) written: &'a AtomicU64,
-    /// stdio: a `stall` sets this (the reader stops) and the steps go on; elsewhere a
-    /// `stall` ends them.
-    pub(crate) stop_reading: Option<&'a AtomicBool>,
+    /// Whether a `stall` ends the steps (HTTP: the connection is held unread). On stdio the
+    /// reader stops by itself and the steps go on.
+    pub(crate) stall_ends: bool,
 }
 
 /// How playing the steps ended.
@@ -151,7 +151,7 @@ pub(crate) fn play(
                             framing: Framing::Line,
                             chunked: false,
                             written: sink.written,
-                            stop_reading: None,
+                            stall_ends: false,
                         };
                         emit(parts, ctx, &mut to_stderr)
                     } else {
@@ -173,13 +173,8 @@ pub(crate) fn play(
                 }
                 What::Hang => return Ended::Hung,
                 What::Close => return Ended::Closed,
-                What::Stall => match sink.stop_reading {
-                    Some(flag) => {
-                        flag.store(true, Ordering::Release);
-                        Ok(())
-                    }
-                    None => return Ended::Stalled,
-                },
+                What::Stall if sink.stall_ends => return Ended::Stalled,
+                What::Stall => Ok(()),
             };
             if done.is_err() {
                 return Ended::Gone;

@@ -1,17 +1,19 @@
 //! The peer as a stdio server: newline-delimited JSON-RPC on stdin and stdout. stdin is read
 //! on a thread of its own, as a real server does, so that the client's answers to the peer's
-//! own requests are taken while the peer writes; a `stall` step stops that thread.
+//! own requests are taken while the peer writes. That thread also picks out the request the
+//! script is about, and stops reading right after it when the script `stall`s (deciding it
+//! there, not when the steps run, leaves no line after it read by chance).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::play::{Ended, Framing, Sink, play};
-use super::{Ctx, Script, healthy_answer};
+use super::{Ctx, Script, What, healthy_answer};
 
 /// How long the process lives at most, whatever the client does: a peer whose client was
 /// killed, or that stalls on purpose, ends by itself.
@@ -26,29 +28,20 @@ pub fn serve(script: Script) -> ! {
         std::thread::sleep(LIFETIME);
         std::process::exit(0);
     });
-    let stalled = Arc::new(AtomicBool::new(false));
-    let lines = read_stdin(stalled.clone());
+    let script = Arc::new(script);
+    let lines = read_stdin(script.clone());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let written = AtomicU64::new(0);
-    let mut counts = HashMap::new();
     // The end of stdin (the client closed it, or went) ends the peer.
-    while let Ok(line) = lines.recv() {
-        let Ok(msg) = serde_json::from_slice::<Value>(&line) else {
-            continue;
-        };
+    while let Ok((msg, target)) = lines.recv() {
         let healthy = healthy_answer(&msg);
-        let method = msg.get("method").and_then(Value::as_str);
-        let target = match (method, msg.get("id")) {
-            (Some(method), Some(_)) => script.is_target(&mut counts, method),
-            _ => false,
-        };
         let mut sink = Sink {
             out: &mut out,
             framing: Framing::Line,
             chunked: false,
             written: &written,
-            stop_reading: Some(&stalled),
+            stall_ends: false,
         };
         let ended = if target {
             let ctx = Ctx {
@@ -76,25 +69,36 @@ pub fn serve(script: Script) -> ! {
     std::process::exit(0)
 }
 
-/// stdin's lines, read on a thread; once `stalled` is set, nothing more is read (the client's
-/// writes fill the pipe) and the channel stays open.
-fn read_stdin(stalled: Arc<AtomicBool>) -> mpsc::Receiver<Vec<u8>> {
+/// stdin's messages, read on a thread, each with whether it is the request the script is
+/// about. After that request, a script that `stall`s reads nothing more (the client's writes
+/// fill the pipe) and keeps the channel open.
+fn read_stdin(script: Arc<Script>) -> mpsc::Receiver<(Value, bool)> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let stdin = std::io::stdin();
         let mut input = stdin.lock();
+        let mut counts = HashMap::new();
+        let stalls = script.steps.iter().any(|s| matches!(s.what, What::Stall));
         loop {
-            if stalled.load(Ordering::Acquire) {
-                std::thread::sleep(LIFETIME);
-                continue;
-            }
             let mut line = Vec::new();
             match (&mut input).take(MAX_LINE).read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
-            if tx.send(line).is_err() {
+            let Ok(msg) = serde_json::from_slice::<Value>(&line) else {
+                continue;
+            };
+            let target = match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
+                (Some(method), Some(_)) => script.is_target(&mut counts, method),
+                _ => false,
+            };
+            if tx.send((msg, target)).is_err() {
                 return;
+            }
+            if target && stalls {
+                loop {
+                    std::thread::sleep(LIFETIME);
+                }
             }
         }
     });
