@@ -210,6 +210,35 @@ fn load() -> Vec<(String, Map<String, Value>)> {
     cases
 }
 
+/// Every key a case may have (`tests/hostile/README.md`).
+const KEYS: &[&str] = &[
+    "note",
+    "ways",
+    "protocol",
+    "op",
+    "on",
+    "nth",
+    "as",
+    "head",
+    "to",
+    "steps",
+    "expect",
+    "says",
+    "after",
+    "after_within_ms",
+    "timeout_ms",
+    "budget_ms",
+    "probe_ms",
+    "connect_timeout_ms",
+    "max_heap_mib",
+    "asks",
+    "other_origin",
+    "stdio",
+    "http",
+    "sse",
+    "pending",
+];
+
 fn slack() -> Duration {
     let ms = std::env::var("HOSTILE_SLACK_MS")
         .ok()
@@ -238,6 +267,15 @@ fn plan(
     if let Some(Value::Object(over)) = case.get(t) {
         for (k, v) in over {
             c.insert(k.clone(), v.clone());
+        }
+    }
+    // A misspelt key would be ignored and the case would test something else.
+    let overrides = ["stdio", "http", "sse"]
+        .iter()
+        .filter_map(|t| case.get(*t).and_then(Value::as_object));
+    for key in case.keys().chain(overrides.flat_map(|o| o.keys())) {
+        if !KEYS.contains(&key.as_str()) {
+            return Err(format!("unknown key `{key}`"));
         }
     }
     let str_of = |key: &str| c.get(key).and_then(Value::as_str);
