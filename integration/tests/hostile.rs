@@ -34,7 +34,7 @@ use mcp_integration::hostile::Script;
 use mcp_integration::hostile::http::{HttpPeer, Transport as HttpTransport};
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, ElicitResult, Protocol, SampledMessage, Stderr,
+    Client, ClientBuilder, ClientError, ElicitResult, ProtocolChoice, SampledMessage, Stderr,
 };
 use mcp_runtime::protocol::Role;
 use serde_json::{Map, Value, json};
@@ -174,7 +174,7 @@ struct Plan {
     name: String,
     transport: Transport,
     script: Value,
-    protocol: Protocol,
+    protocol: ProtocolChoice,
     op: Op,
     expect: Vec<String>,
     says: Option<String>,
@@ -283,9 +283,9 @@ fn plan(
         Duration::from_millis(c.get(key).and_then(Value::as_u64).unwrap_or(default))
     };
     let protocol = match str_of("protocol").unwrap_or("session") {
-        "session" => Protocol::Session(ProtocolVersion::V2025_11_25),
-        "stateless" => Protocol::Stateless,
-        "auto" => Protocol::Auto,
+        "session" => ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+        "stateless" => ProtocolChoice::Stateless,
+        "auto" => ProtocolChoice::Auto,
         other => return Err(format!("unknown protocol {other}")),
     };
     let on = str_of("on");
@@ -317,8 +317,8 @@ fn plan(
     let probe = ms_of("probe_ms", 300);
     let default_budget = match op {
         Op::Connect => match protocol {
-            Protocol::Stateless => timeout,
-            Protocol::Auto => probe.max(timeout) + timeout * 2,
+            ProtocolChoice::Stateless => timeout,
+            ProtocolChoice::Auto => probe.max(timeout) + timeout * 2,
             _ => timeout * 2,
         },
         _ => timeout,
