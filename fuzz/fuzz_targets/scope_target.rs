@@ -52,7 +52,12 @@ fn note(id: String) -> String {
     id
 }
 
-const METHODS: [&str; 4] = ["tools/call", "prompts/get", "resources/read", "completion/complete"];
+const METHODS: [&str; 4] = [
+    "tools/call",
+    "prompts/get",
+    "resources/read",
+    "completion/complete",
+];
 
 fn harness(version: &str) -> Harness {
     static SERVER: OnceLock<Server> = OnceLock::new();
@@ -80,7 +85,11 @@ fuzz_target!(|data: &[u8]| {
     let method = METHODS[usize::from(choice) % METHODS.len()];
     let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
     let checked = decode(&text);
-    let h = harness(if choice & 0x80 == 0 { "2025-11-25" } else { "2025-03-26" });
+    let h = harness(if choice & 0x80 == 0 {
+        "2025-11-25"
+    } else {
+        "2025-03-26"
+    });
     RAN.lock().unwrap().clear();
     let reply = match h.send(&text) {
         Sent::Reply(r) => Some(r),
@@ -96,7 +105,8 @@ fuzz_target!(|data: &[u8]| {
         } => {
             for (lookup, name) in ran {
                 let seen = targets.iter().any(|(l, t)| {
-                    l == lookup && (t == name || (lookup == "resources/read" && t.starts_with(name)))
+                    l == lookup
+                        && (t == name || (lookup == "resources/read" && t.starts_with(name)))
                 });
                 assert!(
                     seen,

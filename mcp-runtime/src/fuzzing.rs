@@ -421,3 +421,52 @@ pub fn form_for_2025_06_18(form: &Value) -> Result<Value, String> {
 pub fn form_schema_of<T: schemars::JsonSchema + 'static>() -> Result<Value, String> {
     crate::protocol::form::form_schema_of::<T>()
 }
+
+/// One event of the client's `text/event-stream` parser (`client/sse.rs`, crate-private).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ClientSseEvent {
+    /// Its `event` field.
+    pub event: Option<String>,
+    /// Its data lines, joined with `\n`.
+    pub data: String,
+    /// Its `id` field.
+    pub id: Option<String>,
+}
+
+/// What the client's SSE parser made of a stream fed in the given chunks: the events, up to
+/// the first error (an oversized line or event), whether there was one, and the last
+/// `retry` the stream asked for.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ClientSseRead {
+    /// The events dispatched, in order.
+    pub events: Vec<ClientSseEvent>,
+    /// Whether the parser refused the stream (a line or an event over `max` bytes).
+    pub refused: bool,
+    /// The last reconnection delay asked for, in milliseconds.
+    pub retry: Option<u64>,
+}
+
+/// Feeds `chunks` to a fresh client SSE parser bounded at `max` bytes.
+pub fn client_sse(chunks: &[&[u8]], max: usize) -> ClientSseRead {
+    let mut parser = crate::client::sse::SseParser::new(max);
+    let mut events = Vec::new();
+    let mut refused = false;
+    for chunk in chunks {
+        match parser.feed(chunk) {
+            Ok(more) => events.extend(more.into_iter().map(|e| ClientSseEvent {
+                event: e.event,
+                data: e.data,
+                id: e.id,
+            })),
+            Err(_) => {
+                refused = true;
+                break;
+            }
+        }
+    }
+    ClientSseRead {
+        events,
+        refused,
+        retry: parser.retry,
+    }
+}

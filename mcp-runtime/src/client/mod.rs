@@ -60,7 +60,8 @@ mod limits;
 mod listen;
 mod lists;
 mod router;
-mod sse;
+// Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
+pub(crate) mod sse;
 mod stdio;
 
 use std::collections::VecDeque;
