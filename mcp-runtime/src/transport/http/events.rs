@@ -216,7 +216,16 @@ impl MemoryEventStore {
 
     /// The stream's log, created (evicting the session's oldest stream past 32) if the
     /// session is known; `None` for a session never opened or already removed.
-    fn log<'a>(logs: &'a mut Logs, session: &str, stream: u64) -> Option<&'a mut StreamLog> {
+    /// The log of `stream`, created if the session has none. `lost_through`: what a stream
+    /// created here by an append or a finish has lost (`open` creates it empty, with nothing
+    /// lost): a stream this session forgot (one of more than 32) and hears of again must not
+    /// replay its new events as if they were all there were.
+    fn log<'a>(
+        logs: &'a mut Logs,
+        session: &str,
+        stream: u64,
+        lost_through: Option<u64>,
+    ) -> Option<&'a mut StreamLog> {
         let session = logs.sessions.get_mut(session)?;
         if !session.streams.contains_key(&stream)
             && session.streams.len() >= STREAMS_PER_SESSION
@@ -227,7 +236,10 @@ impl MemoryEventStore {
             logs.bytes -= freed;
             oldest.wake();
         }
-        Some(session.streams.entry(stream).or_default())
+        Some(session.streams.entry(stream).or_insert_with(|| StreamLog {
+            evicted_through: lost_through,
+            ..StreamLog::default()
+        }))
     }
 
     /// Evicts until the total is within bounds: from the session keeping the most.
@@ -250,13 +262,14 @@ impl MemoryEventStore {
     fn open_now(&self, session: &str, stream: u64) {
         let mut logs = self.logs.lock().expect("event store lock");
         logs.sessions.entry(session.to_owned()).or_default();
-        Self::log(&mut logs, session, stream);
+        Self::log(&mut logs, session, stream, None);
     }
 
     fn append_now(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
         let mut logs = self.logs.lock().expect("event store lock");
         let size = event.len();
-        let Some(log) = Self::log(&mut logs, session, stream) else {
+        // Events before this one that the stream had are gone with it, if it was forgotten.
+        let Some(log) = Self::log(&mut logs, session, stream, Some(seq.saturating_sub(1))) else {
             return; // removed (or never opened): nothing to keep it for
         };
         let mut freed = 0;
@@ -282,7 +295,8 @@ impl MemoryEventStore {
 
     fn finish_now(&self, session: &str, stream: u64) {
         let mut logs = self.logs.lock().expect("event store lock");
-        if let Some(log) = Self::log(&mut logs, session, stream) {
+        // A forgotten stream that finishes: whatever it sent is gone, so nothing replays.
+        if let Some(log) = Self::log(&mut logs, session, stream, Some(u64::MAX)) {
             log.finished = true;
             log.wake();
         }
@@ -429,8 +443,8 @@ mod tests {
         assert_eq!(store.replay_now("s", 8, 0), None);
         store.remove_session_now("s");
         assert!(store.replay_now("s", 1, 0).is_none());
-        store.open_now("t", 0);
         for stream in 0..40 {
+            store.open_now("t", stream);
             store.append_now("t", stream, stream + 1, Bytes::from_static(b"x"));
         }
         assert!(
@@ -442,6 +456,43 @@ mod tests {
 
     /// A stream still running after its session was removed (DELETE) used to re-create the
     /// session's entry, which nothing would remove again.
+    /// Found by the `sse_event_id` fuzz target (F4): a stream forgotten as the oldest of more
+    /// than 32 in its session, then appended to again, replayed its new events alone, so a
+    /// client resuming from an earlier event got a replay with a gap. It is refused now, as
+    /// any stream that lost events is, and a finish of a forgotten stream replays nothing.
+    #[test]
+    fn a_forgotten_stream_heard_of_again_replays_no_gap() {
+        let store = MemoryEventStore::new(8);
+        store.open_now("s", 0);
+        for seq in 1..=3 {
+            store.append_now("s", 0, seq, Bytes::from_static(b"early"));
+        }
+        for stream in 1..=STREAMS_PER_SESSION as u64 {
+            store.open_now("s", stream);
+        }
+        assert!(
+            store.replay_now("s", 0, 0).is_none(),
+            "stream 0 was forgotten"
+        );
+        store.append_now("s", 0, 4, Bytes::from_static(b"late"));
+        assert!(store.replay_now("s", 0, 1).is_none(), "a replay with a gap");
+        let after_three = store
+            .replay_now("s", 0, 3)
+            .expect("nothing missing after 3");
+        assert_eq!(
+            after_three.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [4]
+        );
+        for stream in 100..=100 + STREAMS_PER_SESSION as u64 {
+            store.open_now("s", stream);
+        }
+        store.finish_now("s", 1);
+        assert!(
+            store.replay_now("s", 1, 0).is_none(),
+            "a forgotten stream's end"
+        );
+    }
+
     #[test]
     fn nothing_is_kept_for_a_removed_session() {
         let store = MemoryEventStore::new(8);
