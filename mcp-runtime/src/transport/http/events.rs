@@ -144,6 +144,9 @@ struct SessionLog {
     streams: BTreeMap<u64, StreamLog>,
     /// The bytes of every event kept for the session.
     bytes: usize,
+    /// The highest stream id forgotten as the oldest of more than 32: a stream at or below it
+    /// that is heard of again has lost what it had.
+    forgotten_through: Option<u64>,
 }
 
 impl SessionLog {
@@ -216,10 +219,9 @@ impl MemoryEventStore {
 
     /// The stream's log, created (evicting the session's oldest stream past 32) if the
     /// session is known; `None` for a session never opened or already removed.
-    /// The log of `stream`, created if the session has none. `lost_through`: what a stream
-    /// created here by an append or a finish has lost (`open` creates it empty, with nothing
-    /// lost): a stream this session forgot (one of more than 32) and hears of again must not
-    /// replay its new events as if they were all there were.
+    /// `lost_through`: what a stream re-created here by an append or a finish has lost, if the
+    /// session forgot it earlier (`open` passes `None`): a forgotten stream heard of again must
+    /// not replay its new events as if they were all there were.
     fn log<'a>(
         logs: &'a mut Logs,
         session: &str,
@@ -227,17 +229,20 @@ impl MemoryEventStore {
         lost_through: Option<u64>,
     ) -> Option<&'a mut StreamLog> {
         let session = logs.sessions.get_mut(session)?;
+        let forgotten = !session.streams.contains_key(&stream)
+            && session.forgotten_through.is_some_and(|f| stream <= f);
         if !session.streams.contains_key(&stream)
             && session.streams.len() >= STREAMS_PER_SESSION
-            && let Some((_, oldest)) = session.streams.pop_first()
+            && let Some((id, oldest)) = session.streams.pop_first()
         {
+            session.forgotten_through = session.forgotten_through.max(Some(id));
             let freed = oldest.bytes();
             session.bytes -= freed;
             logs.bytes -= freed;
             oldest.wake();
         }
         Some(session.streams.entry(stream).or_insert_with(|| StreamLog {
-            evicted_through: lost_through,
+            evicted_through: lost_through.filter(|_| forgotten),
             ..StreamLog::default()
         }))
     }
