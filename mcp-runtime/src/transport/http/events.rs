@@ -461,7 +461,7 @@ mod tests {
 
     /// A stream still running after its session was removed (DELETE) used to re-create the
     /// session's entry, which nothing would remove again.
-    /// Found by the `sse_event_id` fuzz target (F4): a stream forgotten as the oldest of more
+    /// Found by the `sse_event_id` fuzz target (F5 in FUZZING.md): a stream forgotten as the oldest of more
     /// than 32 in its session, then appended to again, replayed its new events alone, so a
     /// client resuming from an earlier event got a replay with a gap. It is refused now, as
     /// any stream that lost events is, and a finish of a forgotten stream replays nothing.
