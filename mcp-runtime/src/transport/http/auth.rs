@@ -252,15 +252,18 @@ mod enabled {
         let mut scopes: Vec<&'static str> = Vec::new();
         let mut name = "";
         for (lookup, target) in req.targets() {
-            let needed = match lookup {
-                "subscribe" => inner.registry.scopes_covered(&inner.catalog, target),
-                _ => inner
-                    .registry
-                    .scopes_for(&inner.catalog, lookup, target)
-                    .to_vec(),
+            // Only a subscription collects a list of its own; every other target borrows the
+            // registry's (no allocation on the path every call takes).
+            let covered;
+            let needed: &[&'static str] = match lookup {
+                "subscribe" => {
+                    covered = inner.registry.scopes_covered(&inner.catalog, target);
+                    &covered
+                }
+                _ => inner.registry.scopes_for(&inner.catalog, lookup, target),
             };
             for s in needed {
-                if !scopes.contains(&s) {
+                if !scopes.contains(s) {
                     scopes.push(s);
                 }
             }
