@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# A long campaign in the background: runs targets one after another, each for a wall-clock
+# time, at the lowest priority (so builds and tests on the same machine go first), and appends
+# one line per run to <logdir>/summary.tsv with what FUZZING.md records:
+#   fuzz/campaign.sh <logdir> <target>:<seconds> [<target>:<seconds> ...]
+# Each run goes through run.sh (dictionary, limits, work corpus fuzz/corpus-work/<target>).
+# A run that stops on a finding is logged with its exit status and the campaign goes on with
+# the next target; the input is in fuzz/artifacts/<target>/.
+# The CPU seconds column (user + system, from /usr/bin/time) is what "CPU-hours" count: at
+# nice 19 a run gets only the CPU that nothing else wants, so wall time overstates it.
+set -uo pipefail
+cd "$(dirname "$0")"
+
+logdir=$1
+shift
+mkdir -p "$logdir"
+summary=$logdir/summary.tsv
+[ -s "$summary" ] || printf 'start\ttarget\twall_s\tcpu_s\texecs\texec_per_s_cpu\tcov\tft\tcorpus\tpeak_rss_mb\tstatus\n' >"$summary"
+
+for spec in "$@"; do
+    target=${spec%%:*}
+    seconds=${spec##*:}
+    start=$(date -u +%FT%TZ)
+    log=$logdir/$target.$(date -u +%Y%m%dT%H%M%S).log
+    timing=$(mktemp)
+    nice -n 19 /usr/bin/time -f '%e %U %S' -o "$timing" bash run.sh "$target" "$seconds" >"$log" 2>&1
+    status=$?
+    read -r wall user sys <"$timing"
+    rm -f "$timing"
+    cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", u + s }')
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
+    # The last status line libFuzzer printed: "#N <event> cov: C ft: F corp: K/S ...".
+    last=$(grep -E '^#[0-9]+' "$log" | grep ' cov: ' | tail -n 1)
+    cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
+    ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")
+    corp=$(sed -n 's/.* corp: \([^ ]*\).*/\1/p' <<<"$last")
+    rate=$(awk -v e="${execs:-0}" -v c="$cpu" 'BEGIN { if (c > 0) printf "%.0f", e / c; else print 0 }')
+    printf '%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$start" "$target" "$wall" "$cpu" \
+        "${execs:-?}" "$rate" "${cov:-?}" "${ft:-?}" "${corp:-?}" "${rss:-?}" "$status" >>"$summary"
+done
