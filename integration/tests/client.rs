@@ -549,3 +549,115 @@ async fn a_forgotten_session_is_an_error_or_a_new_session() {
     assert_ne!(first, second);
     renewing.close().await;
 }
+
+/// A stdio server that sleeps `delay` before it reads anything (tests/fixtures/slow_server.py
+/// in `mode`: which era it speaks, and how it treats the other era's handshake).
+fn slow_script(mode: &str, delay: Duration) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("python3");
+    command
+        .arg(std::path::Path::new(support::ROOT).join("tests/fixtures/slow_server.py"))
+        .arg(mode)
+        .arg(delay.as_secs_f64().to_string());
+    command
+}
+
+/// This project's example `name` (it speaks both eras on one pipe, each message in its own),
+/// started after `delay`: stdin waits unread in the pipe meanwhile.
+fn slow_example(name: &str, delay: Duration) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .args(["-c", r#"sleep "$0"; exec "$1""#])
+        .arg(delay.as_secs_f64().to_string())
+        .arg(support::example(name));
+    command
+}
+
+/// Issue 28 §3: `ProtocolChoice::Auto` reaches the era the server speaks however long the
+/// server takes to start, past the probe timeout included: a 5 s start against the default
+/// 2 s probe in each era (2026-07-28 only, session only, both), and a shorter start past a
+/// shorter probe for the other ways a server treats the other era's handshake. All start at
+/// once, so the test takes about as long as the slowest.
+#[tokio::test(flavor = "multi_thread")]
+async fn auto_reaches_the_right_era_whatever_the_start_up_time() {
+    use mcp_runtime::protocol::ProtocolEra::{Session, Stateless};
+    let five = Duration::from_secs(5);
+    let one = Duration::from_secs(1);
+    let short_probe = Some(Duration::from_millis(200));
+    let cases = vec![
+        (
+            "2026-07-28 only, 5 s",
+            slow_script("modern", five),
+            None,
+            Stateless,
+        ),
+        (
+            "session era only, 5 s",
+            slow_script("session", five),
+            None,
+            Session,
+        ),
+        (
+            "both eras (quickstart), 5 s",
+            slow_example("quickstart", five),
+            None,
+            Stateless,
+        ),
+        (
+            "2026-07-28 only, initialize an unknown method",
+            slow_script("modern-strict", one),
+            short_probe,
+            Stateless,
+        ),
+        (
+            "session era only, silent to server/discover",
+            slow_script("session-silent", one),
+            short_probe,
+            Session,
+        ),
+        (
+            "both eras, the first message deciding",
+            slow_script("first", one),
+            short_probe,
+            Stateless,
+        ),
+    ];
+    let mut runs = Vec::new();
+    for (what, command, probe, era) in cases {
+        runs.push(tokio::spawn(async move {
+            let mut builder = builder(ProtocolChoice::Auto).stderr(Stderr::Capture);
+            if let Some(probe) = probe {
+                builder = builder.probe_timeout(probe);
+            }
+            let client = match builder.spawn(command).await {
+                Ok(client) => client,
+                Err(e) => return Err(format!("{what}: connecting failed: {e}")),
+            };
+            let outcome = async {
+                if client.era() != era {
+                    return Err(format!(
+                        "{what}: connected in {:?}, not {era:?}",
+                        client.era()
+                    ));
+                }
+                let sum: i64 = client
+                    .call_tool_as("add", json!({"a": 2, "b": 3}))
+                    .await
+                    .map_err(|e| format!("{what}: tools/call failed: {e}"))?;
+                if sum != 5 {
+                    return Err(format!("{what}: add(2, 3) = {sum}"));
+                }
+                Ok(())
+            }
+            .await;
+            client.close().await;
+            outcome
+        }));
+    }
+    let mut failures = Vec::new();
+    for run in runs {
+        if let Err(e) = run.await.expect("the run does not panic") {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

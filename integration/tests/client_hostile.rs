@@ -640,7 +640,7 @@ async fn too_many_inputs_in_one_round_is_a_protocol_error() {
 /// `ProtocolChoice::Auto` over stdio: a server slower to answer `server/discover` than the probe
 /// timeout (a Python server starting on a loaded machine) still takes up the probe, and then
 /// refuses `initialize` with -32022 naming 2026-07-28 only. Connecting failed with that error;
-/// the client now asks again, with the request timeout.
+/// the client now keeps waiting for the probe beside `initialize`, and its late answer wins.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stdio_server_slower_than_the_probe_is_asked_again() {
     let discovered = r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"slow","version":"0"}}}"#;

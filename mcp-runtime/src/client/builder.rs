@@ -38,7 +38,7 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// |---|---|---|
 /// | [`request_timeout`](Self::request_timeout) | 60 s | one request, as a whole: sending it (a stdio server that stops reading its stdin, an HTTP server that accepts the connection and never answers), the response head, the body, and the wait for the answer on a stream. Notifications and the client's answers to the server are sent within it too. |
 /// | [`connect_timeout`](Self::connect_timeout) | 60 s | [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and [`spawn`](Self::spawn) as a whole: the probe, `initialize`, the fallback to HTTP+SSE |
-/// | [`probe_timeout`](Self::probe_timeout) | 2 s | a stdio server's silence to `server/discover` ([`ProtocolChoice::Auto`]) |
+/// | [`probe_timeout`](Self::probe_timeout) | 2 s | a stdio server's silence to `server/discover` before `initialize` is sent beside it ([`ProtocolChoice::Auto`]; not a deadline) |
 /// | [`max_message_bytes`](Self::max_message_bytes) | 16 MiB | one message read: an HTTP body, an SSE event or line, a stdio line |
 /// | [`max_list_items`](Self::max_list_items) | 100,000 | the items of one `list_*` call across its pages |
 /// | [`max_list_bytes`](Self::max_list_bytes) | 32 MiB | the JSON of one `list_*` call's pages together |
@@ -117,8 +117,9 @@ impl ClientBuilder {
     }
 
     /// How long [`ProtocolChoice::Auto`] waits for a stdio server to answer `server/discover`
-    /// before it falls back to `initialize` (default 2 s; servers that answer, even with an
-    /// error, cost no wait).
+    /// before it sends `initialize` beside it (default 2 s; servers that answer, even with an
+    /// error, cost no wait). The probe's answer still counts after it, so this is no deadline:
+    /// a server slower to start reaches the same era, as [`ProtocolChoice::Auto`] says.
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.limits.probe_timeout = timeout;
         self

@@ -1,6 +1,8 @@
 //! The handshake that settles the era: `server/discover` (2026-07-28), `initialize` (the
 //! session era), or the one after the other ([`ProtocolChoice::Auto`]).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -15,12 +17,24 @@ use crate::protocol::ProtocolVersion;
 #[non_exhaustive]
 pub enum ProtocolChoice {
     /// Ask with `server/discover` and use 2026-07-28 when the server speaks it; otherwise
-    /// `initialize` at the newest session-era version. A server that answers the probe with an
-    /// error (as every session-era server does) costs one round trip, no wait; only a stdio
-    /// server that does not answer at all waits for
-    /// [`probe_timeout`](super::ClientBuilder::probe_timeout). One that took up the probe
-    /// after that (it was slow to start) and so refuses `initialize` for serving 2026-07-28
-    /// is asked again.
+    /// `initialize` at the newest session-era version. The right era is reached whatever the
+    /// server's start-up time:
+    ///
+    /// - A server that answers the probe with an error (as every session-era server does)
+    ///   costs one round trip, no wait: `initialize` follows at once. One that then refuses
+    ///   `initialize` for serving 2026-07-28 (it was not ready for the probe) is asked again.
+    /// - A stdio server silent for [`probe_timeout`](super::ClientBuilder::probe_timeout)
+    ///   (2 s by default) is sent `initialize` beside the probe, and the probe keeps waiting,
+    ///   up to the [`request_timeout`](super::ClientBuilder::request_timeout): the first
+    ///   answer that settles an era wins, the probe's when both are in. A server still
+    ///   starting (`npx`, `uvx`) reads both in order once it is up: a 2026-07-28 server
+    ///   answers the probe (and refuses `initialize`), a session-era server refuses the probe
+    ///   and accepts `initialize`, and a server that speaks both eras answers the probe first,
+    ///   so it is spoken to in 2026-07-28 as it would be had it started at once. A
+    ///   session-era server that ignores whatever comes before `initialize` is reached through
+    ///   `initialize` alone.
+    /// - Over HTTP every request stands alone: the probe waits for its answer as any request
+    ///   does, and there is nothing to race.
     #[default]
     Auto,
     /// The session era at this version (`initialize`, then a session).
@@ -34,41 +48,112 @@ pub enum ProtocolChoice {
 #[deprecated(note = "renamed to `ProtocolChoice`")]
 pub type Protocol = ProtocolChoice;
 
-/// Settles the era. `probe`: how long a stdio probe may go unanswered.
+/// Settles the era. `probe`: how long a stdio probe may go unanswered before `initialize` is
+/// sent beside it.
 pub(crate) async fn negotiate(
     core: &Core,
     protocol: ProtocolChoice,
     probe: Option<Duration>,
 ) -> Result<(), ClientError> {
     match protocol {
-        ProtocolChoice::Stateless => discover(core, None).await,
+        ProtocolChoice::Stateless => {
+            let found = ask_discover(core, None).await?;
+            core.set_negotiated(found).await;
+            Ok(())
+        }
         ProtocolChoice::Session(version) => initialize(core, version).await,
-        ProtocolChoice::Auto => match discover(core, probe).await {
-            Ok(()) => Ok(()),
-            // Anything but a transport failure says "not 2026-07-28 here": the server
-            // answered the probe with an error (session-era servers say method not found, or
-            // not initialized), an HTTP 4xx, no modern version, or (stdio) nothing in time.
-            Err(
-                ClientError::Rpc(_)
-                | ClientError::Protocol(_)
-                | ClientError::Timeout(_)
-                | ClientError::Status {
-                    status: 400..=499, ..
-                },
-            ) => match initialize(core, ProtocolVersion::LATEST_SESSION).await {
-                // The probe went unanswered in time but reached the server, which now serves
-                // 2026-07-28 on this connection and refuses `initialize` saying so (a stdio
-                // server slower to start than the probe timeout): ask again, with the request
-                // timeout.
-                Err(e) if super::core::offers_our_version(&e) => discover(core, None).await,
-                other => other,
-            },
-            Err(e) => Err(e),
-        },
+        ProtocolChoice::Auto => auto(core, probe).await,
     }
 }
 
-async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientError> {
+/// [`ProtocolChoice::Auto`]: the probe, then `initialize` when the probe says "not
+/// 2026-07-28", or beside the probe when it goes unanswered for `probe`.
+async fn auto(core: &Core, probe: Option<Duration>) -> Result<(), ClientError> {
+    // The probe waits as long as any request: a server slow to start answers it late, and a
+    // late answer still counts.
+    let discover = ask_discover(core, None);
+    tokio::pin!(discover);
+    let answered = match probe {
+        Some(probe) => tokio::time::timeout(probe, &mut discover).await.ok(),
+        None => Some(discover.as_mut().await),
+    };
+    match answered {
+        Some(Ok(found)) => {
+            core.set_negotiated(found).await;
+            Ok(())
+        }
+        // Anything but a transport failure says "not 2026-07-28 here": the server
+        // answered the probe with an error (session-era servers say method not found, or
+        // not initialized), an HTTP 4xx, no modern version, or (HTTP) nothing in time.
+        Some(Err(
+            ClientError::Rpc(_)
+            | ClientError::Protocol(_)
+            | ClientError::Timeout(_)
+            | ClientError::Status {
+                status: 400..=499, ..
+            },
+        )) => match initialize(core, ProtocolVersion::LATEST_SESSION).await {
+            // A server that refused the probe but now serves 2026-07-28 (it was not ready
+            // for it yet) refuses `initialize` saying so: ask again.
+            Err(e) if super::core::offers_our_version(&e) => {
+                let found = ask_discover(core, None).await?;
+                core.set_negotiated(found).await;
+                Ok(())
+            }
+            other => other,
+        },
+        Some(Err(e)) => Err(e),
+        // A stdio server silent for `probe`: a session-era server that ignores what comes
+        // before `initialize`, or any server still starting (npx, uvx). `initialize` goes
+        // beside the probe, which is kept waiting: whichever answer settles the era first
+        // wins. A server that reads in order answers the probe first, so a 2026-07-28 server
+        // (which refuses the `initialize` after it) and one that speaks both eras end up in
+        // 2026-07-28, and a session-era server (which refuses the probe) in the session era.
+        None => race(core, discover).await,
+    }
+}
+
+/// The probe still waiting, and `initialize` sent beside it: the first to succeed settles the
+/// era (the probe, when both answers are in); when both fail, the more telling error.
+async fn race(
+    core: &Core,
+    mut discover: Pin<&mut impl Future<Output = Result<Negotiated, ClientError>>>,
+) -> Result<(), ClientError> {
+    // The probe may still win: a refused `initialize` does not close the connection.
+    let init = ask_initialize(core, ProtocolVersion::LATEST_SESSION, false);
+    tokio::pin!(init);
+    let mut probe_failed = None;
+    let mut init_failed = None;
+    loop {
+        tokio::select! {
+            biased;
+            found = &mut discover, if probe_failed.is_none() => match found {
+                Ok(found) => {
+                    core.set_negotiated(found).await;
+                    return Ok(());
+                }
+                Err(e) => probe_failed = Some(e),
+            },
+            agreed = &mut init, if init_failed.is_none() => match agreed {
+                Ok(agreed) => return settle_initialize(core, agreed).await,
+                Err(e) => init_failed = Some(e),
+            },
+        }
+        if let (Some(probe), Some(init)) = (&probe_failed, &init_failed) {
+            // `initialize` refused for serving 2026-07-28, or unknown there: the probe's
+            // error says more. Otherwise `initialize`'s does (a session-era server refused
+            // the probe as it should).
+            let init_says_modern = super::core::offers_our_version(init)
+                || init
+                    .rpc()
+                    .is_some_and(|e| e.code == crate::protocol::ErrorCode::METHOD_NOT_FOUND);
+            return Err(if init_says_modern { probe } else { init }.clone());
+        }
+    }
+}
+
+/// `server/discover`: what the server says, when it speaks 2026-07-28 (nothing is recorded).
+async fn ask_discover(core: &Core, timeout: Option<Duration>) -> Result<Negotiated, ClientError> {
     let params = json!({ "_meta": core.stateless_meta() });
     // A -32022 that lists 2026-07-28 among the supported versions is worth one more try.
     let result = match core
@@ -91,7 +176,7 @@ async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientEr
             result.get("supportedVersions").unwrap_or(&Value::Null)
         )));
     }
-    core.set_negotiated(Negotiated {
+    Ok(Negotiated {
         version: ProtocolVersion::V2026_07_28,
         server_info: result
             .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
@@ -103,11 +188,22 @@ async fn discover(core: &Core, timeout: Option<Duration>) -> Result<(), ClientEr
             .and_then(Value::as_str)
             .map(str::to_owned),
     })
-    .await;
-    Ok(())
 }
 
+/// `initialize` at `version`, then `notifications/initialized`: the session era.
 pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
+    let agreed = ask_initialize(core, version, true).await?;
+    settle_initialize(core, agreed).await
+}
+
+/// `initialize`: what the server agreed to (nothing is recorded, nothing more sent). A
+/// version this client does not speak fails it, and closes the connection when `close_on_refusal`
+/// (an HTTP session it opened is ended).
+async fn ask_initialize(
+    core: &Core,
+    version: ProtocolVersion,
+    close_on_refusal: bool,
+) -> Result<Negotiated, ClientError> {
     if version.era() != crate::protocol::ProtocolEra::Session {
         return Err(ClientError::protocol(format!(
             "{} has no initialize: use ProtocolChoice::Stateless",
@@ -127,12 +223,14 @@ pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<
     let Some(agreed) =
         ProtocolVersion::parse(chosen).filter(|v| v.era() == crate::protocol::ProtocolEra::Session)
     else {
-        core.close().await;
+        if close_on_refusal {
+            core.close().await;
+        }
         return Err(ClientError::protocol(format!(
             "the server chose protocol version {chosen:?}, which this client does not speak"
         )));
     };
-    core.set_initialized(Negotiated {
+    Ok(Negotiated {
         version: agreed,
         server_info: result.get("serverInfo").cloned().unwrap_or(Value::Null),
         capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
@@ -140,9 +238,15 @@ pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<
             .get("instructions")
             .and_then(Value::as_str)
             .map(str::to_owned),
-    });
+    })
+}
+
+/// Records the session `initialize` agreed to and completes the handshake.
+async fn settle_initialize(core: &Core, agreed: Negotiated) -> Result<(), ClientError> {
+    let version = agreed.version;
+    core.set_initialized(agreed);
     core.notify("notifications/initialized", Value::Null)
         .await?;
-    core.link.negotiated(agreed).await;
+    core.link.negotiated(version).await;
     Ok(())
 }

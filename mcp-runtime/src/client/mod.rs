@@ -25,8 +25,8 @@
 //!
 //! - **Eras**: [`ProtocolChoice::Auto`] (the default) probes with `server/discover` and speaks
 //!   2026-07-28 (per-request `_meta`, no session) when the server does, the session era
-//!   (`initialize`) otherwise; [`ProtocolChoice::Session`] and [`ProtocolChoice::Stateless`]
-//!   pin one.
+//!   (`initialize`) otherwise, however long the server takes to start;
+//!   [`ProtocolChoice::Session`] and [`ProtocolChoice::Stateless`] pin one.
 //! - **Server requests**: [`ClientBuilder::on_elicitation`], [`on_sampling`](ClientBuilder::on_sampling)
 //!   and [`roots`](ClientBuilder::roots) answer them and declare the capabilities. The same
 //!   handler answers a session-era `elicitation/create` request and a 2026-07-28
