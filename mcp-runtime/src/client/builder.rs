@@ -55,6 +55,7 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// A deadline that passes is [`ClientError::Timeout`], a limit [`ClientError::TooLarge`];
 /// a server that breaks the protocol (a cursor that loops) is [`ClientError::Protocol`].
 #[must_use]
+#[derive(Clone)]
 pub struct ClientBuilder {
     name: String,
     version: String,

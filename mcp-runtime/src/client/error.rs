@@ -4,7 +4,8 @@
 //! ([`Timeout`](ClientError::Timeout)), it sent too much ([`TooLarge`](ClientError::TooLarge)),
 //! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
 //! ([`Transport`](ClientError::Transport), [`SessionExpired`](ClientError::SessionExpired),
-//! [`Closed`](ClientError::Closed)).
+//! [`Closed`](ClientError::Closed)), or a name routes to no server of a
+//! [`Clients`](super::Clients) set ([`UnknownServer`](ClientError::UnknownServer)).
 
 use std::fmt;
 use std::time::Duration;
@@ -60,6 +61,9 @@ pub enum ClientError {
     },
     /// The client was closed.
     Closed,
+    /// [`Clients`](super::Clients): the namespaced tool name begins with no server's name
+    /// and the separator (the name is given).
+    UnknownServer(String),
 }
 
 impl ClientError {
@@ -123,6 +127,12 @@ impl fmt::Display for ClientError {
                 write!(f, "too large: {what} over the limit of {limit}")
             }
             ClientError::Closed => f.write_str("the client is closed"),
+            ClientError::UnknownServer(name) => {
+                write!(
+                    f,
+                    "{name:?} names no server of the set (server, separator, tool)"
+                )
+            }
         }
     }
 }

@@ -39,10 +39,39 @@
 //!   requests carry `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers a tool's
 //!   `x-mcp-header` annotations ask for (tools whose annotations break the rules are left out
 //!   of [`list_tools`](Client::list_tools), as the spec requires).
+//! - **Many servers**: [`Clients`] connects to every server of an `mcpServers` file
+//!   ([`ServersConfig`], the format of Claude Desktop, Cursor and VS Code) at once, reports
+//!   each one's failure, and routes namespaced tool names (`server.tool`) to their servers,
+//!   with one merged [`list_tools`](Clients::list_tools) (see below).
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one
 //!   ended a call.
+//!
+//! # Many servers
+//!
+//! A host (an agent, an IDE) reads its `mcpServers` file and connects to every server in it
+//! at once; a server that fails is reported, the others are used:
+//!
+//! ```no_run
+//! use mcp_runtime::client::{Client, Clients, ServersConfig};
+//! use serde_json::json;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! // {"mcpServers": {"calc": {"command": "./quickstart"},
+//! //                 "docs": {"url": "http://127.0.0.1:8000/mcp"}}}
+//! let config = ServersConfig::read("mcp.json")?;
+//! let clients = Clients::connect(&config, Client::builder().info("my-host", "1.0.0")).await;
+//! for failed in clients.failures() {
+//!     eprintln!("{} is not available: {}", failed.server, failed.error);
+//! }
+//! let tools = clients.list_tools().await.tools; // "calc.add", "docs.search", …
+//! let sum: i64 = clients.call_tool_as("calc.add", json!({"a": 2, "b": 3})).await?;
+//! # let _ = (tools, sum);
+//! clients.close().await;
+//! # Ok(())
+//! # }
+//! ```
 
 #[cfg(feature = "http")]
 mod body;
@@ -60,6 +89,8 @@ mod limits;
 mod listen;
 mod lists;
 mod router;
+mod servers_config;
+mod set;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
 mod stdio;
@@ -79,6 +110,8 @@ pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 pub use handshake::Protocol;
 pub use handshake::ProtocolChoice;
 pub use listen::Listen;
+pub use servers_config::{ServerConfig, ServerTransport, ServersConfig, ServersConfigError};
+pub use set::{Clients, ListedTools, ServerFailure};
 pub use stdio::Stderr;
 
 pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
