@@ -575,18 +575,21 @@ fn slow_example(name: &str, delay: Duration) -> tokio::process::Command {
 /// Issue 28 §3: `ProtocolChoice::Auto` reaches the era the server speaks however long the
 /// server takes to start, past the probe timeout included: a 5 s start against the default
 /// 2 s probe in each era (2026-07-28 only, session only, both), and a shorter start past a
-/// shorter probe for the other ways a server treats the other era's handshake. All start at
+/// shorter probe for the other ways a server treats the other era's handshake, and a start
+/// slower than the request timeout (it counts against the connect timeout). All start at
 /// once, so the test takes about as long as the slowest.
 #[tokio::test(flavor = "multi_thread")]
 async fn auto_reaches_the_right_era_whatever_the_start_up_time() {
     use mcp_runtime::protocol::ProtocolEra::{Session, Stateless};
     let five = Duration::from_secs(5);
     let one = Duration::from_secs(1);
+    let three = Duration::from_secs(3);
     let short_probe = Some(Duration::from_millis(200));
     let cases = vec![
         (
             "2026-07-28 only, 5 s",
             slow_script("modern", five),
+            None,
             None,
             Stateless,
         ),
@@ -594,11 +597,13 @@ async fn auto_reaches_the_right_era_whatever_the_start_up_time() {
             "session era only, 5 s",
             slow_script("session", five),
             None,
+            None,
             Session,
         ),
         (
             "both eras (quickstart), 5 s",
             slow_example("quickstart", five),
+            None,
             None,
             Stateless,
         ),
@@ -606,27 +611,48 @@ async fn auto_reaches_the_right_era_whatever_the_start_up_time() {
             "2026-07-28 only, initialize an unknown method",
             slow_script("modern-strict", one),
             short_probe,
+            None,
             Stateless,
         ),
         (
             "session era only, silent to server/discover",
             slow_script("session-silent", one),
             short_probe,
+            None,
             Session,
         ),
         (
             "both eras, the first message deciding",
             slow_script("first", one),
             short_probe,
+            None,
             Stateless,
+        ),
+        // A start-up counts against the connect timeout, not each request's.
+        (
+            "2026-07-28 only, slower to start than the request timeout",
+            slow_script("modern", three),
+            short_probe,
+            Some(Duration::from_millis(1500)),
+            Stateless,
+        ),
+        (
+            "session era only, slower to start than the request timeout",
+            slow_script("session", three),
+            short_probe,
+            Some(Duration::from_millis(1500)),
+            Session,
         ),
     ];
     let mut runs = Vec::new();
-    for (what, command, probe, era) in cases {
+    for (what, command, probe, request_timeout, era) in cases {
         runs.push(tokio::spawn(async move {
             let mut builder = builder(ProtocolChoice::Auto).stderr(Stderr::Capture);
             if let Some(probe) = probe {
                 builder = builder.probe_timeout(probe);
+            }
+            if let Some(timeout) = request_timeout {
+                builder = builder.request_timeout(timeout);
             }
             let client = match builder.spawn(command).await {
                 Ok(client) => client,

@@ -424,5 +424,47 @@ async fn typescript_legacy_sse() {
     sse_case(Sdk::TypeScript).await;
 }
 
+// ---------- Both SDKs, slow to start ----------
+
+/// Issue 28 §3 against the SDKs' own servers: each started 5 s late (as under `npx` or `uvx`
+/// on a first run), past the 2 s probe timeout, is reached by `ProtocolChoice::Auto` in the
+/// era it gets when it starts at once (the Python SDK's server refused the `initialize` sent
+/// after the probe it had taken up, failing the connection). Both start at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_slow_to_start_is_reached_in_the_same_era() {
+    install_clients();
+    let runs = [
+        (Sdk::Python, PY_STDIO_AUTO),
+        (Sdk::TypeScript, ProtocolVersion::V2025_11_25),
+    ]
+    .map(|(sdk, version)| {
+        tokio::spawn(async move {
+            let at = format!("{sdk:?} stdio Auto, started 5 s late");
+            let (program, args) = sdk.command(&[]);
+            let mut command = tokio::process::Command::new("sh");
+            command
+                .args(["-c", r#"sleep 5; exec "$@""#, "sh"])
+                .arg(program)
+                .args(args)
+                .current_dir(ROOT)
+                .env(
+                    "MCP_INTEROP_NODE_DIR",
+                    Path::new(ROOT).join(".interop/node"),
+                );
+            let client = builder(ProtocolChoice::Auto)
+                .stderr(Stderr::Null)
+                .spawn(command)
+                .await
+                .unwrap_or_else(|e| panic!("{at}: {e}"));
+            assert_eq!(client.protocol_version(), version, "{at}");
+            exercise(sdk, &client, &at).await;
+            client.close().await;
+        })
+    });
+    for run in runs {
+        run.await.expect("the run does not panic");
+    }
+}
+
 /// What `ProtocolChoice::Auto` settles on with the Python SDK over stdio.
 const PY_STDIO_AUTO: ProtocolVersion = ProtocolVersion::V2026_07_28;

@@ -37,7 +37,7 @@ use crate::protocol::asks::{Root, SampledMessage};
 /// | setting | default | bounds |
 /// |---|---|---|
 /// | [`request_timeout`](Self::request_timeout) | 60 s | one request, as a whole: sending it (a stdio server that stops reading its stdin, an HTTP server that accepts the connection and never answers), the response head, the body, and the wait for the answer on a stream. Notifications and the client's answers to the server are sent within it too. |
-/// | [`connect_timeout`](Self::connect_timeout) | 60 s | [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and [`spawn`](Self::spawn) as a whole: the probe, `initialize`, the fallback to HTTP+SSE |
+/// | [`connect_timeout`](Self::connect_timeout) | 60 s | [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and [`spawn`](Self::spawn) as a whole: the probe, `initialize`, the fallback to HTTP+SSE; a spawned server's start-up (its handshake's requests wait as long as this, not `request_timeout`) |
 /// | [`probe_timeout`](Self::probe_timeout) | 2 s | a stdio server's silence to `server/discover` before `initialize` is sent beside it ([`ProtocolChoice::Auto`]; not a deadline) |
 /// | [`max_message_bytes`](Self::max_message_bytes) | 16 MiB | one message read: an HTTP body, an SSE event or line, a stdio line |
 /// | [`max_list_items`](Self::max_list_items) | 100,000 | the items of one `list_*` call across its pages |
@@ -111,7 +111,9 @@ impl ClientBuilder {
     /// How long [`connect`](Self::connect), [`connect_sse`](Self::connect_sse) and
     /// [`spawn`](Self::spawn) may take as a whole, probe, handshake and fallback included
     /// (default 60 s; a stdio server that takes long to start, such as one `npx` fetches
-    /// first, may need more). Past it they fail with [`ClientError::Timeout`].
+    /// first, may need more: a spawned server's start-up counts against this, not against
+    /// the [`request_timeout`](Self::request_timeout)). Past it they fail with
+    /// [`ClientError::Timeout`].
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.limits.connect_timeout = timeout;
         self

@@ -24,15 +24,17 @@ pub enum ProtocolChoice {
     ///   costs one round trip, no wait: `initialize` follows at once. One that then refuses
     ///   `initialize` for serving 2026-07-28 (it was not ready for the probe) is asked again.
     /// - A stdio server silent for [`probe_timeout`](super::ClientBuilder::probe_timeout)
-    ///   (2 s by default) is sent `initialize` beside the probe, and the probe keeps waiting,
-    ///   up to the [`request_timeout`](super::ClientBuilder::request_timeout): the first
-    ///   answer that settles an era wins, the probe's when both are in. A server still
+    ///   (2 s by default) is sent `initialize` beside the probe, and the probe keeps waiting:
+    ///   the first answer that settles an era wins, the probe's when both are in. A server still
     ///   starting (`npx`, `uvx`) reads both in order once it is up: a 2026-07-28 server
     ///   answers the probe (and refuses `initialize`), a session-era server refuses the probe
     ///   and accepts `initialize`, and a server that speaks both eras answers the probe first,
     ///   so it is spoken to in 2026-07-28 as it would be had it started at once. A
     ///   session-era server that ignores whatever comes before `initialize` is reached through
-    ///   `initialize` alone.
+    ///   `initialize` alone. A stdio server's start-up counts against
+    ///   [`connect_timeout`](super::ClientBuilder::connect_timeout) (60 s by default), not the
+    ///   [`request_timeout`](super::ClientBuilder::request_timeout) of the handshake's
+    ///   requests.
     /// - Over HTTP every request stands alone: the probe waits for its answer as any request
     ///   does, and there is nothing to race.
     #[default]
@@ -48,30 +50,40 @@ pub enum ProtocolChoice {
 #[deprecated(note = "renamed to `ProtocolChoice`")]
 pub type Protocol = ProtocolChoice;
 
-/// Settles the era. `probe`: how long a stdio probe may go unanswered before `initialize` is
-/// sent beside it.
+/// Settles the era. `probe` (stdio only): how long the probe may go unanswered before
+/// `initialize` is sent beside it.
+///
+/// Over stdio the server may still be starting, and its start-up counts against the
+/// `connect_timeout` that bounds the whole handshake, not against the `request_timeout` of
+/// each of its requests: they wait as long as connecting may. Over HTTP a server that
+/// accepted the connection is up, and each request has the request timeout.
 pub(crate) async fn negotiate(
     core: &Core,
     protocol: ProtocolChoice,
     probe: Option<Duration>,
 ) -> Result<(), ClientError> {
+    let wait = probe.map(|_| core.limits.connect_timeout);
     match protocol {
         ProtocolChoice::Stateless => {
-            let found = ask_discover(core, None).await?;
+            let found = ask_discover(core, wait).await?;
             core.set_negotiated(found).await;
             Ok(())
         }
-        ProtocolChoice::Session(version) => initialize(core, version).await,
-        ProtocolChoice::Auto => auto(core, probe).await,
+        ProtocolChoice::Session(version) => initialize_within(core, version, wait).await,
+        ProtocolChoice::Auto => auto(core, probe, wait).await,
     }
 }
 
 /// [`ProtocolChoice::Auto`]: the probe, then `initialize` when the probe says "not
-/// 2026-07-28", or beside the probe when it goes unanswered for `probe`.
-async fn auto(core: &Core, probe: Option<Duration>) -> Result<(), ClientError> {
-    // The probe waits as long as any request: a server slow to start answers it late, and a
-    // late answer still counts.
-    let discover = ask_discover(core, None);
+/// 2026-07-28", or beside the probe when it goes unanswered for `probe`. `wait`: how long
+/// each answer may take (`None`: the request timeout).
+async fn auto(
+    core: &Core,
+    probe: Option<Duration>,
+    wait: Option<Duration>,
+) -> Result<(), ClientError> {
+    // A server slow to start answers the probe late, and a late answer still counts.
+    let discover = ask_discover(core, wait);
     tokio::pin!(discover);
     let answered = match probe {
         Some(probe) => tokio::time::timeout(probe, &mut discover).await.ok(),
@@ -92,11 +104,11 @@ async fn auto(core: &Core, probe: Option<Duration>) -> Result<(), ClientError> {
             | ClientError::Status {
                 status: 400..=499, ..
             },
-        )) => match initialize(core, ProtocolVersion::LATEST_SESSION).await {
+        )) => match initialize_within(core, ProtocolVersion::LATEST_SESSION, wait).await {
             // A server that refused the probe but now serves 2026-07-28 (it was not ready
             // for it yet) refuses `initialize` saying so: ask again.
             Err(e) if super::core::offers_our_version(&e) => {
-                let found = ask_discover(core, None).await?;
+                let found = ask_discover(core, wait).await?;
                 core.set_negotiated(found).await;
                 Ok(())
             }
@@ -109,7 +121,7 @@ async fn auto(core: &Core, probe: Option<Duration>) -> Result<(), ClientError> {
         // wins. A server that reads in order answers the probe first, so a 2026-07-28 server
         // (which refuses the `initialize` after it) and one that speaks both eras end up in
         // 2026-07-28, and a session-era server (which refuses the probe) in the session era.
-        None => race(core, discover).await,
+        None => race(core, discover, wait).await,
     }
 }
 
@@ -118,9 +130,10 @@ async fn auto(core: &Core, probe: Option<Duration>) -> Result<(), ClientError> {
 async fn race(
     core: &Core,
     mut discover: Pin<&mut impl Future<Output = Result<Negotiated, ClientError>>>,
+    wait: Option<Duration>,
 ) -> Result<(), ClientError> {
     // The probe may still win: a refused `initialize` does not close the connection.
-    let init = ask_initialize(core, ProtocolVersion::LATEST_SESSION, false);
+    let init = ask_initialize(core, ProtocolVersion::LATEST_SESSION, false, wait);
     tokio::pin!(init);
     let mut probe_failed = None;
     let mut init_failed = None;
@@ -192,7 +205,16 @@ async fn ask_discover(core: &Core, timeout: Option<Duration>) -> Result<Negotiat
 
 /// `initialize` at `version`, then `notifications/initialized`: the session era.
 pub(crate) async fn initialize(core: &Core, version: ProtocolVersion) -> Result<(), ClientError> {
-    let agreed = ask_initialize(core, version, true).await?;
+    initialize_within(core, version, None).await
+}
+
+/// [`initialize`], its answer awaited for `wait` (`None`: the request timeout).
+async fn initialize_within(
+    core: &Core,
+    version: ProtocolVersion,
+    wait: Option<Duration>,
+) -> Result<(), ClientError> {
+    let agreed = ask_initialize(core, version, true, wait).await?;
     settle_initialize(core, agreed).await
 }
 
@@ -203,6 +225,7 @@ async fn ask_initialize(
     core: &Core,
     version: ProtocolVersion,
     close_on_refusal: bool,
+    wait: Option<Duration>,
 ) -> Result<Negotiated, ClientError> {
     if version.era() != crate::protocol::ProtocolEra::Session {
         return Err(ClientError::protocol(format!(
@@ -215,7 +238,7 @@ async fn ask_initialize(
         "capabilities": core.capabilities(true),
         "clientInfo": core.client_info,
     });
-    let result = core.request_raw("initialize", params, None).await?;
+    let result = core.request_raw("initialize", params, wait).await?;
     let chosen = result
         .get("protocolVersion")
         .and_then(Value::as_str)
