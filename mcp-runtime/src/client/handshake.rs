@@ -25,13 +25,15 @@ pub enum ProtocolChoice {
     ///   `initialize` for serving 2026-07-28 (it was not ready for the probe) is asked again.
     /// - A stdio server silent for [`probe_timeout`](super::ClientBuilder::probe_timeout)
     ///   (2 s by default) is sent `initialize` beside the probe, and the probe keeps waiting:
-    ///   the first answer that settles an era wins, the probe's when both are in. A server still
-    ///   starting (`npx`, `uvx`) reads both in order once it is up: a 2026-07-28 server
+    ///   the first answer that settles an era wins, the probe's when both are in. A server
+    ///   still starting (`npx`, `uvx`) reads both in order once it is up: a 2026-07-28 server
     ///   answers the probe (and refuses `initialize`), a session-era server refuses the probe
     ///   and accepts `initialize`, and a server that speaks both eras answers the probe first,
-    ///   so it is spoken to in 2026-07-28 as it would be had it started at once. A
-    ///   session-era server that ignores whatever comes before `initialize` is reached through
-    ///   `initialize` alone. A stdio server's start-up counts against
+    ///   so it is spoken to in 2026-07-28 as it would be had it started at once (a session it
+    ///   may open for the `initialize` is never used: no `notifications/initialized` follows,
+    ///   and every request carries the 2026-07-28 `_meta`). A session-era server that ignores
+    ///   whatever comes before `initialize` is reached through `initialize` alone. A stdio
+    ///   server's start-up counts against
     ///   [`connect_timeout`](super::ClientBuilder::connect_timeout) (60 s by default), not the
     ///   [`request_timeout`](super::ClientBuilder::request_timeout) of the handshake's
     ///   requests.

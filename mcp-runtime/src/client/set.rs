@@ -99,7 +99,7 @@ impl Clients {
             match outcome {
                 Ok(client) => clients.connected.push((server.name.clone(), client)),
                 Err(error) => {
-                    tracing::warn!(server = %server.name, %error, "an MCP server failed to connect");
+                    tracing::warn!(server = %server.name, %error, "a server failed to connect");
                     clients.failures.push(ServerFailure {
                         server: server.name.clone(),
                         error,
