@@ -49,6 +49,7 @@ async fn a_servers_file_connects_every_server_and_routes_namespaced_tools() {
                 "env": {"RUST_LOG": "warn"},
                 "cwd": meet,
             },
+            "d": {"type": "sse", "url": http.url("/sse")},
             "broken": {"command": "/nonexistent/mcp-server", "args": ["--stdio"]},
             "off": {"command": "/nonexistent/too", "disabled": true}
         }
@@ -64,7 +65,12 @@ async fn a_servers_file_connects_every_server_and_routes_namespaced_tools() {
         .connect_timeout(Duration::from_secs(30));
     let clients = Clients::connect(&config, builder).await;
     let connected: Vec<&str> = clients.iter().map(|(name, _)| name).collect();
-    assert_eq!(connected, ["a", "b", "c"], "{:?}", clients.failures());
+    assert_eq!(connected, ["a", "b", "c", "d"], "{:?}", clients.failures());
+    assert_eq!(
+        clients.get("d").unwrap().era(),
+        mcp_runtime::protocol::ProtocolEra::Session,
+        "`type: sse` is the deprecated HTTP+SSE transport"
+    );
     let failures: Vec<_> = clients
         .failures()
         .iter()
@@ -85,13 +91,13 @@ async fn a_servers_file_connects_every_server_and_routes_namespaced_tools() {
     let listed = clients.list_tools().await;
     assert!(listed.failures.is_empty(), "{:?}", listed.failures);
     let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_str()).collect();
-    for name in ["a.add", "c.add", "b.test_simple_text"] {
+    for name in ["a.add", "c.add", "b.test_simple_text", "d.test_simple_text"] {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
     assert!(
         names
             .iter()
-            .all(|n| ["a.", "b.", "c."].iter().any(|p| n.starts_with(p))),
+            .all(|n| ["a.", "b.", "c.", "d."].iter().any(|p| n.starts_with(p))),
         "every name is namespaced: {names:?}"
     );
 
