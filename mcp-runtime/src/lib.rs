@@ -134,9 +134,12 @@ pub mod client;
 pub mod completion;
 mod desktop_config;
 mod env;
+// The one hyper client factory (the client's HTTP links, `auth`'s calls out), https:// with `tls`.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(any(all(feature = "client", feature = "http"), feature = "tls"))]
+mod http_client;
 mod id;
 pub mod middleware;
 pub mod prompt;
@@ -153,6 +156,8 @@ mod state;
 pub mod task;
 pub mod testing;
 mod text_arg;
+#[cfg(any(feature = "client", feature = "tls"))]
+mod tls_failure;
 pub mod tool;
 pub mod transport;
 
