@@ -512,3 +512,22 @@ impl Link for HttpLink {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_http_or_https() {
+        assert!(parse_url("http://127.0.0.1:9/mcp").is_ok());
+        let https = parse_url("https://mcp.example/mcp");
+        #[cfg(feature = "tls")]
+        assert!(https.is_ok());
+        // Without TLS, the error says which feature brings it.
+        #[cfg(not(feature = "tls"))]
+        assert!(https.unwrap_err().to_string().contains("`tls` feature"));
+        for bad in ["ftp://mcp.example/mcp", "mcp.example/mcp", "http:///mcp"] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+}
