@@ -175,4 +175,28 @@ mod tests {
         assert!(check_url("http://127.0.0.1.evil.example/jwks").is_err());
         assert_eq!(encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
     }
+
+    /// The shared factory's TLS errors reach the resource server's messages: a plain HTTP
+    /// server on an https:// URL is named as such.
+    #[tokio::test]
+    async fn a_tls_failure_says_which() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut hello = [0u8; 512];
+            let _ = tcp.read(&mut hello).await;
+            let _ = tcp
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        });
+        let url = format!("https://127.0.0.1:{port}/jwks");
+        let err = get_json(&url).await.unwrap_err();
+        assert!(
+            err.contains("TLS error") && err.contains("plain http:// server"),
+            "{err}"
+        );
+        server.abort();
+    }
 }
