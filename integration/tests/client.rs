@@ -464,12 +464,16 @@ async fn a_server_that_dies_is_a_clear_error() {
         .err()
         .unwrap();
     assert!(matches!(err, ClientError::Transport(_)), "{err}");
+    // Not a URL this client speaks (https:// is tests/client_tls.rs's).
     let err = Client::builder()
-        .connect("https://example.com/mcp")
+        .connect("ftp://127.0.0.1:1/mcp")
         .await
         .err()
         .unwrap();
-    assert!(err.to_string().contains("TLS"), "{err}");
+    assert!(
+        err.to_string().contains("not an http:// or https:// URL"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -62,7 +62,8 @@
 //! # Call
 //!
 //! With the `client` feature, `mcp_runtime::client` connects to any MCP server (spawned over
-//! stdio, or over Streamable HTTP), in either era, with typed calls.
+//! stdio, or over Streamable HTTP, `https://` with the `tls` feature), in either era, with
+//! typed calls.
 //!
 //! # Public surface
 //!
@@ -112,7 +113,8 @@
 //!
 //! `stdio`, `http`, `macros` and `log` (records of the `log` crate reach the logger `run!()`
 //! installs) are on by default (`default-features = false, features = ["stdio", "macros"]` is
-//! a stdio-only server with no HTTP stack). Off by default: `client`,
+//! a stdio-only server with no HTTP stack). Off by default: `client`, `tls` (`https://` for
+//! the client and for `auth`: rustls, the platform's roots, HTTP/2 by ALPN),
 //! `auth` (an OAuth 2.1 resource server), `tower` (`McpService` as a `tower_service::Service`),
 //! `opentelemetry` (trace context from `_meta`), `skills` (agent skills from a directory: the
 //! YAML parser for `SKILL.md`; without it a skills directory fails the build with an error
@@ -134,9 +136,12 @@ pub mod client;
 pub mod completion;
 mod desktop_config;
 mod env;
+// The one hyper client factory (the client's HTTP links, `auth`'s calls out), https:// with `tls`.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+#[cfg(any(all(feature = "client", feature = "http"), feature = "tls"))]
+mod http_client;
 mod id;
 pub mod middleware;
 pub mod prompt;
@@ -153,6 +158,8 @@ mod state;
 pub mod task;
 pub mod testing;
 mod text_arg;
+#[cfg(any(feature = "client", feature = "tls"))]
+mod tls_failure;
 pub mod tool;
 pub mod transport;
 

@@ -1,26 +1,20 @@
 //! The few HTTP requests a resource server makes to its authorization server: its metadata
-//! ([`discover`]), the JWKS, introspection. HTTPS with the system's trust roots (rustls), plain
-//! HTTP only to a loopback host, bounded in time and size.
+//! ([`discover`]), the JWKS, introspection, through the crate's one HTTP client factory
+//! (`http_client`): HTTPS with the system's trust roots (rustls), plain HTTP only to a loopback
+//! host, bounded in time and size.
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 /// How long one request to the authorization server may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest document accepted (metadata, key sets and introspection answers are small).
 const MAX_BYTES: usize = 1024 * 1024;
-
-type Https = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// `localhost` or a loopback IP literal.
 pub(crate) fn is_loopback_host(host: &str) -> bool {
@@ -29,22 +23,6 @@ pub(crate) fn is_loopback_host(host: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn client() -> Result<&'static Https, String> {
-    static CLIENT: OnceLock<Result<Https, String>> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| {
-            let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_native_roots()
-                .map_err(|e| format!("no TLS trust roots on this system: {e}"))?
-                .https_or_http()
-                .enable_http1()
-                .build();
-            Ok(Client::builder(TokioExecutor::new()).build(connector))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 /// Checks that `url` may be fetched: https, or http to a loopback host.
@@ -105,11 +83,16 @@ pub(crate) async fn post_form(
 }
 
 async fn send(url: &str, req: Request<Full<Bytes>>) -> Result<Value, String> {
-    let client = client()?;
+    // The crate's one client factory, with the platform's trust roots.
+    let client = crate::http_client::shared()?;
+    let host = req.uri().host().unwrap_or_default().to_owned();
     let resp = tokio::time::timeout(TIMEOUT, client.request(req))
         .await
         .map_err(|_| format!("{url}: no answer within {TIMEOUT:?}"))?
-        .map_err(|e| format!("{url}: {e}"))?;
+        .map_err(|e| match crate::http_client::tls_failure(&e, &host) {
+            Some((_, why)) => format!("{url}: TLS error: {why}"),
+            None => format!("{url}: {}", crate::http_client::error_chain(&e)),
+        })?;
     let status = resp.status();
     let body = tokio::time::timeout(TIMEOUT, Limited::new(resp.into_body(), MAX_BYTES).collect())
         .await
@@ -191,5 +174,29 @@ mod tests {
         assert!(check_url("http://as.example/jwks").is_err());
         assert!(check_url("http://127.0.0.1.evil.example/jwks").is_err());
         assert_eq!(encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
+    }
+
+    /// The shared factory's TLS errors reach the resource server's messages: a plain HTTP
+    /// server on an https:// URL is named as such.
+    #[tokio::test]
+    async fn a_tls_failure_says_which() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut hello = [0u8; 512];
+            let _ = tcp.read(&mut hello).await;
+            let _ = tcp
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        });
+        let url = format!("https://127.0.0.1:{port}/jwks");
+        let err = get_json(&url).await.unwrap_err();
+        assert!(
+            err.contains("TLS error") && err.contains("plain http:// server"),
+            "{err}"
+        );
+        server.abort();
     }
 }

@@ -66,6 +66,11 @@ pub struct ClientBuilder {
     #[cfg(feature = "http")]
     headers: Vec<(http::HeaderName, http::HeaderValue)>,
     bad_header: Option<String>,
+    #[cfg(feature = "http")]
+    tls: super::http::Tls,
+    /// Why a root certificate given to the builder did not read (reported by `connect`).
+    #[cfg(feature = "tls")]
+    bad_root: Option<String>,
     renew_sessions: bool,
 }
 
@@ -81,6 +86,10 @@ impl Default for ClientBuilder {
             #[cfg(feature = "http")]
             headers: Vec::new(),
             bad_header: None,
+            #[cfg(feature = "http")]
+            tls: Default::default(),
+            #[cfg(feature = "tls")]
+            bad_root: None,
             renew_sessions: false,
         }
     }
@@ -179,6 +188,57 @@ impl ClientBuilder {
         self
     }
 
+    /// Also trusts the certificate authority `cert` for `https://` servers, besides the
+    /// platform's trust roots (see [`trust_platform_roots`](Self::trust_platform_roots)):
+    /// a private CA, a corporate proxy's, a test's. `cert` is PEM (every `CERTIFICATE` block
+    /// in it: a CA bundle is fine) or one DER certificate; one that does not read fails
+    /// [`connect`](Self::connect). Call it once per root. Ignored once
+    /// [`tls_config`](Self::tls_config) is given.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let ca = std::fs::read("internal-ca.pem")?;
+    /// let client = mcp_runtime::client::Client::builder()
+    ///     .add_root_certificate(ca)
+    ///     .connect("https://mcp.internal.example/mcp")
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn add_root_certificate(mut self, cert: impl AsRef<[u8]>) -> Self {
+        if let Err(why) = self.tls.add_root(cert.as_ref()) {
+            self.bad_root.get_or_insert(why);
+        }
+        self
+    }
+
+    /// Whether `https://` servers' certificates may chain to the platform's trust roots (the
+    /// system's CA store, read once per process, as hyper-rustls's `native-tokio` does;
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured). Default on; off, only the roots
+    /// given with [`add_root_certificate`](Self::add_root_certificate) are trusted (a client
+    /// that talks only to servers of a private CA). Ignored once
+    /// [`tls_config`](Self::tls_config) is given.
+    #[cfg(feature = "tls")]
+    pub fn trust_platform_roots(mut self, on: bool) -> Self {
+        self.tls.platform_roots = on;
+        self
+    }
+
+    /// The whole TLS configuration for `https://`, instead of the one the client makes: your
+    /// own verifier, client certificates (mutual TLS), another crypto provider, pinned
+    /// protocol versions. Its ALPN list is replaced with `h2` and `http/1.1` (HTTP/2 is used
+    /// when the server picks it). [`add_root_certificate`](Self::add_root_certificate) and
+    /// [`trust_platform_roots`](Self::trust_platform_roots) no longer apply.
+    ///
+    /// The type is rustls 0.23's, re-exported as [`mcp_runtime::client::rustls`](super::rustls)
+    /// so that the version always matches: a rustls release with a new major version reaches
+    /// this API only in a breaking release of mcp-runtime.
+    #[cfg(feature = "tls")]
+    pub fn tls_config(mut self, config: impl Into<Arc<rustls::ClientConfig>>) -> Self {
+        self.tls.config = Some(config.into());
+        self
+    }
+
     /// When the server forgets the HTTP session (404), start a new one and send the request
     /// again, instead of failing with [`ClientError::SessionExpired`].
     pub fn renew_sessions(mut self, on: bool) -> Self {
@@ -259,10 +319,12 @@ impl ClientBuilder {
         Ok(client)
     }
 
-    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`). A server that
-    /// refuses the `POST`s with 400, 404 or 405 and no JSON-RPC answer is tried as a
-    /// deprecated HTTP+SSE server at the same URL (as the spec's backward-compatibility rules
-    /// say), unless the builder asked for [`ProtocolChoice::Stateless`].
+    /// Connects to a Streamable HTTP endpoint (`http://host:port/mcp`, or `https://` with the
+    /// `tls` feature). A server that refuses the `POST`s with 400, 404 or 405 and no JSON-RPC
+    /// answer is tried as a deprecated HTTP+SSE server at the same URL (as the spec's
+    /// backward-compatibility rules say), unless the builder asked for
+    /// [`ProtocolChoice::Stateless`]. A certificate that is refused is [`ClientError::Tls`],
+    /// which says why.
     #[cfg(feature = "http")]
     pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
@@ -272,8 +334,15 @@ impl ClientBuilder {
 
     #[cfg(feature = "http")]
     async fn connect_to(&self, uri: http::Uri, url: &str) -> Result<Client, ClientError> {
+        let hyper = super::http::hyper_client(&uri, &self.tls)?;
         let (tx, rx) = mpsc::channel(INBOX);
-        let link = super::http::HttpLink::new(uri.clone(), self.headers.clone(), &self.limits, tx);
+        let link = super::http::HttpLink::new(
+            hyper.clone(),
+            uri.clone(),
+            self.headers.clone(),
+            &self.limits,
+            tx,
+        );
         let client = self.client(Box::new(link), rx, None);
         match negotiate(&client.core, self.protocol, None).await {
             Ok(()) => Ok(client),
@@ -283,7 +352,7 @@ impl ClientBuilder {
             }) if self.protocol != ProtocolChoice::Stateless => {
                 client.core.close().await;
                 tracing::debug!("{url} refused Streamable HTTP; trying HTTP+SSE");
-                self.open_sse(uri).await
+                self.open_sse(hyper, uri).await
             }
             Err(e) => Err(e),
         }
@@ -295,11 +364,16 @@ impl ClientBuilder {
     pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
         let uri = super::http::parse_url(url)?;
-        within(self.limits.connect_timeout, self.open_sse(uri)).await
+        let hyper = super::http::hyper_client(&uri, &self.tls)?;
+        within(self.limits.connect_timeout, self.open_sse(hyper, uri)).await
     }
 
     #[cfg(feature = "http")]
-    async fn open_sse(&self, uri: http::Uri) -> Result<Client, ClientError> {
+    async fn open_sse(
+        &self,
+        hyper: super::http::Hyper,
+        uri: http::Uri,
+    ) -> Result<Client, ClientError> {
         let version = match self.protocol {
             ProtocolChoice::Session(v) => v,
             ProtocolChoice::Stateless => {
@@ -311,7 +385,8 @@ impl ClientBuilder {
         };
         let (tx, rx) = mpsc::channel(INBOX);
         let link =
-            super::legacy::LegacyLink::open(uri, self.headers.clone(), &self.limits, tx).await?;
+            super::legacy::LegacyLink::open(hyper, uri, self.headers.clone(), &self.limits, tx)
+                .await?;
         let client = self.client(Box::new(link), rx, None);
         negotiate(&client.core, ProtocolChoice::Session(version), None).await?;
         Ok(client)
@@ -319,6 +394,12 @@ impl ClientBuilder {
 
     #[cfg(feature = "http")]
     fn check_headers(&self) -> Result<(), ClientError> {
+        #[cfg(feature = "tls")]
+        if let Some(why) = &self.bad_root {
+            return Err(ClientError::transport(format!(
+                "add_root_certificate: {why}"
+            )));
+        }
         match &self.bad_header {
             Some(name) => Err(ClientError::transport(format!(
                 "header {name:?} has an invalid name or value"

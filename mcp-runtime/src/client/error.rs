@@ -3,14 +3,17 @@
 //! [`Status`](ClientError::Status), [`Tool`](ClientError::Tool)), it took too long
 //! ([`Timeout`](ClientError::Timeout)), it sent too much ([`TooLarge`](ClientError::TooLarge)),
 //! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
-//! ([`Transport`](ClientError::Transport), [`SessionExpired`](ClientError::SessionExpired),
-//! [`Closed`](ClientError::Closed)), or a name routes to no server of a
-//! [`Clients`](super::Clients) set ([`UnknownServer`](ClientError::UnknownServer)).
+//! ([`Transport`](ClientError::Transport), [`Tls`](ClientError::Tls),
+//! [`SessionExpired`](ClientError::SessionExpired), [`Closed`](ClientError::Closed)), or a name
+//! routes to no server of a [`Clients`](super::Clients) set
+//! ([`UnknownServer`](ClientError::UnknownServer)).
 
 use std::fmt;
 use std::time::Duration;
 
 use crate::protocol::{CallToolResult, McpError};
+
+pub use crate::tls_failure::TlsFailure;
 
 /// An error from a [`Client`](super::Client) call.
 #[derive(Clone, Debug)]
@@ -59,6 +62,17 @@ pub enum ClientError {
         /// The limit it passed.
         limit: u64,
     },
+    /// The TLS connection to an `https://` server failed: its certificate was refused (not
+    /// trusted, for another name, expired, …), or what answered is not TLS. `failure` says
+    /// which check failed; the message says it for a user, naming the host.
+    Tls {
+        /// The host (name or IP address) of the URL.
+        host: String,
+        /// Which check failed.
+        failure: TlsFailure,
+        /// What went wrong, in a sentence naming the host.
+        detail: String,
+    },
     /// The client was closed.
     Closed,
     /// [`Clients`](super::Clients): the namespaced tool name begins with no server's name
@@ -77,6 +91,31 @@ impl ClientError {
 
     pub(crate) fn transport(what: impl fmt::Display) -> Self {
         ClientError::Transport(what.to_string())
+    }
+
+    /// What a failed HTTP request to `uri` says: [`Tls`](ClientError::Tls) when TLS is what
+    /// failed, else [`failed`](Self::failed)'s transport error.
+    #[cfg(feature = "http")]
+    pub(crate) fn request_failed(
+        what: impl fmt::Display,
+        uri: &http::Uri,
+        e: &(dyn std::error::Error + 'static),
+    ) -> Self {
+        #[cfg(feature = "tls")]
+        {
+            let host = uri.host().unwrap_or_default();
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if let Some((failure, detail)) = crate::http_client::tls_failure(e, host) {
+                return ClientError::Tls {
+                    host: host.to_owned(),
+                    failure,
+                    detail,
+                };
+            }
+        }
+        #[cfg(not(feature = "tls"))]
+        let _ = uri;
+        Self::failed(what, e)
     }
 
     /// A transport error naming what failed and why, down the error's sources: hyper's
@@ -126,6 +165,7 @@ impl fmt::Display for ClientError {
             ClientError::TooLarge { what, limit } => {
                 write!(f, "too large: {what} over the limit of {limit}")
             }
+            ClientError::Tls { detail, .. } => write!(f, "TLS error: {detail}"),
             ClientError::Closed => f.write_str("the client is closed"),
             ClientError::UnknownServer(name) => {
                 write!(

@@ -11,9 +11,6 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
@@ -30,7 +27,7 @@ const DEFAULT_RETRY_MS: u64 = 1000;
 /// Reconnection attempts in a row before a stream is given up.
 const MAX_RECONNECTS: u32 = 8;
 
-type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
+pub(crate) type Hyper = crate::http_client::HttpClient;
 
 struct Shared {
     client: Hyper,
@@ -54,33 +51,60 @@ pub(crate) struct HttpLink {
     get_stream: Mutex<Option<AbortHandle>>,
 }
 
-/// Checks and parses an endpoint URL.
+/// Checks and parses an endpoint URL: `http://`, or `https://` with the `tls` feature.
 pub(crate) fn parse_url(url: &str) -> Result<Uri, ClientError> {
     let uri: Uri = url
         .parse()
         .map_err(|e| ClientError::transport(format!("{url:?} is not a URL: {e}")))?;
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(ClientError::transport(format!("{url:?} names no host")));
+    }
     match uri.scheme_str() {
         Some("http") => Ok(uri),
-        Some("https") => Err(ClientError::transport(
-            "https:// URLs need TLS, which this client does not do yet: put a TLS-terminating \
-             proxy in front, or connect over http:// on a trusted network",
-        )),
+        #[cfg(feature = "tls")]
+        Some("https") => Ok(uri),
+        #[cfg(not(feature = "tls"))]
+        Some("https") => Err(ClientError::transport(format!(
+            "{url:?}: https:// needs mcp-runtime's `tls` feature, which this build does not have \
+             (features = [\"client\", \"tls\"])"
+        ))),
         _ => Err(ClientError::transport(format!(
-            "{url:?} is not an http:// URL"
+            "{url:?} is not an http:// or https:// URL"
         ))),
     }
 }
 
+/// The pooled client for `url` (with the builder's TLS settings: whatever the URL, every
+/// request goes to its origin, so an `http://` one needs no trust roots).
+pub(crate) fn hyper_client(url: &Uri, tls: &Tls) -> Result<Hyper, ClientError> {
+    #[cfg(feature = "tls")]
+    {
+        crate::http_client::build(tls, url.scheme_str() == Some("https"))
+            .map_err(ClientError::transport)
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = (url, tls);
+        Ok(crate::http_client::plain())
+    }
+}
+
+/// The builder's TLS settings (nothing without the `tls` feature).
+#[cfg(feature = "tls")]
+pub(crate) type Tls = crate::http_client::TlsSettings;
+/// The builder's TLS settings (nothing without the `tls` feature).
+#[cfg(not(feature = "tls"))]
+#[derive(Clone, Default)]
+pub(crate) struct Tls;
+
 impl HttpLink {
     pub(crate) fn new(
+        client: Hyper,
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
         limits: &Limits,
         inbox: mpsc::Sender<Inbound>,
     ) -> HttpLink {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = HyperClient::builder(TokioExecutor::new()).build(connector);
         HttpLink {
             shared: Arc::new(Shared {
                 client,
@@ -130,7 +154,9 @@ impl Shared {
         tokio::time::timeout(self.stream_open, self.client.request(req))
             .await
             .map_err(|_| ClientError::Timeout(self.stream_open))?
-            .map_err(|e| ClientError::failed(format_args!("GET {}", self.url), &e))
+            .map_err(|e| {
+                ClientError::request_failed(format_args!("GET {}", self.url), &self.url, &e)
+            })
     }
 
     /// Hands what was read to the router; waits while it is behind (the inbox is bounded).
@@ -325,11 +351,9 @@ impl Link for HttpLink {
                 .body(Full::new(Bytes::from(out.body)))
                 .map_err(|e| ClientError::protocol(format!("cannot send this request: {e}")))?;
             let had_session = shared.session.lock().unwrap().is_some();
-            let resp = shared
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::failed(format_args!("POST {}", shared.url), &e))?;
+            let resp = shared.client.request(req).await.map_err(|e| {
+                ClientError::request_failed(format_args!("POST {}", shared.url), &shared.url, &e)
+            })?;
             let status = resp.status();
             if out.method.as_deref() == Some("initialize")
                 && status.is_success()
@@ -486,5 +510,24 @@ impl Link for HttpLink {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_http_or_https() {
+        assert!(parse_url("http://127.0.0.1:9/mcp").is_ok());
+        let https = parse_url("https://mcp.example/mcp");
+        #[cfg(feature = "tls")]
+        assert!(https.is_ok());
+        // Without TLS, the error says which feature brings it.
+        #[cfg(not(feature = "tls"))]
+        assert!(https.unwrap_err().to_string().contains("`tls` feature"));
+        for bad in ["ftp://mcp.example/mcp", "mcp.example/mcp", "http:///mcp"] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -9,9 +9,6 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -20,6 +17,7 @@ use tokio::time::{Instant, timeout_at};
 use super::body::status_error;
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
+use super::http::Hyper;
 use super::limits::Limits;
 use super::sse::SseParser;
 
@@ -27,7 +25,7 @@ use super::sse::SseParser;
 const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
 
 pub(crate) struct LegacyLink {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: Hyper,
     endpoint: Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
     stream: Mutex<Option<AbortHandle>>,
@@ -40,8 +38,9 @@ pub(crate) struct LegacyLink {
 fn resolve(base: &Uri, endpoint: &str) -> Result<Uri, ClientError> {
     let endpoint = endpoint.trim();
     let uri: Uri = if endpoint.starts_with('/') {
+        let scheme = base.scheme_str().unwrap_or("http");
         let authority = base.authority().map(|a| a.as_str()).unwrap_or("");
-        format!("http://{authority}{endpoint}")
+        format!("{scheme}://{authority}{endpoint}")
             .parse()
             .map_err(|e| ClientError::protocol(format!("a bad endpoint {endpoint:?}: {e}")))?
     } else {
@@ -49,7 +48,7 @@ fn resolve(base: &Uri, endpoint: &str) -> Result<Uri, ClientError> {
             .parse()
             .map_err(|e| ClientError::protocol(format!("a bad endpoint {endpoint:?}: {e}")))?
     };
-    if uri.authority() != base.authority() || uri.scheme_str() != Some("http") {
+    if uri.authority() != base.authority() || uri.scheme() != base.scheme() {
         return Err(ClientError::protocol(format!(
             "the server named an endpoint on another origin ({endpoint:?}); refused"
         )));
@@ -61,6 +60,7 @@ impl LegacyLink {
     /// Opens the stream at `url` and waits for its `endpoint` event, both within the request
     /// timeout (and the endpoint within [`ENDPOINT_WAIT`] of it).
     pub(crate) async fn open(
+        client: Hyper,
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
         limits: &Limits,
@@ -68,7 +68,6 @@ impl LegacyLink {
     ) -> Result<LegacyLink, ClientError> {
         let limit = limits.request_timeout;
         let deadline = Instant::now() + limit;
-        let client = HyperClient::builder(TokioExecutor::new()).build(HttpConnector::new());
         let mut req = Request::builder()
             .method(Method::GET)
             .uri(url.clone())
@@ -82,7 +81,7 @@ impl LegacyLink {
         let resp = timeout_at(deadline, client.request(req))
             .await
             .map_err(|_| ClientError::Timeout(limit))?
-            .map_err(|e| ClientError::failed(format_args!("GET {url}"), &e))?;
+            .map_err(|e| ClientError::request_failed(format_args!("GET {url}"), &url, &e))?;
         if resp.status() != StatusCode::OK {
             return Err(timeout_at(deadline, status_error(resp))
                 .await
@@ -202,11 +201,13 @@ impl Link for LegacyLink {
             let req = req
                 .body(Full::new(Bytes::from(out.body)))
                 .map_err(ClientError::transport)?;
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::failed(format_args!("POST {}", self.endpoint), &e))?;
+            let resp = self.client.request(req).await.map_err(|e| {
+                ClientError::request_failed(
+                    format_args!("POST {}", self.endpoint),
+                    &self.endpoint,
+                    &e,
+                )
+            })?;
             if resp.status().is_success() {
                 // The answer comes on the stream; this body (`Accepted`) is not needed.
                 return Ok(());
@@ -249,5 +250,13 @@ mod tests {
         assert!(resolve(&base, "http://127.0.0.1:9/m").is_ok());
         assert!(resolve(&base, "http://evil.example/m").is_err());
         assert!(resolve(&base, "http://127.0.0.1:10/m").is_err());
+        // The scheme too: an https:// stream's endpoint is https:// on the same origin.
+        assert!(resolve(&base, "https://127.0.0.1:9/m").is_err());
+        let tls: Uri = "https://mcp.example/sse".parse().unwrap();
+        assert_eq!(
+            resolve(&tls, "/messages?sessionId=a").unwrap(),
+            "https://mcp.example/messages?sessionId=a"
+        );
+        assert!(resolve(&tls, "http://mcp.example/messages").is_err());
     }
 }

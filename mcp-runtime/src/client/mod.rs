@@ -12,6 +12,7 @@
 //!     .spawn(tokio::process::Command::new("./target/debug/examples/quickstart"))
 //!     .await?;
 //! // …or connect to an HTTP one: Client::builder().connect("http://127.0.0.1:8000/mcp").await?
+//! // (https:// with the `tls` feature)
 //!
 //! for tool in client.list_tools().await? {
 //!     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
@@ -39,6 +40,14 @@
 //!   requests carry `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers a tool's
 //!   `x-mcp-header` annotations ask for (tools whose annotations break the rules are left out
 //!   of [`list_tools`](Client::list_tools), as the spec requires).
+//! - **TLS** (feature `tls`): `https://` URLs over rustls, trusting the platform's roots
+//!   ([`ClientBuilder::add_root_certificate`] adds a private CA,
+//!   [`trust_platform_roots(false)`](ClientBuilder::trust_platform_roots) trusts only those,
+//!   [`tls_config`](ClientBuilder::tls_config) takes a whole [`rustls::ClientConfig`]), HTTP/2
+//!   when the server offers it (ALPN), HTTP/1.1 otherwise; Streamable HTTP and HTTP+SSE alike.
+//!   A refused certificate is [`ClientError::Tls`], whose [`TlsFailure`] says which check
+//!   failed (not trusted, another host's name, expired, …) and whose message names the host.
+//!   Without the feature `https://` fails at once, naming it.
 //! - **Many servers**: [`Clients`] connects to every server of an `mcpServers` file
 //!   ([`ServersConfig`], the format of Claude Desktop, Cursor and VS Code) at once, reports
 //!   each one's failure, and routes namespaced tool names (`server.tool`) to their servers,
@@ -104,7 +113,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
 pub use builder::ClientBuilder;
-pub use error::ClientError;
+pub use error::{ClientError, TlsFailure};
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 #[allow(deprecated)]
 pub use handshake::Protocol;
@@ -113,6 +122,12 @@ pub use listen::Listen;
 pub use servers_config::{ServerConfig, ServerTransport, ServersConfig, ServersConfigError};
 pub use set::{Clients, ListedTools, ServerFailure};
 pub use stdio::Stderr;
+
+/// The rustls this crate's `https://` runs on (0.23), for
+/// [`ClientBuilder::tls_config`]: build the `ClientConfig` with these types, and it always
+/// matches. A new major version of rustls reaches mcp-runtime's API only in a breaking release.
+#[cfg(feature = "tls")]
+pub use rustls;
 
 pub use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::logging::LogLevel;

@@ -62,7 +62,7 @@
 mod live;
 mod store;
 mod tasks;
-mod time;
+pub(crate) mod time;
 
 pub(crate) use live::{Live, OnChange, Origin};
 #[allow(deprecated)]
