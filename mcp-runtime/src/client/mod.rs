@@ -57,6 +57,8 @@ mod http;
 #[cfg(feature = "http")]
 mod legacy;
 mod limits;
+// Crate-visible for the fuzz target of the stdio line reader (src/fuzzing.rs).
+pub(crate) mod lines;
 mod listen;
 mod lists;
 mod router;
