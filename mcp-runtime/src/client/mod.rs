@@ -65,6 +65,13 @@ mod router;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
 mod stdio;
+// What the fuzz target of response routing builds a client's engine from (src/fuzzing.rs).
+#[cfg(feature = "fuzzing")]
+pub(crate) use self::{
+    core::{Core, Inbound, Link, LinkFuture, Outgoing},
+    handlers::Handlers,
+    limits::Limits,
+};
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

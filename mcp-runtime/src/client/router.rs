@@ -13,7 +13,8 @@ use super::handlers::ServerNotification;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
-    async fn route(&self, inbound: Inbound) {
+    /// Routes one thing the transport read (crate-visible for `src/fuzzing.rs`).
+    pub(crate) async fn route(&self, inbound: Inbound) {
         match inbound {
             Inbound::Message(Value::Array(batch)) => {
                 for msg in batch {
