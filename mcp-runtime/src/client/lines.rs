@@ -8,11 +8,14 @@ use serde_json::Value;
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct TooLong;
 
-/// Splits a byte stream into lines of at most `max` bytes, `\n` included; a line that has
-/// no `\n` before the stream ends counts its bytes alone.
+/// Splits a byte stream into lines whose message is at most `max` bytes. A line's message is
+/// the line without its ending: `\n`, `\r\n`, or (for a last line without `\n`) a final `\r`,
+/// so that `max_message_bytes` means the same for a server that ends its lines with `\r\n`
+/// (as a text-mode stdout does on Windows), and for the last line of the stream.
 ///
-/// At most `max` bytes are ever kept, so a server that writes without a newline costs the
-/// client a bounded buffer and ends in [`TooLong`] as soon as its line is too long.
+/// At most `max + 1` bytes are ever kept (the `+ 1` for a `\r` that may end the line), so a
+/// server that writes without a newline costs the client a bounded buffer and ends in
+/// [`TooLong`] as soon as its line is known to be too long.
 pub(crate) struct Lines {
     max: usize,
     line: Vec<u8>,
@@ -31,7 +34,7 @@ impl Lines {
     }
 
     /// Takes bytes from the front of `input` up to the end of the next line, and returns
-    /// that line (its `\n` left out) when it ends in `input`; `None` when `input` ran out
+    /// that line's message (its ending left out) when it ends in `input`; `None` when `input` ran out
     /// first (what it held is kept for the next call).
     pub(crate) fn next(&mut self, input: &mut &[u8]) -> Result<Option<&[u8]>, TooLong> {
         if std::mem::take(&mut self.returned) {
@@ -40,8 +43,9 @@ impl Lines {
         let newline = input.iter().position(|&b| b == b'\n');
         let part = &input[..newline.unwrap_or(input.len())];
         let held = self.line.len() + part.len();
-        // A line of `max` bytes and then any byte at all (its `\n` included) is over.
-        if held > self.max || (newline.is_some() && held >= self.max) {
+        // The last byte so far may be the `\r` of the line's ending: the message is the rest.
+        let cr = part.last().or(self.line.last()) == Some(&b'\r');
+        if held - usize::from(cr) > self.max {
             return Err(TooLong);
         }
         self.line.extend_from_slice(part);
@@ -49,7 +53,7 @@ impl Lines {
             Some(at) => {
                 *input = &input[at + 1..];
                 self.returned = true;
-                Ok(Some(&self.line))
+                Ok(Some(self.message()))
             }
             None => {
                 *input = &[];
@@ -58,7 +62,7 @@ impl Lines {
         }
     }
 
-    /// The stream ended: its last line, if it had bytes after the last `\n`.
+    /// The stream ended: the message of its last line, if it had bytes after the last `\n`.
     pub(crate) fn finish(&mut self) -> Option<&[u8]> {
         if std::mem::take(&mut self.returned) {
             self.line.clear();
@@ -67,7 +71,12 @@ impl Lines {
             return None;
         }
         self.returned = true;
-        Some(&self.line)
+        Some(self.message())
+    }
+
+    /// The line held, without the `\r` that ends it.
+    fn message(&self) -> &[u8] {
+        self.line.strip_suffix(b"\r").unwrap_or(&self.line)
     }
 
     /// The bytes kept of a line not yet ended.
@@ -79,7 +88,7 @@ impl Lines {
 
 /// What one line says: `None` for a blank one (whitespace only), else the JSON it holds or
 /// why it holds none. Bytes that are not UTF-8 read as U+FFFD, and whitespace around the
-/// message (a `\r` before the `\n` included) is left out.
+/// message is left out.
 pub(crate) fn decode(line: &[u8]) -> Option<Result<Value, serde_json::Error>> {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
@@ -116,7 +125,9 @@ mod tests {
     fn lines_end_at_newlines_and_the_last_needs_none() {
         let (lines, refused) = read_all(64, b"a\n\nb\r\nc");
         assert!(!refused);
-        assert_eq!(lines, [&b"a"[..], b"", b"b\r", b"c"]);
+        assert_eq!(lines, [&b"a"[..], b"", b"b", b"c"]);
+        // One `\r` is the line's ending, and so is a last one at the end of the stream.
+        assert_eq!(read_all(64, b"a\r\r\nb\r").0, [&b"a\r"[..], b"b"]);
         let (lines, _) = read_all(64, b"a\n");
         assert_eq!(lines, [b"a"], "no empty line after the last newline");
         assert_eq!(read_all(64, b"").0, Vec::<Vec<u8>>::new());
@@ -141,23 +152,38 @@ mod tests {
         }
     }
 
-    /// The bound counts a line's `\n`; it is refused as soon as it is known to be over,
-    /// without waiting for its end, and the buffer never holds more than the bound.
+    /// The bound is on the message: the line without its ending. A message of exactly
+    /// `max_message_bytes` is read (issue #27's `client_stdio_lines` target, F6: the `\n`, and
+    /// a `\r` before it, counted against the bound, so such a message was refused).
+    #[test]
+    fn a_message_of_the_bound_is_read_whatever_its_line_ending() {
+        assert_eq!(read_all(4, b"abcd\n").0, [b"abcd"]);
+        assert_eq!(read_all(4, b"abcd\r\n").0, [b"abcd"]);
+        assert_eq!(read_all(4, b"abcd").0, [b"abcd"]);
+        assert_eq!(read_all(4, b"abcd\r").0, [b"abcd"]);
+        assert_eq!(read_all(1, b"\r\n\n").0, [b"", b""]);
+        assert_eq!(read_all(4, b"abcde\n"), (vec![], true));
+        assert_eq!(
+            read_all(4, b"abc\r\r\n").0,
+            [b"abc\r"],
+            "one `\\r` is the ending"
+        );
+        assert_eq!(read_all(4, b"abcd\r\r\n"), (vec![], true));
+        assert_eq!(read_all(4, b"abcd\rx"), (vec![], true));
+    }
+
+    /// A line is refused as soon as it is known to be over, without waiting for its end, and
+    /// the buffer never holds more than the bound and a `\r`.
     #[test]
     fn a_line_over_the_bound_is_refused_at_once() {
-        assert_eq!(read_all(4, b"abc\n").0, [b"abc"]);
-        assert!(read_all(4, b"abcd\n").1);
-        assert_eq!(
-            read_all(4, b"abcd").0,
-            [b"abcd"],
-            "no newline: the bytes alone"
-        );
-        assert!(read_all(4, b"abcde").1);
         let mut lines = Lines::new(4);
-        let mut input = &b"abcd"[..];
-        assert_eq!(lines.next(&mut input), Ok(None));
+        assert_eq!(lines.next(&mut &b"abcd"[..]), Ok(None));
         assert_eq!(lines.held(), 4);
         assert_eq!(lines.next(&mut &b"e"[..]), Err(TooLong));
+        let mut lines = Lines::new(4);
+        assert_eq!(lines.next(&mut &b"abcd\r"[..]), Ok(None));
+        assert_eq!(lines.held(), 5);
+        assert_eq!(lines.next(&mut &b"\r"[..]), Err(TooLong));
     }
 
     #[test]
