@@ -563,7 +563,19 @@ impl crate::client::Link for RecordingLink {
 pub struct ClientRouter {
     core: Arc<crate::client::Core>,
     wire: Arc<Mutex<ClientWire>>,
-    rt: tokio::runtime::Runtime,
+    rt: &'static tokio::runtime::Runtime,
+}
+
+/// The runtime every [`ClientRouter`] runs on (one per process: building one per input would
+/// cost more than the input).
+fn client_runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime")
+    })
 }
 
 /// One request of a [`ClientRouter`] waiting for its answer (the future a client call awaits).
@@ -604,10 +616,7 @@ impl ClientRouter {
     /// A client in the session era (nothing negotiated yet), with the default limits and no
     /// handlers: the server's requests get the answers a bare client gives.
     pub fn new() -> ClientRouter {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a runtime");
+        let rt = client_runtime();
         let wire: Arc<Mutex<ClientWire>> = Arc::default();
         let (core, mut refusals) = crate::client::Core::new(
             Box::new(RecordingLink(wire.clone())),
