@@ -16,6 +16,7 @@ shift $(( $# >= 3 ? 3 : 2 ))
 case $target in
     era_headers) dicts=(dict/headers.dict dict/jsonrpc.dict) ;;
     client_sse) dicts=(dict/sse.dict) ;;
+    client_stdio_lines) dicts=(dict/stdio.dict dict/jsonrpc.dict) ;;
     uri_template) dicts=(dict/uri.dict) ;;
     schema_profile | form) dicts=(dict/schema.dict) ;;
     *) dicts=(dict/jsonrpc.dict) ;;

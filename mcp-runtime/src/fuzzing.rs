@@ -470,3 +470,239 @@ pub fn client_sse(chunks: &[&[u8]], max: usize) -> ClientSseRead {
         retry: parser.retry,
     }
 }
+
+/// One line the client's stdio reader (`client/lines.rs`, crate-private) yielded.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ClientStdioLine {
+    /// The line as yielded to the decoder.
+    pub bytes: Vec<u8>,
+    /// What it says: `None` for a blank line, the message, or `Err` for a line that is not
+    /// JSON (skipped by the client).
+    pub read: Option<Result<Value, ()>>,
+}
+
+/// What the client's stdio reader made of a child's stdout fed in the given chunks.
+#[derive(Debug)]
+pub struct ClientStdioRead {
+    /// The lines, in order, up to the first refused one.
+    pub lines: Vec<ClientStdioLine>,
+    /// Whether a line over the bound ended the connection.
+    pub refused: bool,
+    /// The most bytes the reader held of an unfinished line after any call.
+    pub most_held: usize,
+}
+
+/// Feeds `chunks` to a fresh stdio line reader bounded at `max` bytes, as the reader task of
+/// `client/stdio.rs` does (one chunk per read, the lines of each taken one at a time), then
+/// ends the stream.
+pub fn client_stdio_lines(chunks: &[&[u8]], max: usize) -> ClientStdioRead {
+    use crate::client::lines::{Lines, TooLong, decode};
+    let mut reader = Lines::new(max);
+    let mut read = ClientStdioRead {
+        lines: Vec::new(),
+        refused: false,
+        most_held: 0,
+    };
+    let line = |bytes: &[u8]| ClientStdioLine {
+        bytes: bytes.to_vec(),
+        read: decode(bytes).map(|r| r.map_err(drop)),
+    };
+    for chunk in chunks {
+        let mut input = *chunk;
+        while !input.is_empty() {
+            match reader.next(&mut input) {
+                Ok(Some(bytes)) => read.lines.push(line(bytes)),
+                Ok(None) => {}
+                Err(TooLong) => {
+                    read.refused = true;
+                    return read;
+                }
+            }
+            read.most_held = read.most_held.max(reader.held());
+        }
+    }
+    if let Some(bytes) = reader.finish() {
+        read.lines.push(line(bytes));
+    }
+    read
+}
+
+/// What a [`ClientRouter`]'s transport was handed: the client's messages, and the ids it was
+/// told nothing waits for any more.
+#[derive(Default)]
+struct ClientWire {
+    sent: Vec<Value>,
+    abandoned: Vec<i64>,
+}
+
+/// A transport that keeps what the client sends (`client/core.rs::Link`).
+struct RecordingLink(Arc<Mutex<ClientWire>>);
+
+impl crate::client::Link for RecordingLink {
+    fn send(
+        &self,
+        out: crate::client::Outgoing,
+    ) -> crate::client::LinkFuture<'_, Result<(), crate::client::ClientError>> {
+        let msg = serde_json::from_slice(&out.body).unwrap_or(Value::Null);
+        self.0.lock().expect("wire lock").sent.push(msg);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn abandon(&self, id: i64) {
+        self.0.lock().expect("wire lock").abandoned.push(id);
+    }
+
+    fn close(&self) -> crate::client::LinkFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+/// A client's engine (`client/core.rs`) on a transport that keeps what it sends, driven as
+/// its router task drives it (`client/router.rs::Core::route`): requests wait for answers
+/// under the ids the client allocates, and what the server sends is routed to them.
+pub struct ClientRouter {
+    core: Arc<crate::client::Core>,
+    wire: Arc<Mutex<ClientWire>>,
+    rt: &'static tokio::runtime::Runtime,
+}
+
+/// The runtime every [`ClientRouter`] runs on (one per process: building one per input would
+/// cost more than the input).
+fn client_runtime() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime")
+    })
+}
+
+/// One request of a [`ClientRouter`] waiting for its answer (the future a client call awaits).
+pub struct ClientWaiter {
+    id: i64,
+    call: Option<ClientCall>,
+}
+
+type ClientCall = Pin<Box<dyn Future<Output = Result<Value, crate::client::ClientError>> + Send>>;
+
+impl ClientWaiter {
+    /// The request's id, as the client sent it.
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// Its answer, if it has come (once: `None` after that).
+    pub fn poll(&mut self) -> Option<Result<Value, crate::client::ClientError>> {
+        let call = self.call.as_mut()?;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match call.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(answer) => {
+                self.call = None;
+                Some(answer)
+            }
+            std::task::Poll::Pending => None,
+        }
+    }
+}
+
+impl Default for ClientRouter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientRouter {
+    /// A client in the session era (nothing negotiated yet), with the default limits and no
+    /// handlers: the server's requests get the answers a bare client gives.
+    pub fn new() -> ClientRouter {
+        let rt = client_runtime();
+        let wire: Arc<Mutex<ClientWire>> = Arc::default();
+        let (core, mut refusals) = crate::client::Core::new(
+            Box::new(RecordingLink(wire.clone())),
+            crate::client::Handlers::default(),
+            Value::Object(Map::new()),
+            crate::client::Limits::default(),
+        );
+        // As `spawn_router` does: the refusals of server requests past the bound are sent
+        // by a task of their own.
+        let weak = Arc::downgrade(&core);
+        rt.spawn(async move {
+            while let Some(out) = refusals.recv().await {
+                let Some(core) = weak.upgrade() else { return };
+                let _ = core.send_within_deadline(out).await;
+            }
+        });
+        ClientRouter { core, wire, rt }
+    }
+
+    /// Sends a request under the next id the client allocates; it waits for its answer.
+    pub fn request(&self) -> ClientWaiter {
+        let core = self.core.clone();
+        let id = core.alloc_id();
+        let mut waiter = ClientWaiter {
+            id,
+            call: Some(Box::pin(async move {
+                core.request_raw_id(id, "tools/call", serde_json::json!({"name": "t"}), None)
+                    .await
+            })),
+        };
+        let _rt = self.rt.enter();
+        // The first poll registers it and sends it.
+        let answer = waiter.poll();
+        debug_assert!(answer.is_none(), "answered before anything was routed");
+        waiter
+    }
+
+    /// Gives a request up (its deadline passed, or the caller dropped the call).
+    pub fn give_up(&self, waiter: ClientWaiter) {
+        let _rt = self.rt.enter();
+        drop(waiter);
+    }
+
+    /// Routes one message (or batch) the transport read.
+    pub fn deliver(&self, msg: Value) {
+        self.rt
+            .block_on(self.core.route(crate::client::Inbound::Message(msg)));
+    }
+
+    /// The transport failed request `id` below JSON-RPC (an HTTP status, a stream cut).
+    pub fn fail(&self, id: i64) {
+        let error = crate::client::ClientError::transport("the request's stream broke");
+        self.rt.block_on(
+            self.core
+                .route(crate::client::Inbound::Failed { id, error }),
+        );
+    }
+
+    /// The connection ended: every waiting request fails.
+    pub fn connection_closed(&self) {
+        let error = crate::client::ClientError::transport("the connection closed");
+        self.rt
+            .block_on(self.core.route(crate::client::Inbound::Closed(error)));
+    }
+
+    /// Lets the tasks the client started run (answers to server requests, cancellations).
+    pub fn settle(&self) {
+        self.rt.block_on(async {
+            for _ in 0..64 {
+                tokio::task::yield_now().await;
+            }
+        });
+    }
+
+    /// How many requests wait for an answer in the client's table.
+    pub fn pending(&self) -> usize {
+        self.core.pending_len()
+    }
+
+    /// What the client sent since the last call, and the ids it told the transport nothing
+    /// waits for any more.
+    pub fn take_wire(&self) -> (Vec<Value>, Vec<i64>) {
+        let mut wire = self.wire.lock().expect("wire lock");
+        (
+            std::mem::take(&mut wire.sent),
+            std::mem::take(&mut wire.abandoned),
+        )
+    }
+}

@@ -138,7 +138,7 @@ impl ClientBuilder {
     }
 
     /// The largest message the client reads (default 16 MiB): an HTTP answer's body, one
-    /// SSE event (or line), one line from a stdio server. A larger one fails what waits for
+    /// SSE event (or line), one line from a stdio server (its `\n` or `\r\n` not counted). A larger one fails what waits for
     /// it with [`ClientError::TooLarge`]; a stream or stdio connection that carried it ends.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_message_bytes = bytes;

@@ -461,6 +461,12 @@ impl Core {
         true
     }
 
+    /// How many requests wait for an answer.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.lock().unwrap().len()
+    }
+
     /// The progress callback for `token`, if a call watches it.
     pub(crate) fn progress_watcher(&self, token: &str) -> Option<ProgressFn> {
         self.progress.lock().unwrap().get(token).cloned()

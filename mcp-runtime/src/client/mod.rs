@@ -95,6 +95,8 @@ mod http;
 #[cfg(feature = "http")]
 mod legacy;
 mod limits;
+// Crate-visible for the fuzz target of the stdio line reader (src/fuzzing.rs).
+pub(crate) mod lines;
 mod listen;
 mod lists;
 mod router;
@@ -103,6 +105,13 @@ mod set;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
 mod stdio;
+// What the fuzz target of response routing builds a client's engine from (src/fuzzing.rs).
+#[cfg(feature = "fuzzing")]
+pub(crate) use self::{
+    core::{Core, Inbound, Link, LinkFuture, Outgoing},
+    handlers::Handlers,
+    limits::Limits,
+};
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

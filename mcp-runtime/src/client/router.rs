@@ -13,7 +13,8 @@ use super::handlers::ServerNotification;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
-    async fn route(&self, inbound: Inbound) {
+    /// Routes one thing the transport read (crate-visible for `src/fuzzing.rs`).
+    pub(crate) async fn route(&self, inbound: Inbound) {
         match inbound {
             Inbound::Message(Value::Array(batch)) => {
                 for msg in batch {
@@ -50,10 +51,7 @@ impl Core {
                 let _ = self.events.send(n);
             }
             (None, Some(id)) => {
-                let Some(id) = id
-                    .as_i64()
-                    .or_else(|| id.as_str().and_then(|s| s.parse().ok()))
-                else {
+                let Some(id) = request_id(id) else {
                     tracing::debug!(%id, "an answer with an id this client never sent");
                     return;
                 };
@@ -131,6 +129,18 @@ impl Core {
     }
 }
 
+/// The request an answer's id names. This client's ids are integers; an answer names one with
+/// the same integer, or with its exact decimal string (a server that echoes ids as strings:
+/// harmless, as no id of this client is a string). Anything else names nothing: `"07"`, `"+7"`,
+/// `7.0`, `7e0` are other ids (JSON-RPC compares ids as sent), and so is a number no `i64` holds.
+fn request_id(id: &Value) -> Option<i64> {
+    match id {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.parse::<i64>().ok().filter(|n| n.to_string() == *s),
+        _ => None,
+    }
+}
+
 /// Routes what the transport reads until it ends or the client is dropped, and sends the
 /// refusals of server requests past the bound.
 pub(crate) fn spawn_router(
@@ -160,4 +170,39 @@ pub(crate) fn spawn_router(
             core.fail_all(ClientError::transport("the connection closed"));
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue #27's `client_router` target (F7): `"07"` and `"+7"` answered request 7, as the
+    /// string was read as any `i64` text.
+    #[test]
+    fn an_answer_names_a_request_by_its_integer_or_its_exact_decimal_string() {
+        let id = |text: &str| request_id(&serde_json::from_str(text).unwrap());
+        assert_eq!(id("7"), Some(7));
+        assert_eq!(id("\"7\""), Some(7));
+        assert_eq!(id("-3"), Some(-3));
+        assert_eq!(id("\"-3\""), Some(-3));
+        for other in [
+            "\"07\"",
+            "\"+7\"",
+            "\" 7\"",
+            "\"7 \"",
+            "\"-0\"",
+            "7.0",
+            "7e0",
+            "\"7.0\"",
+            "9223372036854775808",
+            "\"9223372036854775808\"",
+            "1234567890123456789012345678901234567890",
+            "null",
+            "true",
+            "[7]",
+            "{}",
+        ] {
+            assert_eq!(id(other), None, "{other} names no request");
+        }
+    }
 }

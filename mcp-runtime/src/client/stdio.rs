@@ -6,13 +6,14 @@ use std::process::Stdio as StdStdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::Limits;
+use super::lines::{self, Lines, TooLong};
 
 /// What happens to the child's stderr (where servers log).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +31,9 @@ pub enum Stderr {
 
 /// The most stderr bytes kept by [`Stderr::Capture`].
 const STDERR_KEPT: usize = 64 * 1024;
+
+/// What one read of the server's stdout takes at most (a line may span many).
+const READ_CHUNK: usize = 8 * 1024;
 
 pub(crate) struct StdioLink {
     stdin: tokio::sync::Mutex<Writer<ChildStdin>>,
@@ -82,41 +86,40 @@ impl StdioLink {
         let gone = Arc::new(tokio::sync::watch::Sender::new(None));
         let gone_tx = gone.clone();
         tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout);
-            let mut line = Vec::new();
+            let mut stdout = stdout;
+            let mut reader = Lines::new(max_line);
+            let mut chunk = vec![0u8; READ_CHUNK];
             let why = loop {
-                line.clear();
-                match (&mut reader)
-                    .take(max_line as u64 + 1)
-                    .read_until(b'\n', &mut line)
-                    .await
-                {
-                    Ok(0) => break format!("the server {program} exited (its stdout closed)"),
-                    Ok(_) if line.len() > max_line => {
-                        // The rest of the line is never read: the connection ends here.
-                        let error =
-                            ClientError::too_large("a line from the server (bytes)", max_line);
-                        gone_tx.send_replace(Some(error.to_string()));
-                        let _ = inbox.send(Inbound::Closed(error)).await;
+                let n = match stdout.read(&mut chunk).await {
+                    Ok(n) => n,
+                    Err(e) => break format!("reading the server's stdout failed: {e}"),
+                };
+                if n == 0 {
+                    // A last line without a newline still counts.
+                    if let Some(line) = reader.finish()
+                        && !deliver(&inbox, line).await
+                    {
                         return;
                     }
-                    Ok(_) => {}
-                    Err(e) => break format!("reading the server's stdout failed: {e}"),
+                    break format!("the server {program} exited (its stdout closed)");
                 }
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim();
-                if text.is_empty() {
-                    continue;
-                }
-                match serde_json::from_str(text) {
-                    Ok(msg) => {
-                        if inbox.send(Inbound::Message(msg)).await.is_err() {
+                let mut input = &chunk[..n];
+                while !input.is_empty() {
+                    match reader.next(&mut input) {
+                        Ok(None) => {}
+                        Ok(Some(line)) => {
+                            if !deliver(&inbox, line).await {
+                                return;
+                            }
+                        }
+                        Err(TooLong) => {
+                            // The rest of the line is never read: the connection ends here.
+                            let error =
+                                ClientError::too_large("a line from the server (bytes)", max_line);
+                            gone_tx.send_replace(Some(error.to_string()));
+                            let _ = inbox.send(Inbound::Closed(error)).await;
                             return;
                         }
-                    }
-                    // Servers must write only JSON-RPC to stdout; a stray line is skipped.
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the server wrote a line that is not JSON")
                     }
                 }
             };
@@ -168,6 +171,20 @@ impl StdioLink {
             (None, _) => {
                 ClientError::transport(format!("writing to the server's stdin failed: {e}"))
             }
+        }
+    }
+}
+
+/// Hands the message one line holds to the client; `false` once the client is gone.
+async fn deliver(inbox: &mpsc::Sender<Inbound>, line: &[u8]) -> bool {
+    match lines::decode(line) {
+        // A blank line.
+        None => true,
+        Some(Ok(msg)) => inbox.send(Inbound::Message(msg)).await.is_ok(),
+        // Servers must write only JSON-RPC to stdout; a stray line is skipped.
+        Some(Err(e)) => {
+            tracing::warn!(error = %e, "the server wrote a line that is not JSON");
+            true
         }
     }
 }
