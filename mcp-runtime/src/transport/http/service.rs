@@ -290,6 +290,14 @@ async fn post<B: RequestBody>(
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
+        // A batch is a bad request wherever it is not accepted (the POST body must be one
+        // message from 2025-06-18 on): 400, never a 200 carrying the error.
+        if matches!(body.0, Decoded::Batch(_)) {
+            let version = session.conn.session().map(|s| s.version);
+            if !dispatch::accepts_batches(version) {
+                return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(version));
+            }
+        }
         // A batch: each of its requests is checked.
         if let Err(refused) = auth::check_scopes_all(state, &body.0, who) {
             return refused;
@@ -302,6 +310,14 @@ async fn post<B: RequestBody>(
     );
     if initializing {
         return initialize(state, body, headers, principal, peer).await;
+    }
+    if matches!(body.0, Decoded::Batch(_)) {
+        // No session takes a batch before it exists (`initialize` is never batched), and the
+        // stateless era has none: say so rather than ask for a session id.
+        let named = header(headers, VERSION_HEADER)
+            .and_then(ProtocolVersion::parse)
+            .filter(|v| !dispatch::accepts_batches(Some(*v)));
+        return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
     }
     fail(StatusCode::BAD_REQUEST, no_session())
 }
