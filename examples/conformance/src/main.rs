@@ -784,7 +784,30 @@ async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpEr
     Ok(format!("Prompt with context: {context}"))
 }
 
+/// The extensions the `server-legacy-extensions` scenario expects the server to declare (its
+/// `SERVER_EXTENSIONS`): the Apps one, and two with settings nobody can know in advance.
+fn declared_extensions() -> [(&'static str, Value); 3] {
+    [
+        ("io.modelcontextprotocol/ui", json!({})),
+        (
+            "com.example/conformance",
+            json!({"nested": {"enabled": true, "limit": 3}, "values": [null, "b", 4]}),
+        ),
+        ("com.example/empty", json!({})),
+    ]
+}
+
+/// Reports the extensions the client declared, as the `server-legacy-extensions` scenario
+/// asks: `{"extensions": …}` as text, read through `Context` (never from the raw request).
+#[tool]
+fn test_legacy_extension_capabilities(ctx: Context) -> String {
+    json!({ "extensions": ctx.client_extensions() }).to_string()
+}
+
 fn main() {
     // SEP-2640 skills (`examples/conformance/skills/`), for the suite's `sep-2640-*` scenarios.
-    mcp_runtime::run!(skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/skills"));
+    mcp_runtime::run!(
+        skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
+        extensions = declared_extensions()
+    );
 }

@@ -48,6 +48,7 @@ pub struct ServerBuilder {
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    extensions: Vec<(String, serde_json::Value)>,
 }
 
 impl ServerBuilder {
@@ -76,6 +77,7 @@ impl ServerBuilder {
             tasks: Default::default(),
             skills_dir: None,
             middleware: Vec::new(),
+            extensions: Vec::new(),
         }
     }
 
@@ -412,6 +414,59 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an extension (SEP-2133) this server supports: `id` (`{vendor-prefix}/{name}`,
+    /// e.g. `io.modelcontextprotocol/ui` or `com.example/search`) with its settings object
+    /// (`{}` for none), under `capabilities.extensions` in the `initialize` result (every
+    /// session-era version, 2025-11-25 clients included) and in `server/discover`. Declaring
+    /// the same id again replaces its settings.
+    ///
+    /// Extensions are off unless declared: the declaration is the opt-in. The framework
+    /// declares the extensions it implements itself (tasks when a tool is a task, skills with
+    /// [`skills_dir`](Self::skills_dir)); its settings for those win. What the client declared
+    /// is [`Context::client_extension`](crate::Context::client_extension). An `id` without a
+    /// prefix and a name, or settings that are not a JSON object, fail the
+    /// [`build`](Self::build) with [`BuildError::InvalidExtension`](crate::BuildError::InvalidExtension).
+    ///
+    /// ```standalone_crate
+    /// use serde_json::json;
+    /// let server = mcp_runtime::Server::builder()
+    ///     .extension("com.example/search", json!({"maxResults": 50}))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        let id = id.into();
+        match self.extensions.iter_mut().find(|(known, _)| *known == id) {
+            Some((_, old)) => *old = settings,
+            None => self.extensions.push((id, settings)),
+        }
+        self
+    }
+
+    /// [`extension`](Self::extension) for each `(id, settings)` pair, in order; one argument, so
+    /// `run!(extensions = [...])` can declare them.
+    ///
+    /// ```standalone_crate
+    /// use serde_json::json;
+    /// let server = mcp_runtime::Server::builder()
+    ///     .extensions([("com.example/search", json!({})), ("com.example/export", json!({}))])
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extensions<I, S>(self, extensions: I) -> Self
+    where
+        I: IntoIterator<Item = (S, serde_json::Value)>,
+        S: Into<String>,
+    {
+        extensions
+            .into_iter()
+            .fold(self, |builder, (id, settings)| {
+                builder.extension(id, settings)
+            })
+    }
+
     /// Adds a [middleware](crate::middleware) layer around every request; the first added is
     /// the outermost.
     pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
@@ -463,6 +518,14 @@ impl ServerBuilder {
         if self.state_audience.as_ref().is_some_and(|a| a.is_empty()) {
             return Err(BuildError::EmptyRequestStateAudience);
         }
+        for (id, settings) in &self.extensions {
+            if let Some(reason) = super::capabilities::extension_problem(id, settings) {
+                return Err(BuildError::InvalidExtension {
+                    id: id.clone(),
+                    reason,
+                });
+            }
+        }
         let registry = Registry::collect(&*self.filter)?;
         let skills = match &self.skills_dir {
             Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
@@ -472,7 +535,7 @@ impl ServerBuilder {
             capabilities,
             stateless_capabilities,
             tasks_capabilities,
-        } = Declared::of(&registry, skills.is_some());
+        } = Declared::of(&registry, skills.is_some(), &self.extensions);
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
