@@ -34,7 +34,9 @@ MCP_ROUTE_TOKEN=TOKEN (1 to 16 letters and digits) starts every session id an HT
 mints, for a load balancer to route on; MCP_DRAIN_DELAY=SECONDS how long an HTTP server keeps
 serving after SIGTERM while /readyz answers 503 (default 5 on a non-loopback address, 0 on
 loopback); MCP_INSTANCE_HEADER=NAME names the instance in an X-Mcp-Instance header on every
-HTTP answer (off by default); RUST_LOG sets the log filter (logs go to stderr)."
+HTTP answer (off by default); MCP_SESSION_ERA=serve|stateless|reject how an HTTP server serves
+session-era clients (protocol 2025-11-25 and earlier: with sessions, the default; one request at
+a time without a session table; or not at all); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -493,6 +495,7 @@ mod tests {
             "MCP_ROUTE_TOKEN",
             "MCP_DRAIN_DELAY",
             "MCP_INSTANCE_HEADER",
+            "MCP_SESSION_ERA",
             "RUST_LOG",
         ] {
             assert!(usage("s").contains(var), "{var}");

@@ -15,6 +15,7 @@ use super::cors;
 use super::guard::{self, Refusal};
 use super::health;
 use super::legacy;
+use super::session_era::{self, SessionEra};
 use super::sessions::{Full, Lookup, Session};
 use super::shared::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
@@ -24,8 +25,8 @@ use super::stream::{respond, resume, spawn_stream};
 use crate::auth::Principal;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::request::Reply;
-use crate::server::connection::{Arrival, Connection, Step};
+use crate::request::{ClientInfo, Reply};
+use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::dispatch;
 use crate::server::envelope::{self, Decoded, Envelope};
 
@@ -110,7 +111,13 @@ async fn route<B: RequestBody>(
     let path = req.uri().path();
     let endpoint = &state.config.path;
     let is_mcp = path == endpoint || path.strip_suffix('/') == Some(endpoint.as_str());
-    let is_legacy = state.config.legacy_sse && (path == "/sse" || path == "/messages");
+    let legacy_path = path == "/sse" || path == "/messages";
+    // HTTP+SSE is a session transport: served only where sessions are.
+    let is_legacy =
+        state.config.legacy_sse && state.config.session_era == SessionEra::Serve && legacy_path;
+    if state.config.legacy_sse && state.config.session_era == SessionEra::Reject && legacy_path {
+        return body::error(StatusCode::BAD_REQUEST, session_era::rejected(None));
+    }
     // A preflight carries no credentials: it is answered before authorization would run.
     if (is_mcp || is_legacy)
         && let Some(origin) = origin
@@ -146,7 +153,7 @@ async fn route<B: RequestBody>(
             _ => not_allowed("GET, POST, DELETE"),
         };
     }
-    if state.config.legacy_sse {
+    if is_legacy {
         match (req.method(), path) {
             (&Method::GET, "/sse") => return legacy::open(state, req.headers(), principal),
             (&Method::POST, "/messages") => return legacy::post(state, req, principal).await,
@@ -241,31 +248,35 @@ async fn post<B: RequestBody>(
             if let Err(refused) = auth::check_scopes(state, req, who) {
                 return refused;
             }
-            // A verified caller is one client wherever it connects from; anything else is its
-            // address, narrowed by whatever identity the headers claim.
-            let keys = match (who, owner(state, headers, who)) {
-                (Some(_), Some(caller)) => vec![ClientKey::Caller(caller)],
-                (None, Some(claimed)) => {
-                    vec![ClientKey::Address(peer), ClientKey::Caller(claimed)]
-                }
-                (_, None) => vec![ClientKey::Address(peer)],
-            };
-            let Some(slot) = state.clients.take(keys) else {
-                let limit = state.clients.limit();
-                let mut r = fail(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    McpError::internal(format!(
-                        "Too many requests in progress from this client (limit {limit}); try again later"
-                    )),
-                );
-                r.headers_mut()
-                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return r;
+            let Some(slot) = client_slot(state, headers, who, peer) else {
+                return too_busy(state, fail);
             };
             return stateless(state, body, headers, principal, peer)
                 .await
                 .map(|body| body.held(slot));
         }
+    }
+    if state.config.session_era != SessionEra::Serve {
+        let batch = matches!(body.0, Decoded::Batch(_));
+        if stateless_header {
+            // A 2026-07-28 client's batch or notification: what it gets in every position.
+            let e = if batch {
+                dispatch::batch_refused(Some(ProtocolVersion::V2026_07_28))
+            } else {
+                no_session()
+            };
+            return fail(StatusCode::BAD_REQUEST, e);
+        }
+        if state.config.session_era == SessionEra::Reject {
+            let asked = initialize_version(&body).or_else(|| header(headers, VERSION_HEADER));
+            return fail(StatusCode::BAD_REQUEST, session_era::rejected(asked));
+        }
+        let Some(slot) = client_slot(state, headers, who, peer) else {
+            return too_busy(state, fail);
+        };
+        return without_sessions(state, body, headers, principal, peer, fail)
+            .await
+            .map(|body| body.held(slot));
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
         let found = state
@@ -320,6 +331,106 @@ async fn post<B: RequestBody>(
         return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
     }
     fail(StatusCode::BAD_REQUEST, no_session())
+}
+
+/// A place among the requests one client may have in progress without a session (2026-07-28,
+/// and the session era served statelessly); `None` when it has them all.
+fn client_slot(
+    state: &Shared,
+    headers: &HeaderMap,
+    who: Option<&Principal>,
+    peer: std::net::IpAddr,
+) -> Option<super::client_limits::ClientSlot> {
+    // A verified caller is one client wherever it connects from; anything else is its
+    // address, narrowed by whatever identity the headers claim.
+    let keys = match (who, owner(state, headers, who)) {
+        (Some(_), Some(caller)) => vec![ClientKey::Caller(caller)],
+        (None, Some(claimed)) => vec![ClientKey::Address(peer), ClientKey::Caller(claimed)],
+        (_, None) => vec![ClientKey::Address(peer)],
+    };
+    state.clients.take(keys)
+}
+
+/// 429 with `Retry-After` for a client with every place taken.
+fn too_busy(
+    state: &Shared,
+    fail: impl FnOnce(StatusCode, McpError) -> HttpResponse,
+) -> HttpResponse {
+    let limit = state.clients.limit();
+    let mut r = fail(
+        StatusCode::TOO_MANY_REQUESTS,
+        McpError::internal(format!(
+            "Too many requests in progress from this client (limit {limit}); try again later"
+        )),
+    );
+    r.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The `protocolVersion` an `initialize` asks for, if the body is one.
+fn initialize_version<'a>(body: &'a Body<'_>) -> Option<&'a str> {
+    let Decoded::One(Ok(envelope)) = &body.0 else {
+        return None;
+    };
+    match &envelope.request()?.params.body {
+        crate::protocol::params::Body::Initialize(params) => Some(&params.protocol_version),
+        _ => None,
+    }
+}
+
+/// A session-era message served without a session table ([`SessionEra::Stateless`]): on a
+/// connection of its own, which ends with the request. `initialize` runs as usual but opens
+/// nothing the next request could find (no `Mcp-Session-Id`); any other message is served at
+/// the version its `MCP-Protocol-Version` header names (2025-03-26 without one, as the spec
+/// says), for a client whose capabilities are unknown. A stale `Mcp-Session-Id` is ignored.
+async fn without_sessions(
+    state: &Arc<Shared>,
+    message: Body<'_>,
+    headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
+    peer: std::net::IpAddr,
+    fail: impl Fn(StatusCode, McpError) -> HttpResponse,
+) -> HttpResponse {
+    let named = match header(headers, VERSION_HEADER) {
+        None => None,
+        Some(v) => match ProtocolVersion::parse(v) {
+            Some(v) => Some(v),
+            None => {
+                return fail(
+                    StatusCode::BAD_REQUEST,
+                    McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
+                );
+            }
+        },
+    };
+    // A batch only where the header says 2025-03-26: with no session, nothing else vouches
+    // for the version.
+    if matches!(message.0, Decoded::Batch(_)) && !dispatch::accepts_batches(named) {
+        return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
+    }
+    if let Err(refused) = auth::check_scopes_all(state, &message.0, principal.as_deref()) {
+        return refused;
+    }
+    let conn = Connection::new(state.server.clone(), Wire::HTTP);
+    if initialize_version(&message).is_none() {
+        conn.open_session(ClientInfo {
+            version: named.unwrap_or(ProtocolVersion::V2025_03_26),
+            info: None,
+            capabilities: serde_json::Value::Object(Default::default()),
+        });
+    }
+    let headers = Arc::new(headers.clone());
+    respond(
+        state,
+        None,
+        headers,
+        principal,
+        peer,
+        session_status,
+        |arrival| message.run(&conn, arrival),
+    )
+    .await
 }
 
 /// A session that could not be looked up: 503 with `Retry-After`, never 404 (which tells
@@ -487,6 +598,9 @@ async fn get(
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
+    if state.config.session_era != SessionEra::Serve {
+        return not_allowed("POST"); // no session, so no stream of its own
+    }
     let Some(id) = header(headers, SESSION_HEADER) else {
         return without_session(headers);
     };
@@ -566,6 +680,9 @@ async fn delete(
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
+    if state.config.session_era != SessionEra::Serve {
+        return not_allowed("POST"); // no session to end
+    }
     let Some(id) = header(headers, SESSION_HEADER) else {
         return without_session(headers);
     };
