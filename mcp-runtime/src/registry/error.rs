@@ -99,6 +99,12 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// The name given to [`ServerBuilder::card_name`](crate::ServerBuilder::card_name) is not
+    /// a reverse-DNS `namespace/name`.
+    InvalidCardName {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -172,6 +178,7 @@ impl fmt::Display for BuildError {
             BuildError::InvalidExtension { id, reason } => {
                 write!(f, "extension {id:?}: {reason}")
             }
+            BuildError::InvalidCardName { reason } => write!(f, "card_name: {reason}"),
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct ServerBuilder {
     skills_dir: Option<std::path::PathBuf>,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
     extensions: Vec<(String, serde_json::Value)>,
+    card_name: Option<String>,
+    repository: Option<String>,
 }
 
 impl ServerBuilder {
@@ -78,6 +80,8 @@ impl ServerBuilder {
             skills_dir: None,
             middleware: Vec::new(),
             extensions: Vec::new(),
+            card_name: None,
+            repository: None,
         }
     }
 
@@ -108,6 +112,26 @@ impl ServerBuilder {
     /// A home page (`serverInfo.websiteUrl`).
     pub fn website_url(mut self, url: impl Into<String>) -> Self {
         self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// The source repository's URL (`https://github.com/acme/weather`): the server card's
+    /// `repository`, and, on GitHub, its name's namespace (`io.github.acme`) unless
+    /// [`card_name`](Self::card_name) is set. `run!()` sets it from Cargo's `repository`.
+    pub fn repository(mut self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.repository = (!url.trim().is_empty()).then_some(url);
+        self
+    }
+
+    /// The server card's name (SEP-2127), reverse-DNS: `com.example/weather`. Default: derived
+    /// from the [`repository`](Self::repository) (`io.github.<owner>/<name>`) or the
+    /// [`website_url`](Self::website_url)'s host (`com.example/<name>`), with the server's
+    /// `name`; without either the server has no card. A name that is not `namespace/name` of
+    /// letters, digits, `.`, `-` (and `_` after the `/`) fails the
+    /// [`build`](Self::build) with [`BuildError::InvalidCardName`](crate::BuildError::InvalidCardName).
+    pub fn card_name(mut self, name: impl Into<String>) -> Self {
+        self.card_name = Some(name.into());
         self
     }
 
@@ -477,8 +501,9 @@ impl ServerBuilder {
     /// Applies what the environment configures of a server, over what the code set:
     /// `MCP_REQUEST_STATE_KEYS` (comma-separated hex keys, each at least 64 hex digits; the
     /// first seals 2026-07-28 `requestState`, all open it: see
-    /// [`request_state_keys`](Self::request_state_keys)) and `MCP_REQUEST_STATE_AUDIENCE` (the
-    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)).
+    /// [`request_state_keys`](Self::request_state_keys)), `MCP_REQUEST_STATE_AUDIENCE` (the
+    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)) and
+    /// `MCP_SERVER_CARD_NAME` ([`card_name`](Self::card_name)).
     ///
     /// `run!()` calls this; a program with its own `main` calls it before
     /// [`build`](Self::build):
@@ -494,12 +519,20 @@ impl ServerBuilder {
     /// A variable that is set but unusable (not hex, too short a key, empty), with a message
     /// that names the variable and never echoes a key.
     pub fn with_env(self) -> std::io::Result<Self> {
-        request_state_from_env(
+        let mut builder = request_state_from_env(
             self,
             std::env::var_os("MCP_REQUEST_STATE_KEYS"),
             std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
         )
-        .map_err(crate::env::invalid)
+        .map_err(crate::env::invalid)?;
+        if let Some(name) = crate::env::var("MCP_SERVER_CARD_NAME")? {
+            let name = name.trim();
+            if let Some(why) = super::card::name_problem(name) {
+                return Err(crate::env::invalid(format!("MCP_SERVER_CARD_NAME: {why}")));
+            }
+            builder = builder.card_name(name);
+        }
+        Ok(builder)
     }
 
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
@@ -525,6 +558,13 @@ impl ServerBuilder {
                     reason,
                 });
             }
+        }
+        if let Some(reason) = self
+            .card_name
+            .as_deref()
+            .and_then(super::card::name_problem)
+        {
+            return Err(BuildError::InvalidCardName { reason });
         }
         let registry = Registry::collect(&*self.filter)?;
         let skills = match &self.skills_dir {
@@ -577,6 +617,8 @@ impl ServerBuilder {
                 forwarder: Default::default(),
                 sealer,
                 skills,
+                card_name: self.card_name,
+                repository: self.repository,
             }),
         })
     }

@@ -76,6 +76,8 @@ pub struct HttpConfig {
     pub(crate) sessions: Option<Arc<dyn SessionStore>>,
     pub(crate) instance_header: Option<http::HeaderValue>,
     pub(crate) session_era: SessionEra,
+    /// `None`: the default ([`HttpConfig::server_card`]).
+    pub(crate) server_card: Option<bool>,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
@@ -124,6 +126,7 @@ impl Default for HttpConfig {
             sessions: None,
             instance_header: None,
             session_era: SessionEra::Serve,
+            server_card: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -148,6 +151,7 @@ impl HttpConfig {
     /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::drain_delay`] (0 to 600, decimals allowed);
     /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::instance_header`];
     /// - `MCP_SESSION_ERA=serve|stateless|reject`: [`HttpConfig::session_era`];
+    /// - `MCP_SERVER_CARD=on|off`: [`HttpConfig::server_card`];
     /// - `MCP_AUTH_ISSUER`, `MCP_AUTH_RESOURCE`, `MCP_AUTH_SCOPES` (with the `auth` feature):
     ///   `HttpConfig::auth`.
     ///
@@ -198,6 +202,16 @@ impl HttpConfig {
                 .parse::<SessionEra>()
                 .map_err(|e| invalid(format!("MCP_SESSION_ERA: {e}")))?;
             config = config.session_era(era);
+        }
+        if let Some(raw) = var("MCP_SERVER_CARD")? {
+            let on = match raw.trim().to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" => true,
+                "off" | "false" | "0" => false,
+                _ => {
+                    return Err(invalid(format!("MCP_SERVER_CARD={raw:?}: use on or off")));
+                }
+            };
+            config = config.server_card(on);
         }
         auth_from_env(config)
     }
@@ -383,6 +397,17 @@ impl HttpConfig {
     /// ```
     pub fn session_era(mut self, era: SessionEra) -> Self {
         self.session_era = era;
+        self
+    }
+
+    /// Serves the server card (SEP-2127) at `<path>/server-card` (`/mcp/server-card`), as
+    /// `application/mcp-server-card+json`, to anyone (CORS `*`, `Cache-Control: public,
+    /// max-age=3600`, an `ETag`). Default: on unless [`auth`](Self::auth) is configured (the card
+    /// tells who the server is, which an authorizing server tells token holders only). A server
+    /// without a reverse-DNS name ([`ServerBuilder::card_name`](crate::ServerBuilder::card_name))
+    /// has no card either way. The runner reads `MCP_SERVER_CARD=on|off`.
+    pub fn server_card(mut self, on: bool) -> Self {
+        self.server_card = Some(on);
         self
     }
 

@@ -34,6 +34,7 @@
 
 mod auth;
 mod body;
+mod card;
 mod client_limits;
 mod config;
 mod cors;

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use super::auth;
 use super::body::{self, HttpResponse};
+use super::card;
 use super::client_limits::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
@@ -85,14 +86,21 @@ async fn route<B: RequestBody>(
     origin: Option<HeaderValue>,
     req: Request<B>,
 ) -> HttpResponse {
-    // Nothing is read before the Host/Origin guard has passed.
+    // Nothing is read before the Host/Origin guard has passed. The server card is public
+    // (any origin may read it), behind the Host check all the same.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
+    let is_card = req
+        .uri()
+        .path()
+        .strip_prefix(state.config.path.as_str())
+        .is_some_and(|rest| rest == card::SUFFIX);
     if let Err(refusal) = guard::check(
         req.headers(),
         authority.as_deref(),
         &state.config,
         local_loopback,
-    ) {
+    ) && !(is_card && matches!(refusal, Refusal::Origin(_)))
+    {
         let why = match refusal {
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
             Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
@@ -107,6 +115,9 @@ async fn route<B: RequestBody>(
         r.headers_mut()
             .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
         return r;
+    }
+    if is_card && let Some(response) = card::answer(state, req.method(), req.headers()) {
+        return response;
     }
     let path = req.uri().path();
     let endpoint = &state.config.path;
