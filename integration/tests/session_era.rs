@@ -97,6 +97,12 @@ fn stateless_answers_the_session_era_without_sessions() {
         None,
         "no session is opened: {r}"
     );
+    // It declares nothing it could only do later: no subscriptions, no list changes, no tasks.
+    let capabilities = &r.json()["result"]["capabilities"];
+    assert!(capabilities["tools"].is_object(), "{r}");
+    assert_eq!(capabilities["tools"].get("listChanged"), None, "{r}");
+    assert_eq!(capabilities["resources"].get("subscribe"), None, "{r}");
+    assert_eq!(capabilities.get("tasks"), None, "{r}");
     let version = [("MCP-Protocol-Version", "2025-11-25")];
     let r = server.post(&notification("notifications/initialized"), &version);
     assert_eq!(r.status(), 202, "{r}");
@@ -142,6 +148,16 @@ fn stateless_answers_the_session_era_without_sessions() {
         seen.iter().any(|m| m == "notifications/progress"),
         "{seen:?}"
     );
+    // Subscribing is not offered: nothing could ever be delivered.
+    let r = server.post(
+        &rpc(
+            9,
+            "resources/subscribe",
+            json!({"uri": "test://static-text"}),
+        ),
+        &version,
+    );
+    assert_eq!(r.error_code(), -32601, "{r}");
     // Asking the client needs capabilities nobody declared here: -32021, at once.
     let ask = rpc(
         4,

@@ -321,7 +321,10 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
             })
         }
         "prompts/get" if has_prompts => get_prompt(conn, scope, req),
-        "resources/subscribe" if has_resources && !stateless => subscribe(conn, &scope, &req),
+        // Only where the server can reach the client later (not declared otherwise).
+        "resources/subscribe" if has_resources && !stateless && conn.wire.lasting => {
+            subscribe(conn, &scope, &req)
+        }
         "resources/unsubscribe" if has_resources && !stateless => unsubscribe(conn, &scope, &req),
         "subscriptions/listen" if stateless => listen(conn, scope, req),
         "completion/complete" if has_completions => complete(conn, scope, &req),
@@ -384,17 +387,37 @@ fn initialize(conn: &Connection, req: Request) -> Reply {
         #[serde(skip_serializing_if = "Option::is_none")]
         instructions: Option<&'a str>,
     }
+    // A connection that ends with this request declares nothing it could only do later:
+    // no subscriptions, no `listChanged`, no session-era tasks.
+    let one_shot;
+    let capabilities = if !conn.wire.lasting {
+        one_shot = without_later(&inner.capabilities);
+        &one_shot
+    } else if version == ProtocolVersion::V2025_11_25 {
+        &inner.tasks_capabilities
+    } else {
+        &inner.capabilities
+    };
     let body = InitializeResult {
         protocol_version: version,
-        capabilities: if version == ProtocolVersion::V2025_11_25 {
-            &inner.tasks_capabilities
-        } else {
-            &inner.capabilities
-        },
+        capabilities,
         server_info: &inner.info_raw,
         instructions: inner.instructions.as_deref(),
     };
     era::encode_ok(inner, ProtocolEra::Session, &req.id, &body, None, Cache::No)
+}
+
+/// `capabilities` without what needs the server to reach the client after the request:
+/// `subscribe` and `listChanged`.
+fn without_later(capabilities: &Value) -> Value {
+    let mut out = capabilities.clone();
+    for kind in ["tools", "resources", "prompts"] {
+        if let Some(entry) = out.get_mut(kind).and_then(Value::as_object_mut) {
+            entry.remove("subscribe");
+            entry.remove("listChanged");
+        }
+    }
+    out
 }
 
 fn discover(conn: &Connection, scope: &Scope, req: &Request) -> Step {

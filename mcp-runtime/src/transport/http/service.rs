@@ -423,7 +423,7 @@ async fn without_sessions(
     if let Err(refused) = auth::check_scopes_all(state, &message.0, principal.as_deref()) {
         return refused;
     }
-    let conn = Connection::new(state.server.clone(), Wire::HTTP);
+    let conn = Connection::new(state.server.clone(), Wire::HTTP_ONE_SHOT);
     if initialize_version(&message).is_none() {
         conn.open_session(ClientInfo {
             version: named.unwrap_or(ProtocolVersion::V2025_03_26),

@@ -20,8 +20,8 @@ use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 /// | HTTP+SSE (`/sse`, `/messages`) | served (if `legacy_sse`) | not served (404) | 400, -32022 |
 /// | elicitation, sampling, roots | requests to the client | refused (-32021: no declared capabilities) | — |
 /// | progress, logs | on the request's SSE stream | on the request's SSE stream (at every level: no `logging/setLevel` lasts) | — |
-/// | subscriptions, `list_changed` | on the GET stream | never delivered | — |
-/// | 2025-11-25 tasks | owned by the session | not usable across requests (no owner lasts) | — |
+/// | subscriptions, `list_changed` | on the GET stream | not declared (`resources/subscribe` is -32601) | — |
+/// | 2025-11-25 tasks | owned by the session | not declared | — |
 /// | cancellation | `notifications/cancelled` | closing the request's connection | — |
 /// | resumption (`Last-Event-ID`) | yes | no | — |
 ///
