@@ -17,6 +17,8 @@ use support::http::{Endpoint, Req, Response, initialize_request, notification, r
 
 const LOW: &str = "mcp-conformance-scope-low";
 const FULL: &str = "mcp-conformance-scope-full";
+/// A valid token with no scope at all (not a scenario token).
+const NONE: &str = "mcp-conformance-scope-none";
 
 /// The scenario's text tool.
 #[tool(scopes = ["mcp:conformance:tools:call", "mcp:conformance:tools:test_simple_text"])]
@@ -69,6 +71,7 @@ impl TokenVerifier for FixtureTokens {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
         Box::pin(async move {
             let scopes: &[&str] = match token {
+                NONE => &[],
                 LOW => &ALL[..1],
                 FULL => &ALL,
                 _ => return Err(TokenError::Invalid("not a fixture token".into())),
@@ -84,10 +87,16 @@ impl TokenVerifier for FixtureTokens {
 
 /// Serves this file's items with the fixture verifier; the endpoint and its URL.
 async fn serve() -> (Endpoint, String) {
+    serve_requiring(&[]).await
+}
+
+/// [`serve`], every request needing `required` too.
+async fn serve_requiring(required: &[&str]) -> (Endpoint, String) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
-    let auth = Auth::with_verifier("https://as.example", &resource, FixtureTokens);
+    let auth = Auth::with_verifier("https://as.example", &resource, FixtureTokens)
+        .required_scopes(required.iter().copied());
     let config = HttpConfig::new("127.0.0.1:0").auth(auth);
     let server = mcp_runtime::Server::builder()
         .name("scope-challenge")
@@ -264,6 +273,61 @@ async fn under_scoped_tokens_get_one_complete_challenge_and_the_full_token_succe
                 }
             }
         }
+    })
+    .await
+    .unwrap();
+}
+
+/// A token that lacks the scopes every request needs as well as the operation's: still ONE
+/// challenge, naming both, so one step-up is enough (before, the required scopes alone were
+/// named, and the retry with them met a second 403 for the operation's).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_without_the_required_scopes_hears_the_operations_too() {
+    let (mcp, resource) = serve_requiring(&["mcp:conformance:baseline"]).await;
+    let metadata_url = resource.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    tokio::task::spawn_blocking(move || {
+        for (n, f) in fixtures().into_iter().enumerate() {
+            let mut params = f.params.clone();
+            params["_meta"] = support::http::stateless_meta();
+            let body = rpc(n as i64, f.method, params);
+            let r = mcp.send(
+                &Req::post("/mcp")
+                    .header("Authorization", &format!("Bearer {NONE}"))
+                    .header("MCP-Protocol-Version", "2026-07-28")
+                    .header("Mcp-Method", f.method)
+                    .header("Mcp-Name", f.name)
+                    .json(&body),
+            );
+            let mut needed = vec!["mcp:conformance:baseline"];
+            needed.extend(f.scopes);
+            assert_challenge(&r, &needed, &metadata_url, f.method);
+        }
+        // The session era's `initialize` needs only the required ones.
+        let r = mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", &format!("Bearer {NONE}"))
+                .json(&initialize_request("2025-11-25")),
+        );
+        assert_challenge(
+            &r,
+            &["mcp:conformance:baseline"],
+            &metadata_url,
+            "initialize",
+        );
+        // Routes without a body are refused before any is read, as before.
+        let r = mcp.send(
+            &Req::get("/mcp")
+                .header("Authorization", &format!("Bearer {NONE}"))
+                .header("Accept", "text/event-stream"),
+        );
+        assert_challenge(&r, &["mcp:conformance:baseline"], &metadata_url, "GET");
+        // The low token holds the required scope: the operation's own challenge, as above.
+        let r = mcp.send(
+            &Req::post("/mcp")
+                .header("Authorization", &format!("Bearer {LOW}"))
+                .json(&initialize_request("2025-11-25")),
+        );
+        assert_eq!(r.status(), 200, "{r}");
     })
     .await
     .unwrap();

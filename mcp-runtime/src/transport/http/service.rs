@@ -142,7 +142,10 @@ async fn route<B: RequestBody>(
         return response;
     }
     let principal = if is_mcp || is_legacy {
-        match auth::authenticate(state, req.headers(), req.uri()).await {
+        // A POST to the endpoint is checked against the required scopes once its body says
+        // what it asks for (`auth::check_required`).
+        let defer_required = is_mcp && req.method() == Method::POST;
+        match auth::authenticate(state, req.headers(), req.uri(), defer_required).await {
             Ok(p) => p,
             Err(response) => return response,
         }
@@ -231,6 +234,10 @@ async fn post<B: RequestBody>(
     };
     if let Some(e) = repeated_header(headers) {
         return fail(StatusCode::BAD_REQUEST, e);
+    }
+    // Before anything routes on the body: the scopes every request needs.
+    if let Err(refused) = auth::check_required(state, &body.0, who) {
+        return refused;
     }
     // A message that is not JSON-RPC (-32700, -32600) is a bad request in either era (nothing
     // runs); batches (an array) are taken apart by the connection, which words their errors.
