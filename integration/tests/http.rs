@@ -108,6 +108,99 @@ fn an_unknown_session_id_is_404() {
     assert_jsonrpc_error(&r);
 }
 
+/// Opens a session at `version` (`initialize`, then `notifications/initialized`); its id.
+fn session_at(server: &HttpServer, version: &str) -> String {
+    let r = server.post(&initialize_request(version), &[]);
+    assert_eq!(r.status(), 200, "initialize at {version}: {r}");
+    assert_eq!(r.json()["result"]["protocolVersion"], version, "{r}");
+    let id = r.header("mcp-session-id").expect("a session id").to_owned();
+    let r = server.post(
+        &notification("notifications/initialized"),
+        &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", version)],
+    );
+    assert_eq!(r.status(), 202, "{r}");
+    id
+}
+
+/// A batch refused as the spec wants from 2025-06-18 on: 400 and ONE JSON-RPC error object
+/// (-32600, id `null`) whose message says batches are not accepted, with `why` in it.
+fn assert_batch_refused(r: &Response, why: &str) {
+    assert_eq!(r.status(), 400, "{r}");
+    let body = assert_jsonrpc_error(r);
+    assert!(body.is_object(), "one error object, not an array: {r}");
+    assert_eq!(body["id"], Value::Null, "{r}");
+    assert_eq!(body["error"]["code"], -32600, "{r}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("batches are not accepted") && message.contains(why),
+        "{message:?} should say batches are not accepted ({why})"
+    );
+}
+
+#[test]
+fn batches_are_refused_with_400_from_2025_06_18_on() {
+    let server = quickstart();
+    let pings = json!([rpc(901, "ping", json!({})), rpc(902, "ping", json!({}))]);
+    for version in ["2025-06-18", "2025-11-25", "2024-11-05"] {
+        let id = session_at(&server, version);
+        let r = server.post(
+            &pings,
+            &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", version)],
+        );
+        assert_batch_refused(&r, &format!("at protocol {version}"));
+        // The session is unharmed: its next single request is served.
+        let r = server.post(
+            &rpc(3, "ping", json!({})),
+            &[("Mcp-Session-Id", &id), ("MCP-Protocol-Version", version)],
+        );
+        assert_eq!(r.status(), 200, "{r}");
+        assert_eq!(r.json()["result"], json!({}), "{r}");
+    }
+    // A 2025-03-26 session MUST accept them: one array with both answers.
+    let id = session_at(&server, "2025-03-26");
+    let r = server.post(
+        &pings,
+        &[
+            ("Mcp-Session-Id", &id),
+            ("MCP-Protocol-Version", "2025-03-26"),
+        ],
+    );
+    assert_eq!(r.status(), 200, "{r}");
+    let mut ids: Vec<i64> = r
+        .json()
+        .as_array()
+        .unwrap_or_else(|| panic!("an array of answers: {r}"))
+        .iter()
+        .map(|m| m["id"].as_i64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, [901, 902], "{r}");
+}
+
+#[test]
+fn batches_are_refused_with_400_on_the_stateless_wire_and_without_a_session() {
+    let server = quickstart();
+    let meta = stateless_meta();
+    let batch = json!([
+        rpc(1, "server/discover", json!({"_meta": meta})),
+        rpc(2, "tools/list", json!({"_meta": meta})),
+    ]);
+    let r = server.post(
+        &batch,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "server/discover"),
+        ],
+    );
+    assert_batch_refused(&r, "at protocol 2026-07-28");
+    // No version named, or a session-era one, and no session: still about the batch, not the
+    // missing session id.
+    let pings = json!([rpc(1, "ping", json!({})), rpc(2, "ping", json!({}))]);
+    assert_batch_refused(&server.post(&pings, &[]), "without a session");
+    let r = server.post(&pings, &[("MCP-Protocol-Version", "2025-03-26")]);
+    assert_batch_refused(&r, "without a session");
+}
+
 #[test]
 fn a_notification_gets_202_and_no_body() {
     let server = quickstart();

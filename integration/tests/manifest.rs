@@ -1,4 +1,4 @@
-//! `--manifest` and `--client-config` on real `run!()` binaries: the JSON alone on stdout, exit
+//! `--manifest`, `--server-card` and `--client-config` on real `run!()` binaries: the JSON alone on stdout, exit
 //! status 0, no client needed.
 
 mod support;
@@ -142,4 +142,51 @@ fn manifest_and_client_config_together_are_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("choose one"));
+}
+
+/// `--server-card` prints the card an HTTP server serves at `/mcp/server-card` (no `remotes`:
+/// the binary does not know where it will be reached), named from the environment when the
+/// package has no repository; without any name it says how to give one.
+#[test]
+fn server_card_prints_the_card_or_says_how_to_name_it() {
+    let (out, card) = run(
+        "quickstart",
+        &["--server-card"],
+        &[("MCP_SERVER_CARD_NAME", "dev.example/quickstart")],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        card["$schema"],
+        "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
+    );
+    assert_eq!(card["name"], "dev.example/quickstart");
+    assert_eq!(card["version"], env!("CARGO_PKG_VERSION"));
+    assert!(card["description"].is_string(), "{card:#}");
+    assert!(
+        card.get("tools").is_none(),
+        "a card lists no tools: {card:#}"
+    );
+    assert!(card.get("remotes").is_none(), "{card:#}");
+    let out = Command::new(support::example("quickstart"))
+        .arg("--server-card")
+        .env_remove("MCP_SERVER_CARD_NAME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("MCP_SERVER_CARD_NAME"), "{err}");
+    let out = Command::new(support::example("quickstart"))
+        .arg("--server-card")
+        .env("MCP_SERVER_CARD_NAME", "quickstart")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("MCP_SERVER_CARD_NAME") && err.contains("reverse-DNS"),
+        "{err}"
+    );
 }

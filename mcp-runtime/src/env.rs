@@ -15,7 +15,6 @@ pub(crate) fn invalid(message: String) -> io::Error {
 }
 
 /// A variable's value, `None` when unset or blank; not UTF-8 is an error naming it.
-#[cfg(feature = "http")]
 pub(crate) fn var(name: &str) -> io::Result<Option<String>> {
     match std::env::var(name) {
         Ok(value) if value.trim().is_empty() => Ok(None),

@@ -267,40 +267,44 @@ pub mod prelude {
 macro_rules! run {
     ($($key:ident = $value:expr),+ $(,)?) => {
         $crate::__private::run_main(
-            $crate::__private::package_builder(
+            $crate::__private::package_builder_with(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
+                ::core::env!("CARGO_PKG_REPOSITORY"),
             )$(.$key($value))+,
             ::core::option::Option::None,
         )
     };
     ($transport:expr, $($key:ident = $value:expr),+ $(,)?) => {
         $crate::__private::run_main(
-            $crate::__private::package_builder(
+            $crate::__private::package_builder_with(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
+                ::core::env!("CARGO_PKG_REPOSITORY"),
             )$(.$key($value))+,
             ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into($transport)),
         )
     };
     () => {
         $crate::__private::run_main(
-            $crate::__private::package_builder(
+            $crate::__private::package_builder_with(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
+                ::core::env!("CARGO_PKG_REPOSITORY"),
             ),
             ::core::option::Option::None,
         )
     };
     ($transport:expr $(,)?) => {
         $crate::__private::run_main(
-            $crate::__private::package_builder(
+            $crate::__private::package_builder_with(
                 ::core::env!("CARGO_PKG_NAME"),
                 ::core::env!("CARGO_PKG_VERSION"),
                 ::core::env!("CARGO_PKG_DESCRIPTION"),
+                ::core::env!("CARGO_PKG_REPOSITORY"),
             ),
             ::core::option::Option::Some(::core::convert::Into::<$crate::Transport>::into(
                 $transport,
@@ -352,9 +356,21 @@ pub mod __private {
 
     /// The builder `run!()` starts from.
     pub fn package_builder(name: &str, version: &str, description: &str) -> crate::ServerBuilder {
+        package_builder_with(name, version, description, "")
+    }
+
+    /// [`package_builder`] with the package's `repository` (empty when Cargo has none), which
+    /// names the server card.
+    pub fn package_builder_with(
+        name: &str,
+        version: &str,
+        description: &str,
+        repository: &str,
+    ) -> crate::ServerBuilder {
         let builder = crate::Server::builder()
             .name(name)
             .version(version)
+            .repository(repository)
             .catalog(crate::catalog());
         if description.trim().is_empty() {
             builder

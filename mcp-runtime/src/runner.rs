@@ -11,13 +11,15 @@ use crate::{Server, ServerBuilder, Transport};
 fn usage(program: &str) -> String {
     format!(
         "\
-Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --client-config]
+Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --server-card | --client-config]
 
   --stdio            serve MCP on stdin/stdout (the default)
   --http ADDR        serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
   --skills-dir DIR   serve the agent skills in DIR (one folder with a SKILL.md per skill)
   --manifest         print the server's name, version, instructions, tools (with their
                      schemas), resources, templates and prompts as JSON, and exit
+  --server-card      print the server card (SEP-2127) an HTTP server serves at /mcp/server-card
+                     (without its remotes), and exit
   --client-config    print the mcpServers entry a desktop client needs to start this server
                      over stdio (with --http ADDR: to connect to it at http://ADDR/mcp), and exit
 
@@ -34,7 +36,11 @@ MCP_ROUTE_TOKEN=TOKEN (1 to 16 letters and digits) starts every session id an HT
 mints, for a load balancer to route on; MCP_DRAIN_DELAY=SECONDS how long an HTTP server keeps
 serving after SIGTERM while /readyz answers 503 (default 5 on a non-loopback address, 0 on
 loopback); MCP_INSTANCE_HEADER=NAME names the instance in an X-Mcp-Instance header on every
-HTTP answer (off by default); RUST_LOG sets the log filter (logs go to stderr)."
+HTTP answer (off by default); MCP_SESSION_ERA=serve|stateless|reject how an HTTP server serves
+session-era clients (protocol 2025-11-25 and earlier: with sessions, the default; one request at
+a time without a session table; or not at all); MCP_SERVER_CARD=on|off whether an HTTP server
+serves its server card (default: on without authorization), MCP_SERVER_CARD_NAME=NS/NAME its
+reverse-DNS name (default: from Cargo's repository or the website); RUST_LOG sets the log filter (logs go to stderr)."
     )
 }
 
@@ -74,6 +80,8 @@ pub(crate) enum Action {
     Serve,
     /// `--manifest`: print [`Server::manifest`] and exit.
     Manifest,
+    /// `--server-card`: print [`Server::server_card`] and exit.
+    ServerCard,
     /// `--client-config`: print the client configuration entry for the chosen transport and
     /// exit.
     ClientConfig,
@@ -120,7 +128,7 @@ pub(crate) fn choose(
             Ok(())
         }
         _ if action == new => Ok(()),
-        _ => Err("--manifest and --client-config: choose one".to_owned()),
+        _ => Err("--manifest, --server-card and --client-config: choose one".to_owned()),
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -137,6 +145,7 @@ pub(crate) fn choose(
                 _ => return Err("--skills-dir needs a directory, e.g. --skills-dir skills/".into()),
             },
             "--manifest" => set_action(Action::Manifest)?,
+            "--server-card" => set_action(Action::ServerCard)?,
             "--client-config" => set_action(Action::ClientConfig)?,
             "-h" | "--help" => return Err(String::new()),
             other => {
@@ -262,6 +271,17 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
     match action {
         Action::Serve => {}
         Action::Manifest => print_json_and_exit(&server.manifest()),
+        Action::ServerCard => match server.server_card(None) {
+            Some(card) => print_json_and_exit(&card),
+            None => {
+                eprintln!(
+                    "error: this server has no server card name: set `repository` in Cargo.toml \
+                     (a GitHub URL names it io.github.<owner>/<name>), a website URL, \
+                     ServerBuilder::card_name, or MCP_SERVER_CARD_NAME=com.example/name"
+                );
+                std::process::exit(2);
+            }
+        },
         Action::ClientConfig => {
             let name = &server.info().name;
             let config = match &transport {
@@ -455,6 +475,8 @@ mod tests {
         let action = |a: &[&str]| choose(None, Env::default(), args(a)).map(|c| c.action);
         assert_eq!(action(&[]), Ok(Action::Serve));
         assert_eq!(action(&["--manifest"]), Ok(Action::Manifest));
+        assert_eq!(action(&["--server-card"]), Ok(Action::ServerCard));
+        assert!(action(&["--server-card", "--manifest"]).is_err());
         assert_eq!(action(&["--client-config"]), Ok(Action::ClientConfig));
         assert_eq!(
             action(&["--manifest", "--skills-dir", "s", "--manifest"]),
@@ -493,6 +515,9 @@ mod tests {
             "MCP_ROUTE_TOKEN",
             "MCP_DRAIN_DELAY",
             "MCP_INSTANCE_HEADER",
+            "MCP_SESSION_ERA",
+            "MCP_SERVER_CARD",
+            "MCP_SERVER_CARD_NAME",
             "RUST_LOG",
         ] {
             assert!(usage("s").contains(var), "{var}");

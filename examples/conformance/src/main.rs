@@ -10,6 +10,8 @@
 //! the client in the session era and input-required results in 2026-07-28. The tasks
 //! extension's fixtures (`slow_compute`, `failing_job`, … ) are task tools (`#[tool(task = …)]`).
 //! The skills in `examples/conformance/skills/` are served for the SEP-2640 (`sep-2640-*`) scenarios.
+//! `CONFORMANCE_LEGACY_EXTENSIONS=1` declares the extensions of `server-legacy-extensions` (suite
+//! main branch), whose echo tool `test_legacy_extension_capabilities` is always here.
 
 use mcp_runtime::prelude::*;
 use mcp_runtime::protocol::ErrorCode;
@@ -784,7 +786,37 @@ async fn test_input_required_result_prompt(ctx: Context) -> Result<String, McpEr
     Ok(format!("Prompt with context: {context}"))
 }
 
+/// The extensions the `server-legacy-extensions` scenario expects the server to declare (its
+/// `SERVER_EXTENSIONS`): the Apps one, and two with settings nobody can know in advance.
+///
+/// Declared only with `CONFORMANCE_LEGACY_EXTENSIONS=1`: the scenario says selecting it opts
+/// into its fixture, and the fixture's settings hold a `null`, which the 2026-07-28 wire schema
+/// of conformance 0.2.0-alpha.12 (whose `JSONValue` has no `null`) refuses in `server/discover`.
+fn declared_extensions() -> Vec<(&'static str, Value)> {
+    if std::env::var_os("CONFORMANCE_LEGACY_EXTENSIONS").is_none_or(|v| v != "1") {
+        return Vec::new();
+    }
+    vec![
+        ("io.modelcontextprotocol/ui", json!({})),
+        (
+            "com.example/conformance",
+            json!({"nested": {"enabled": true, "limit": 3}, "values": [null, "b", 4]}),
+        ),
+        ("com.example/empty", json!({})),
+    ]
+}
+
+/// Reports the extensions the client declared, as the `server-legacy-extensions` scenario
+/// asks: `{"extensions": …}` as text, read through `Context` (never from the raw request).
+#[tool]
+fn test_legacy_extension_capabilities(ctx: Context) -> String {
+    json!({ "extensions": ctx.client_extensions() }).to_string()
+}
+
 fn main() {
     // SEP-2640 skills (`examples/conformance/skills/`), for the suite's `sep-2640-*` scenarios.
-    mcp_runtime::run!(skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/skills"));
+    mcp_runtime::run!(
+        skills_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/skills"),
+        extensions = declared_extensions()
+    );
 }

@@ -90,6 +90,21 @@ pub enum BuildError {
     /// [`ServerBuilder::change_bus`](crate::ServerBuilder::change_bus) on a builder whose
     /// [`Catalog`](crate::catalog::Catalog) handle has a bus attached already.
     ChangeBusAttached,
+    /// An extension declared with
+    /// [`ServerBuilder::extension`](crate::ServerBuilder::extension) has an identifier that is
+    /// not `{vendor-prefix}/{name}`, or settings that are not a JSON object.
+    InvalidExtension {
+        /// The identifier as given.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The name given to [`ServerBuilder::card_name`](crate::ServerBuilder::card_name) is not
+    /// a reverse-DNS `namespace/name`.
+    InvalidCardName {
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -160,6 +175,10 @@ impl fmt::Display for BuildError {
             BuildError::ChangeBusAttached => f.write_str(
                 "change_bus: the server's Catalog handle has a change bus attached already",
             ),
+            BuildError::InvalidExtension { id, reason } => {
+                write!(f, "extension {id:?}: {reason}")
+            }
+            BuildError::InvalidCardName { reason } => write!(f, "card_name: {reason}"),
         }
     }
 }

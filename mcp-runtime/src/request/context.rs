@@ -289,9 +289,43 @@ impl Context {
         self.inner.client.info.as_ref()
     }
 
-    /// The capabilities the client declared (`{}` when none).
+    /// The capabilities the client declared (`{}` when none): from `initialize` in the session
+    /// era, from the request's `_meta` (`io.modelcontextprotocol/clientCapabilities`) in
+    /// 2026-07-28.
     pub fn client_capabilities(&self) -> &Value {
         &self.inner.client.capabilities
+    }
+
+    /// The settings the client declared for extension `id` (SEP-2133: its
+    /// `capabilities.extensions`, in both eras), or `None` when it did not declare it. An
+    /// extension without settings is `Some({})`.
+    ///
+    /// ```standalone_crate
+    /// use mcp_runtime::prelude::*;
+    ///
+    /// /// Shows the weather, as an app where the client renders MCP Apps.
+    /// #[tool]
+    /// async fn weather(ctx: Context) -> String {
+    ///     let apps = ctx
+    ///         .client_extension("io.modelcontextprotocol/ui")
+    ///         .and_then(|ui| ui["mimeTypes"].as_array())
+    ///         .is_some_and(|types| types.iter().any(|t| t == "text/html;profile=mcp-app"));
+    ///     if apps { "rendered in the app".into() } else { "Sunny, 21 °C".into() }
+    /// }
+    /// # fn main() {}
+    /// ```
+    pub fn client_extension(&self, id: &str) -> Option<&Value> {
+        self.client_extensions()?.get(id)
+    }
+
+    /// Every extension the client declared (`capabilities.extensions`), by identifier;
+    /// `None` when it declared none.
+    pub fn client_extensions(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.inner
+            .client
+            .capabilities
+            .get("extensions")?
+            .as_object()
     }
 
     /// The client's progress token for this request, if it sent one.

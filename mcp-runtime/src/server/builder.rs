@@ -48,6 +48,9 @@ pub struct ServerBuilder {
     tasks: crate::task::TaskConfig,
     skills_dir: Option<std::path::PathBuf>,
     middleware: Vec<Arc<dyn crate::middleware::Middleware>>,
+    extensions: Vec<(String, serde_json::Value)>,
+    card_name: Option<String>,
+    repository: Option<String>,
 }
 
 impl ServerBuilder {
@@ -76,6 +79,9 @@ impl ServerBuilder {
             tasks: Default::default(),
             skills_dir: None,
             middleware: Vec::new(),
+            extensions: Vec::new(),
+            card_name: None,
+            repository: None,
         }
     }
 
@@ -106,6 +112,26 @@ impl ServerBuilder {
     /// A home page (`serverInfo.websiteUrl`).
     pub fn website_url(mut self, url: impl Into<String>) -> Self {
         self.info.website_url = Some(url.into());
+        self
+    }
+
+    /// The source repository's URL (`https://github.com/acme/weather`): the server card's
+    /// `repository`, and, on GitHub, its name's namespace (`io.github.acme`) unless
+    /// [`card_name`](Self::card_name) is set. `run!()` sets it from Cargo's `repository`.
+    pub fn repository(mut self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.repository = (!url.trim().is_empty()).then_some(url);
+        self
+    }
+
+    /// The server card's name (SEP-2127), reverse-DNS: `com.example/weather`. Default: derived
+    /// from the [`repository`](Self::repository) (`io.github.<owner>/<name>`) or the
+    /// [`website_url`](Self::website_url)'s host (`com.example/<name>`), with the server's
+    /// `name`; without either the server has no card. A name that is not `namespace/name` of
+    /// letters, digits, `.`, `-` (and `_` after the `/`) fails the
+    /// [`build`](Self::build) with [`BuildError::InvalidCardName`](crate::BuildError::InvalidCardName).
+    pub fn card_name(mut self, name: impl Into<String>) -> Self {
+        self.card_name = Some(name.into());
         self
     }
 
@@ -412,6 +438,59 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an extension (SEP-2133) this server supports: `id` (`{vendor-prefix}/{name}`,
+    /// e.g. `io.modelcontextprotocol/ui` or `com.example/search`) with its settings object
+    /// (`{}` for none), under `capabilities.extensions` in the `initialize` result (every
+    /// session-era version, 2025-11-25 clients included) and in `server/discover`. Declaring
+    /// the same id again replaces its settings.
+    ///
+    /// Extensions are off unless declared: the declaration is the opt-in. The framework
+    /// declares the extensions it implements itself (tasks when a tool is a task, skills with
+    /// [`skills_dir`](Self::skills_dir)); its settings for those win. What the client declared
+    /// is [`Context::client_extension`](crate::Context::client_extension). An `id` without a
+    /// prefix and a name, or settings that are not a JSON object, fail the
+    /// [`build`](Self::build) with [`BuildError::InvalidExtension`](crate::BuildError::InvalidExtension).
+    ///
+    /// ```standalone_crate
+    /// use serde_json::json;
+    /// let server = mcp_runtime::Server::builder()
+    ///     .extension("com.example/search", json!({"maxResults": 50}))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: serde_json::Value) -> Self {
+        let id = id.into();
+        match self.extensions.iter_mut().find(|(known, _)| *known == id) {
+            Some((_, old)) => *old = settings,
+            None => self.extensions.push((id, settings)),
+        }
+        self
+    }
+
+    /// [`extension`](Self::extension) for each `(id, settings)` pair, in order; one argument, so
+    /// `run!(extensions = [...])` can declare them.
+    ///
+    /// ```standalone_crate
+    /// use serde_json::json;
+    /// let server = mcp_runtime::Server::builder()
+    ///     .extensions([("com.example/search", json!({})), ("com.example/export", json!({}))])
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    pub fn extensions<I, S>(self, extensions: I) -> Self
+    where
+        I: IntoIterator<Item = (S, serde_json::Value)>,
+        S: Into<String>,
+    {
+        extensions
+            .into_iter()
+            .fold(self, |builder, (id, settings)| {
+                builder.extension(id, settings)
+            })
+    }
+
     /// Adds a [middleware](crate::middleware) layer around every request; the first added is
     /// the outermost.
     pub fn middleware(mut self, layer: impl crate::middleware::Middleware) -> Self {
@@ -422,8 +501,9 @@ impl ServerBuilder {
     /// Applies what the environment configures of a server, over what the code set:
     /// `MCP_REQUEST_STATE_KEYS` (comma-separated hex keys, each at least 64 hex digits; the
     /// first seals 2026-07-28 `requestState`, all open it: see
-    /// [`request_state_keys`](Self::request_state_keys)) and `MCP_REQUEST_STATE_AUDIENCE` (the
-    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)).
+    /// [`request_state_keys`](Self::request_state_keys)), `MCP_REQUEST_STATE_AUDIENCE` (the
+    /// fleet's name in it, see [`request_state_audience`](Self::request_state_audience)) and
+    /// `MCP_SERVER_CARD_NAME` ([`card_name`](Self::card_name)).
     ///
     /// `run!()` calls this; a program with its own `main` calls it before
     /// [`build`](Self::build):
@@ -439,12 +519,20 @@ impl ServerBuilder {
     /// A variable that is set but unusable (not hex, too short a key, empty), with a message
     /// that names the variable and never echoes a key.
     pub fn with_env(self) -> std::io::Result<Self> {
-        request_state_from_env(
+        let mut builder = request_state_from_env(
             self,
             std::env::var_os("MCP_REQUEST_STATE_KEYS"),
             std::env::var_os("MCP_REQUEST_STATE_AUDIENCE"),
         )
-        .map_err(crate::env::invalid)
+        .map_err(crate::env::invalid)?;
+        if let Some(name) = crate::env::var("MCP_SERVER_CARD_NAME")? {
+            let name = name.trim();
+            if let Some(why) = super::card::name_problem(name) {
+                return Err(crate::env::invalid(format!("MCP_SERVER_CARD_NAME: {why}")));
+            }
+            builder = builder.card_name(name);
+        }
+        Ok(builder)
     }
 
     /// Collects the registered tools and checks them (duplicate or invalid names are errors).
@@ -463,6 +551,21 @@ impl ServerBuilder {
         if self.state_audience.as_ref().is_some_and(|a| a.is_empty()) {
             return Err(BuildError::EmptyRequestStateAudience);
         }
+        for (id, settings) in &self.extensions {
+            if let Some(reason) = super::capabilities::extension_problem(id, settings) {
+                return Err(BuildError::InvalidExtension {
+                    id: id.clone(),
+                    reason,
+                });
+            }
+        }
+        if let Some(reason) = self
+            .card_name
+            .as_deref()
+            .and_then(super::card::name_problem)
+        {
+            return Err(BuildError::InvalidCardName { reason });
+        }
         let registry = Registry::collect(&*self.filter)?;
         let skills = match &self.skills_dir {
             Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
@@ -472,7 +575,7 @@ impl ServerBuilder {
             capabilities,
             stateless_capabilities,
             tasks_capabilities,
-        } = Declared::of(&registry, skills.is_some());
+        } = Declared::of(&registry, skills.is_some(), &self.extensions);
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
@@ -514,6 +617,8 @@ impl ServerBuilder {
                 forwarder: Default::default(),
                 sealer,
                 skills,
+                card_name: self.card_name,
+                repository: self.repository,
             }),
         })
     }

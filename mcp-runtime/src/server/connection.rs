@@ -58,20 +58,33 @@ pub(crate) struct Wire {
     /// the in-process client). Where requests share one stream (stdio), a request the server
     /// ends early is announced with `notifications/cancelled`.
     pub(crate) request_streams: bool,
+    /// Whether the connection outlives the message it was made for, so the server can reach
+    /// the client later (subscriptions, `list_changed`, session-era tasks). Not so for the
+    /// session era served without a session table (`SessionEra::Stateless`).
+    pub(crate) lasting: bool,
 }
 
 impl Wire {
     pub(crate) const STDIO: Wire = Wire {
         name: "stdio",
         request_streams: false,
+        lasting: true,
     };
     pub(crate) const HTTP: Wire = Wire {
         name: "http",
         request_streams: true,
+        lasting: true,
+    };
+    /// HTTP, one message per connection: the session era without a session table.
+    pub(crate) const HTTP_ONE_SHOT: Wire = Wire {
+        name: "http",
+        request_streams: true,
+        lasting: false,
     };
     pub(crate) const IN_PROCESS: Wire = Wire {
         name: "in-process",
         request_streams: true,
+        lasting: true,
     };
 }
 

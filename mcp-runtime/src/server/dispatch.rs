@@ -85,25 +85,39 @@ pub(crate) fn on_envelope(
     }
 }
 
+/// Whether a session at `version` (`None`: no session) takes JSON-RPC batches: only 2025-03-26
+/// does (its servers MUST accept them). 2024-11-05 says nothing of batches and 2025-06-18
+/// removed them; 2026-07-28 has one message per request.
+pub(crate) fn accepts_batches(version: Option<ProtocolVersion>) -> bool {
+    version == Some(ProtocolVersion::V2025_03_26)
+}
+
+/// The error (-32600, id `null`) for a batch where none is accepted: at the session's
+/// `version`, or, with none, at the version the client named (`MCP-Protocol-Version`), if any.
+pub(crate) fn batch_refused(version: Option<ProtocolVersion>) -> McpError {
+    let at = match version {
+        Some(v) => format!("at protocol {v}"),
+        None => "without a session".to_owned(),
+    };
+    McpError::invalid_request(format!(
+        "Invalid request: JSON-RPC batches are not accepted {at}; send one message per request \
+         (only a 2025-03-26 session accepts batches)"
+    ))
+}
+
 /// JSON-RPC batches exist only in protocol 2025-03-26 (servers MUST accept them there); the
 /// answer is one array of the responses, or nothing when the batch held only notifications.
 /// Each request of the batch keeps the HTTP headers and the verified principal it came with
-/// (its answer goes into the batch's reply, not a stream of its own).
+/// (its answer goes into the batch's reply, not a stream of its own). Anywhere else the batch
+/// gets one error ([`batch_refused`]); on HTTP that is a 400, decided before this runs.
 pub(crate) fn on_batch(
     conn: &Arc<Connection>,
     items: Result<Vec<Result<Envelope<'_>, DecodeError>>, McpError>,
     arrival: &Arrival,
 ) -> Step {
-    let batches_allowed = conn
-        .session()
-        .is_some_and(|s| s.version == ProtocolVersion::V2025_03_26);
-    if !batches_allowed {
-        return Step::Reply(Reply::error(
-            None,
-            &McpError::invalid_request(
-                "Invalid request: JSON-RPC batches are only accepted after initializing with protocol 2025-03-26",
-            ),
-        ));
+    let version = conn.session().map(|s| s.version);
+    if !accepts_batches(version) {
+        return Step::Reply(Reply::error(None, &batch_refused(version)));
     }
     let items = match items {
         Ok(items) => items,
@@ -307,7 +321,10 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
             })
         }
         "prompts/get" if has_prompts => get_prompt(conn, scope, req),
-        "resources/subscribe" if has_resources && !stateless => subscribe(conn, &scope, &req),
+        // Only where the server can reach the client later (not declared otherwise).
+        "resources/subscribe" if has_resources && !stateless && conn.wire.lasting => {
+            subscribe(conn, &scope, &req)
+        }
         "resources/unsubscribe" if has_resources && !stateless => unsubscribe(conn, &scope, &req),
         "subscriptions/listen" if stateless => listen(conn, scope, req),
         "completion/complete" if has_completions => complete(conn, scope, &req),
@@ -370,17 +387,37 @@ fn initialize(conn: &Connection, req: Request) -> Reply {
         #[serde(skip_serializing_if = "Option::is_none")]
         instructions: Option<&'a str>,
     }
+    // A connection that ends with this request declares nothing it could only do later:
+    // no subscriptions, no `listChanged`, no session-era tasks.
+    let one_shot;
+    let capabilities = if !conn.wire.lasting {
+        one_shot = without_later(&inner.capabilities);
+        &one_shot
+    } else if version == ProtocolVersion::V2025_11_25 {
+        &inner.tasks_capabilities
+    } else {
+        &inner.capabilities
+    };
     let body = InitializeResult {
         protocol_version: version,
-        capabilities: if version == ProtocolVersion::V2025_11_25 {
-            &inner.tasks_capabilities
-        } else {
-            &inner.capabilities
-        },
+        capabilities,
         server_info: &inner.info_raw,
         instructions: inner.instructions.as_deref(),
     };
     era::encode_ok(inner, ProtocolEra::Session, &req.id, &body, None, Cache::No)
+}
+
+/// `capabilities` without what needs the server to reach the client after the request:
+/// `subscribe` and `listChanged`.
+fn without_later(capabilities: &Value) -> Value {
+    let mut out = capabilities.clone();
+    for kind in ["tools", "resources", "prompts"] {
+        if let Some(entry) = out.get_mut(kind).and_then(Value::as_object_mut) {
+            entry.remove("subscribe");
+            entry.remove("listChanged");
+        }
+    }
+    out
 }
 
 fn discover(conn: &Connection, scope: &Scope, req: &Request) -> Step {

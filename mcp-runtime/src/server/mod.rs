@@ -3,6 +3,7 @@
 
 mod builder;
 mod capabilities;
+pub(crate) mod card;
 mod completion;
 pub(crate) mod connection;
 pub(crate) mod dispatch;
@@ -82,6 +83,10 @@ pub(crate) struct ServerInner {
     pub(crate) sealer: crate::request_state::seal::Sealer,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
     pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
+    /// The server card's name, when configured ([`ServerBuilder::card_name`]).
+    pub(crate) card_name: Option<String>,
+    /// The source repository's URL ([`ServerBuilder::repository`]).
+    pub(crate) repository: Option<String>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.
@@ -184,6 +189,26 @@ impl Server {
     /// ```
     pub fn manifest(&self) -> Value {
         manifest::of(self)
+    }
+
+    /// The server card (SEP-2127) an HTTP server serves at `<mcp-url>/server-card`, as if
+    /// reachable at `url` (its `remotes` entry, when given) serving every protocol version;
+    /// `None` when the server has no reverse-DNS name (see
+    /// [`ServerBuilder::card_name`](crate::ServerBuilder::card_name)).
+    ///
+    /// ```
+    /// let server = mcp_runtime::Server::builder()
+    ///     .name("weather")
+    ///     .version("1.2.0")
+    ///     .repository("https://github.com/acme/weather")
+    ///     .build()?;
+    /// let card = server.server_card(Some("https://weather.acme.dev/mcp")).unwrap();
+    /// assert_eq!(card["name"], "io.github.acme/weather");
+    /// assert_eq!(card["remotes"][0]["type"], "streamable-http");
+    /// # Ok::<(), mcp_runtime::BuildError>(())
+    /// ```
+    pub fn server_card(&self, url: Option<&str>) -> Option<Value> {
+        card::of(self, url, &crate::protocol::ProtocolVersion::ALL)
     }
 }
 

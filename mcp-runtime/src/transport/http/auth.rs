@@ -28,17 +28,42 @@ pub(crate) fn metadata(state: &Shared, method: &Method, path: &str) -> Option<Ht
 
 /// The request's principal: `Ok(None)` without authorization; the 400/401/403/503 answer when
 /// its token is missing, malformed, invalid or lacks the required scopes.
+///
+/// `defer_required`: a POST to the MCP endpoint, whose body names the operation. A token
+/// without the server-wide required scopes is then refused by [`check_required`] once the body
+/// is decoded, with a challenge naming those and the operation's scopes together (SEP-2350:
+/// every scope the operation needs, in one challenge, so the client steps up once).
 pub(crate) async fn authenticate(
     state: &Shared,
     headers: &HeaderMap,
     uri: &Uri,
+    defer_required: bool,
 ) -> Result<Option<Arc<Principal>>, HttpResponse> {
     #[cfg(feature = "auth")]
     if let Some(auth) = &state.config.auth {
-        return enabled::authenticate(auth, headers, uri).await.map(Some);
+        return enabled::authenticate(auth, headers, uri, defer_required)
+            .await
+            .map(Some);
     }
-    let _ = (state, headers, uri);
+    let _ = (state, headers, uri, defer_required);
     Ok(None)
+}
+
+/// 403 `insufficient_scope` when the principal lacks a scope every request needs
+/// ([`Auth::required_scopes`](crate::auth::Auth::required_scopes)), naming those and every
+/// scope the decoded message's requests need. Runs on every POST to the MCP endpoint, right
+/// after decoding (see `defer_required` in [`authenticate`]).
+pub(crate) fn check_required(
+    state: &Shared,
+    decoded: &Decoded<'_>,
+    who: Option<&Principal>,
+) -> Result<(), HttpResponse> {
+    #[cfg(feature = "auth")]
+    if let (Some(auth), Some(who)) = (&state.config.auth, who) {
+        return enabled::check_required(state, auth, decoded, who);
+    }
+    let _ = (state, decoded, who);
+    Ok(())
 }
 
 /// 403 `insufficient_scope` when the request calls a tool, gets a prompt or reads a resource
@@ -89,6 +114,7 @@ mod enabled {
     use super::super::shared::Shared;
     use crate::auth::{Auth, Principal, TokenError};
     use crate::protocol::params::Request;
+    use crate::server::envelope::{Decoded, Envelope};
 
     pub(super) fn metadata(
         state: &Shared,
@@ -158,6 +184,7 @@ mod enabled {
         auth: &Auth,
         headers: &HeaderMap,
         uri: &Uri,
+        defer_required: bool,
     ) -> Result<Arc<Principal>, HttpResponse> {
         let bad = |why: &str| {
             refuse(
@@ -228,7 +255,7 @@ mod enabled {
         };
         let needed = required(auth);
         let missing = principal.missing(&needed);
-        if !missing.is_empty() {
+        if !missing.is_empty() && !defer_required {
             let why = format!("the token lacks the scope(s) {}", missing.join(" "));
             return Err(refuse(
                 auth,
@@ -242,14 +269,42 @@ mod enabled {
         Ok(Arc::new(principal))
     }
 
-    pub(super) fn check_scopes(
+    pub(super) fn check_required(
         state: &Shared,
         auth: &Auth,
-        req: &Request,
+        decoded: &Decoded<'_>,
         who: &Principal,
     ) -> Result<(), HttpResponse> {
+        let needed = required(auth);
+        let missing = who.missing(&needed);
+        if missing.is_empty() {
+            return Ok(());
+        }
+        // Every scope the message's operations need besides, so one step-up is enough.
+        let mut all = needed.clone();
+        let requests: Vec<&Request> = match decoded {
+            Decoded::One(Ok(envelope)) => envelope.request().into_iter().collect(),
+            Decoded::Batch(Ok(items)) => items
+                .iter()
+                .filter_map(|i| i.as_ref().ok().and_then(Envelope::request))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for req in requests {
+            collect(state, req, &mut all);
+        }
+        let why = format!("the token lacks the scope(s) {}", missing.join(" "));
+        Err(refuse(
+            auth,
+            StatusCode::FORBIDDEN,
+            Some(("insufficient_scope", &why)),
+            &all,
+        ))
+    }
+
+    /// Adds the scopes `req`'s targets need to `scopes` (once each); the first target's name.
+    fn collect<'a>(state: &Shared, req: &'a Request, scopes: &mut Vec<&str>) -> &'a str {
         let inner = &state.server.inner;
-        let mut scopes: Vec<&'static str> = Vec::new();
         let mut name = "";
         for (lookup, target) in req.targets() {
             // Only a subscription collects a list of its own; every other target borrows the
@@ -271,6 +326,17 @@ mod enabled {
                 name = target;
             }
         }
+        name
+    }
+
+    pub(super) fn check_scopes(
+        state: &Shared,
+        auth: &Auth,
+        req: &Request,
+        who: &Principal,
+    ) -> Result<(), HttpResponse> {
+        let mut scopes: Vec<&'static str> = Vec::new();
+        let name = collect(state, req, &mut scopes);
         let missing = who.missing(&scopes);
         if missing.is_empty() {
             return Ok(());

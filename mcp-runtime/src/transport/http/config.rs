@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::events::{EventStore, MemoryEventStore};
 use super::route::RouteToken;
+use super::session_era::SessionEra;
 use super::sessions::SessionStore;
 use crate::env::{invalid, var};
 use crate::server::Limits;
@@ -74,6 +75,9 @@ pub struct HttpConfig {
     pub(crate) route: Option<RouteToken>,
     pub(crate) sessions: Option<Arc<dyn SessionStore>>,
     pub(crate) instance_header: Option<http::HeaderValue>,
+    pub(crate) session_era: SessionEra,
+    /// `None`: the default ([`HttpConfig::server_card`]).
+    pub(crate) server_card: Option<bool>,
     #[cfg(feature = "auth")]
     pub(crate) auth: Option<Arc<crate::auth::Auth>>,
 }
@@ -89,6 +93,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("max_sessions", &self.max_sessions)
             .field("max_connections", &self.max_connections)
             .field("drain_delay", &self.drain_delay)
+            .field("session_era", &self.session_era)
             .finish_non_exhaustive()
     }
 }
@@ -120,6 +125,8 @@ impl Default for HttpConfig {
             route: None,
             sessions: None,
             instance_header: None,
+            session_era: SessionEra::Serve,
+            server_card: None,
             #[cfg(feature = "auth")]
             auth: None,
         }
@@ -143,6 +150,8 @@ impl HttpConfig {
     /// - `MCP_ROUTE_TOKEN=TOKEN`: [`HttpConfig::route_token`];
     /// - `MCP_DRAIN_DELAY=SECONDS`: [`HttpConfig::drain_delay`] (0 to 600, decimals allowed);
     /// - `MCP_INSTANCE_HEADER=NAME`: [`HttpConfig::instance_header`];
+    /// - `MCP_SESSION_ERA=serve|stateless|reject`: [`HttpConfig::session_era`];
+    /// - `MCP_SERVER_CARD=on|off`: [`HttpConfig::server_card`];
     /// - `MCP_AUTH_ISSUER`, `MCP_AUTH_RESOURCE`, `MCP_AUTH_SCOPES` (with the `auth` feature):
     ///   `HttpConfig::auth`.
     ///
@@ -187,6 +196,22 @@ impl HttpConfig {
                 ))
             })?;
             config = config.instance_header(name);
+        }
+        if let Some(raw) = var("MCP_SESSION_ERA")? {
+            let era = raw
+                .parse::<SessionEra>()
+                .map_err(|e| invalid(format!("MCP_SESSION_ERA: {e}")))?;
+            config = config.session_era(era);
+        }
+        if let Some(raw) = var("MCP_SERVER_CARD")? {
+            let on = match raw.trim().to_ascii_lowercase().as_str() {
+                "on" | "true" | "1" => true,
+                "off" | "false" | "0" => false,
+                _ => {
+                    return Err(invalid(format!("MCP_SERVER_CARD={raw:?}: use on or off")));
+                }
+            };
+            config = config.server_card(on);
         }
         auth_from_env(config)
     }
@@ -354,6 +379,35 @@ impl HttpConfig {
     /// ```
     pub fn instance_header(mut self, name: http::HeaderValue) -> Self {
         self.instance_header = Some(name);
+        self
+    }
+
+    /// How clients of the session era (protocol 2025-11-25 and earlier, which open a session
+    /// with `initialize`) are served: with sessions ([`SessionEra::Serve`], the default),
+    /// one request at a time with no session table ([`SessionEra::Stateless`]), or not at all
+    /// ([`SessionEra::Reject`], a 400 with -32022 naming 2026-07-28). 2026-07-28 clients are
+    /// served the same in every position. [`SessionEra`] has the table of what each position
+    /// costs; `run!()` reads `MCP_SESSION_ERA` (`serve`, `stateless`, `reject`).
+    ///
+    /// ```
+    /// use mcp_runtime::transport::HttpConfig;
+    /// use mcp_runtime::transport::http::SessionEra;
+    /// let config = HttpConfig::new("0.0.0.0:8000").session_era(SessionEra::Reject);
+    /// # let _ = config;
+    /// ```
+    pub fn session_era(mut self, era: SessionEra) -> Self {
+        self.session_era = era;
+        self
+    }
+
+    /// Serves the server card (SEP-2127) at `<path>/server-card` (`/mcp/server-card`), as
+    /// `application/mcp-server-card+json`, to anyone (CORS `*`, `Cache-Control: public,
+    /// max-age=3600`, an `ETag`). Default: on unless [`auth`](Self::auth) is configured (the card
+    /// tells who the server is, which an authorizing server tells token holders only). A server
+    /// without a reverse-DNS name ([`ServerBuilder::card_name`](crate::ServerBuilder::card_name))
+    /// has no card either way. The runner reads `MCP_SERVER_CARD=on|off`.
+    pub fn server_card(mut self, on: bool) -> Self {
+        self.server_card = Some(on);
         self
     }
 

@@ -34,6 +34,7 @@
 
 mod auth;
 mod body;
+mod card;
 mod client_limits;
 mod config;
 mod cors;
@@ -46,6 +47,7 @@ mod mount;
 mod origin;
 mod route;
 mod service;
+mod session_era;
 pub(crate) mod sessions;
 pub(crate) mod shared;
 pub(crate) mod stateless;
@@ -72,6 +74,7 @@ pub use events::{
 };
 pub use mount::{McpBody, McpService, ResponseFuture};
 pub use route::{InvalidRouteToken, RouteToken};
+pub use session_era::SessionEra;
 #[allow(deprecated)]
 pub use sessions::Touched;
 pub use sessions::{

@@ -10,11 +10,13 @@ use tokio::sync::mpsc;
 
 use super::auth;
 use super::body::{self, HttpResponse};
+use super::card;
 use super::client_limits::ClientKey;
 use super::cors;
 use super::guard::{self, Refusal};
 use super::health;
 use super::legacy;
+use super::session_era::{self, SessionEra};
 use super::sessions::{Full, Lookup, Session};
 use super::shared::{
     RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
@@ -24,8 +26,8 @@ use super::stream::{respond, resume, spawn_stream};
 use crate::auth::Principal;
 use crate::protocol::jsonrpc;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
-use crate::request::Reply;
-use crate::server::connection::{Arrival, Connection, Step};
+use crate::request::{ClientInfo, Reply};
+use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::dispatch;
 use crate::server::envelope::{self, Decoded, Envelope};
 
@@ -84,14 +86,21 @@ async fn route<B: RequestBody>(
     origin: Option<HeaderValue>,
     req: Request<B>,
 ) -> HttpResponse {
-    // Nothing is read before the Host/Origin guard has passed.
+    // Nothing is read before the Host/Origin guard has passed. The server card is public
+    // (any origin may read it), behind the Host check all the same.
     let authority = req.uri().authority().map(|a| a.as_str().to_owned());
+    let is_card = req
+        .uri()
+        .path()
+        .strip_prefix(state.config.path.as_str())
+        .is_some_and(|rest| rest == card::SUFFIX);
     if let Err(refusal) = guard::check(
         req.headers(),
         authority.as_deref(),
         &state.config,
         local_loopback,
-    ) {
+    ) && !(is_card && matches!(refusal, Refusal::Origin(_)))
+    {
         let why = match refusal {
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
             Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
@@ -107,10 +116,19 @@ async fn route<B: RequestBody>(
             .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
         return r;
     }
+    if is_card && let Some(response) = card::answer(state, req.method(), req.headers()) {
+        return response;
+    }
     let path = req.uri().path();
     let endpoint = &state.config.path;
     let is_mcp = path == endpoint || path.strip_suffix('/') == Some(endpoint.as_str());
-    let is_legacy = state.config.legacy_sse && (path == "/sse" || path == "/messages");
+    let legacy_path = path == "/sse" || path == "/messages";
+    // HTTP+SSE is a session transport: served only where sessions are.
+    let is_legacy =
+        state.config.legacy_sse && state.config.session_era == SessionEra::Serve && legacy_path;
+    if state.config.legacy_sse && state.config.session_era == SessionEra::Reject && legacy_path {
+        return body::error(StatusCode::BAD_REQUEST, session_era::rejected(None));
+    }
     // A preflight carries no credentials: it is answered before authorization would run.
     if (is_mcp || is_legacy)
         && let Some(origin) = origin
@@ -124,7 +142,10 @@ async fn route<B: RequestBody>(
         return response;
     }
     let principal = if is_mcp || is_legacy {
-        match auth::authenticate(state, req.headers(), req.uri()).await {
+        // A POST to the endpoint is checked against the required scopes once its body says
+        // what it asks for (`auth::check_required`).
+        let defer_required = is_mcp && req.method() == Method::POST;
+        match auth::authenticate(state, req.headers(), req.uri(), defer_required).await {
             Ok(p) => p,
             Err(response) => return response,
         }
@@ -146,7 +167,7 @@ async fn route<B: RequestBody>(
             _ => not_allowed("GET, POST, DELETE"),
         };
     }
-    if state.config.legacy_sse {
+    if is_legacy {
         match (req.method(), path) {
             (&Method::GET, "/sse") => return legacy::open(state, req.headers(), principal),
             (&Method::POST, "/messages") => return legacy::post(state, req, principal).await,
@@ -214,6 +235,10 @@ async fn post<B: RequestBody>(
     if let Some(e) = repeated_header(headers) {
         return fail(StatusCode::BAD_REQUEST, e);
     }
+    // Before anything routes on the body: the scopes every request needs.
+    if let Err(refused) = auth::check_required(state, &body.0, who) {
+        return refused;
+    }
     // A message that is not JSON-RPC (-32700, -32600) is a bad request in either era (nothing
     // runs); batches (an array) are taken apart by the connection, which words their errors.
     // (Params that do not fit their method decode as a request, refused by the dispatcher
@@ -241,31 +266,35 @@ async fn post<B: RequestBody>(
             if let Err(refused) = auth::check_scopes(state, req, who) {
                 return refused;
             }
-            // A verified caller is one client wherever it connects from; anything else is its
-            // address, narrowed by whatever identity the headers claim.
-            let keys = match (who, owner(state, headers, who)) {
-                (Some(_), Some(caller)) => vec![ClientKey::Caller(caller)],
-                (None, Some(claimed)) => {
-                    vec![ClientKey::Address(peer), ClientKey::Caller(claimed)]
-                }
-                (_, None) => vec![ClientKey::Address(peer)],
-            };
-            let Some(slot) = state.clients.take(keys) else {
-                let limit = state.clients.limit();
-                let mut r = fail(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    McpError::internal(format!(
-                        "Too many requests in progress from this client (limit {limit}); try again later"
-                    )),
-                );
-                r.headers_mut()
-                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return r;
+            let Some(slot) = client_slot(state, headers, who, peer) else {
+                return too_busy(state, fail);
             };
             return stateless(state, body, headers, principal, peer)
                 .await
                 .map(|body| body.held(slot));
         }
+    }
+    if state.config.session_era != SessionEra::Serve {
+        let batch = matches!(body.0, Decoded::Batch(_));
+        if stateless_header {
+            // A 2026-07-28 client's batch or notification: what it gets in every position.
+            let e = if batch {
+                dispatch::batch_refused(Some(ProtocolVersion::V2026_07_28))
+            } else {
+                no_session()
+            };
+            return fail(StatusCode::BAD_REQUEST, e);
+        }
+        if state.config.session_era == SessionEra::Reject {
+            let asked = initialize_version(&body).or_else(|| header(headers, VERSION_HEADER));
+            return fail(StatusCode::BAD_REQUEST, session_era::rejected(asked));
+        }
+        let Some(slot) = client_slot(state, headers, who, peer) else {
+            return too_busy(state, fail);
+        };
+        return without_sessions(state, body, headers, principal, peer, fail)
+            .await
+            .map(|body| body.held(slot));
     }
     if let Some(id) = header(headers, SESSION_HEADER) {
         let found = state
@@ -290,6 +319,14 @@ async fn post<B: RequestBody>(
                 McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
             );
         }
+        // A batch is a bad request wherever it is not accepted (the POST body must be one
+        // message from 2025-06-18 on): 400, never a 200 carrying the error.
+        if matches!(body.0, Decoded::Batch(_)) {
+            let version = session.conn.session().map(|s| s.version);
+            if !dispatch::accepts_batches(version) {
+                return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(version));
+            }
+        }
         // A batch: each of its requests is checked.
         if let Err(refused) = auth::check_scopes_all(state, &body.0, who) {
             return refused;
@@ -303,7 +340,115 @@ async fn post<B: RequestBody>(
     if initializing {
         return initialize(state, body, headers, principal, peer).await;
     }
+    if matches!(body.0, Decoded::Batch(_)) {
+        // No session takes a batch before it exists (`initialize` is never batched), and the
+        // stateless era has none: say so rather than ask for a session id.
+        let named = header(headers, VERSION_HEADER)
+            .and_then(ProtocolVersion::parse)
+            .filter(|v| !dispatch::accepts_batches(Some(*v)));
+        return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
+    }
     fail(StatusCode::BAD_REQUEST, no_session())
+}
+
+/// A place among the requests one client may have in progress without a session (2026-07-28,
+/// and the session era served statelessly); `None` when it has them all.
+fn client_slot(
+    state: &Shared,
+    headers: &HeaderMap,
+    who: Option<&Principal>,
+    peer: std::net::IpAddr,
+) -> Option<super::client_limits::ClientSlot> {
+    // A verified caller is one client wherever it connects from; anything else is its
+    // address, narrowed by whatever identity the headers claim.
+    let keys = match (who, owner(state, headers, who)) {
+        (Some(_), Some(caller)) => vec![ClientKey::Caller(caller)],
+        (None, Some(claimed)) => vec![ClientKey::Address(peer), ClientKey::Caller(claimed)],
+        (_, None) => vec![ClientKey::Address(peer)],
+    };
+    state.clients.take(keys)
+}
+
+/// 429 with `Retry-After` for a client with every place taken.
+fn too_busy(
+    state: &Shared,
+    fail: impl FnOnce(StatusCode, McpError) -> HttpResponse,
+) -> HttpResponse {
+    let limit = state.clients.limit();
+    let mut r = fail(
+        StatusCode::TOO_MANY_REQUESTS,
+        McpError::internal(format!(
+            "Too many requests in progress from this client (limit {limit}); try again later"
+        )),
+    );
+    r.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+/// The `protocolVersion` an `initialize` asks for, if the body is one.
+fn initialize_version<'a>(body: &'a Body<'_>) -> Option<&'a str> {
+    let Decoded::One(Ok(envelope)) = &body.0 else {
+        return None;
+    };
+    match &envelope.request()?.params.body {
+        crate::protocol::params::Body::Initialize(params) => Some(&params.protocol_version),
+        _ => None,
+    }
+}
+
+/// A session-era message served without a session table ([`SessionEra::Stateless`]): on a
+/// connection of its own, which ends with the request. `initialize` runs as usual but opens
+/// nothing the next request could find (no `Mcp-Session-Id`); any other message is served at
+/// the version its `MCP-Protocol-Version` header names (2025-03-26 without one, as the spec
+/// says), for a client whose capabilities are unknown. A stale `Mcp-Session-Id` is ignored.
+async fn without_sessions(
+    state: &Arc<Shared>,
+    message: Body<'_>,
+    headers: &HeaderMap,
+    principal: Option<Arc<Principal>>,
+    peer: std::net::IpAddr,
+    fail: impl Fn(StatusCode, McpError) -> HttpResponse,
+) -> HttpResponse {
+    let named = match header(headers, VERSION_HEADER) {
+        None => None,
+        Some(v) => match ProtocolVersion::parse(v) {
+            Some(v) => Some(v),
+            None => {
+                return fail(
+                    StatusCode::BAD_REQUEST,
+                    McpError::invalid_request(format!("Unsupported MCP-Protocol-Version {v:?}")),
+                );
+            }
+        },
+    };
+    // A batch only where the header says 2025-03-26: with no session, nothing else vouches
+    // for the version.
+    if matches!(message.0, Decoded::Batch(_)) && !dispatch::accepts_batches(named) {
+        return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
+    }
+    if let Err(refused) = auth::check_scopes_all(state, &message.0, principal.as_deref()) {
+        return refused;
+    }
+    let conn = Connection::new(state.server.clone(), Wire::HTTP_ONE_SHOT);
+    if initialize_version(&message).is_none() {
+        conn.open_session(ClientInfo {
+            version: named.unwrap_or(ProtocolVersion::V2025_03_26),
+            info: None,
+            capabilities: serde_json::Value::Object(Default::default()),
+        });
+    }
+    let headers = Arc::new(headers.clone());
+    respond(
+        state,
+        None,
+        headers,
+        principal,
+        peer,
+        session_status,
+        |arrival| message.run(&conn, arrival),
+    )
+    .await
 }
 
 /// A session that could not be looked up: 503 with `Retry-After`, never 404 (which tells
@@ -471,6 +616,9 @@ async fn get(
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
+    if state.config.session_era != SessionEra::Serve {
+        return not_allowed("POST"); // no session, so no stream of its own
+    }
     let Some(id) = header(headers, SESSION_HEADER) else {
         return without_session(headers);
     };
@@ -550,6 +698,9 @@ async fn delete(
     headers: &HeaderMap,
     principal: Option<&Arc<Principal>>,
 ) -> HttpResponse {
+    if state.config.session_era != SessionEra::Serve {
+        return not_allowed("POST"); // no session to end
+    }
     let Some(id) = header(headers, SESSION_HEADER) else {
         return without_session(headers);
     };
