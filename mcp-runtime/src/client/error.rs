@@ -4,7 +4,8 @@
 //! ([`Timeout`](ClientError::Timeout)), it sent too much ([`TooLarge`](ClientError::TooLarge)),
 //! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
 //! ([`Transport`](ClientError::Transport), [`SessionExpired`](ClientError::SessionExpired),
-//! [`Closed`](ClientError::Closed)).
+//! [`Closed`](ClientError::Closed)), or OAuth authorization did not get a token
+//! ([`Authorization`](ClientError::Authorization)).
 
 use std::fmt;
 use std::time::Duration;
@@ -58,6 +59,11 @@ pub enum ClientError {
         /// The limit it passed.
         limit: u64,
     },
+    /// OAuth authorization failed or was refused: the server's protected resource metadata
+    /// names another server (GHSA-33f5-2c5q-wgwj), an issuer does not match, the
+    /// authorization server refused, the user did not come back, the server keeps asking for
+    /// more scope. The message says which; no token was sent where it should not go.
+    Authorization(String),
     /// The client was closed.
     Closed,
 }
@@ -86,6 +92,10 @@ impl ClientError {
             source = cause.source();
         }
         ClientError::Transport(text)
+    }
+
+    pub(crate) fn authorization(what: impl fmt::Display) -> Self {
+        ClientError::Authorization(what.to_string())
     }
 
     pub(crate) fn protocol(what: impl fmt::Display) -> Self {
@@ -122,6 +132,7 @@ impl fmt::Display for ClientError {
             ClientError::TooLarge { what, limit } => {
                 write!(f, "too large: {what} over the limit of {limit}")
             }
+            ClientError::Authorization(why) => write!(f, "authorization failed: {why}"),
             ClientError::Closed => f.write_str("the client is closed"),
         }
     }

@@ -21,6 +21,7 @@ use super::body::status_error;
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::Limits;
+use super::oauth::Authorizer;
 use super::sse::SseParser;
 
 /// How long the server has to announce its endpoint.
@@ -30,6 +31,7 @@ pub(crate) struct LegacyLink {
     client: HyperClient<HttpConnector, Full<Bytes>>,
     endpoint: Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
+    auth: Option<Arc<Authorizer>>,
     stream: Mutex<Option<AbortHandle>>,
     /// Why the stream ended, once it has: every answer comes on it, so nothing more is sent.
     gone: Arc<Mutex<Option<ClientError>>>,
@@ -63,26 +65,56 @@ impl LegacyLink {
     pub(crate) async fn open(
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
+        auth: Option<Arc<Authorizer>>,
         limits: &Limits,
         inbox: mpsc::Sender<Inbound>,
     ) -> Result<LegacyLink, ClientError> {
         let limit = limits.request_timeout;
         let deadline = Instant::now() + limit;
         let client = HyperClient::builder(TokioExecutor::new()).build(HttpConnector::new());
-        let mut req = Request::builder()
-            .method(Method::GET)
-            .uri(url.clone())
-            .header(ACCEPT, "text/event-stream");
-        for (name, value) in &headers {
-            req = req.header(name, value);
-        }
-        let req = req
-            .body(Full::new(Bytes::new()))
-            .map_err(ClientError::transport)?;
-        let resp = timeout_at(deadline, client.request(req))
-            .await
-            .map_err(|_| ClientError::Timeout(limit))?
-            .map_err(|e| ClientError::failed(format_args!("GET {url}"), &e))?;
+        let mut tries = Default::default();
+        let resp = loop {
+            if let Some(auth) = &auth {
+                auth.before_send().await;
+            }
+            let generation = auth.as_ref().map(|a| a.generation()).unwrap_or(0);
+            let mut req = Request::builder()
+                .method(Method::GET)
+                .uri(url.clone())
+                .header(ACCEPT, "text/event-stream");
+            for (name, value) in &headers {
+                req = req.header(name, value);
+            }
+            for (name, value) in auth.iter().flat_map(|a| a.headers()) {
+                req = req.header(name, value);
+            }
+            let req = req
+                .body(Full::new(Bytes::new()))
+                .map_err(ClientError::transport)?;
+            let resp = timeout_at(deadline, client.request(req))
+                .await
+                .map_err(|_| ClientError::Timeout(limit))?
+                .map_err(|e| ClientError::failed(format_args!("GET {url}"), &e))?;
+            match &auth {
+                Some(auth) => {
+                    let again = timeout_at(
+                        deadline,
+                        auth.after(
+                            resp.status().as_u16(),
+                            resp.headers(),
+                            generation,
+                            &mut tries,
+                        ),
+                    )
+                    .await
+                    .map_err(|_| ClientError::Timeout(limit))??;
+                    if !again {
+                        break resp;
+                    }
+                }
+                None => break resp,
+            }
+        };
         if resp.status() != StatusCode::OK {
             return Err(timeout_at(deadline, status_error(resp))
                 .await
@@ -174,6 +206,7 @@ impl LegacyLink {
             client,
             endpoint,
             headers,
+            auth,
             stream: Mutex::new(Some(task.abort_handle())),
             gone,
         })
@@ -192,21 +225,45 @@ impl Link for LegacyLink {
                     "the server's SSE stream has ended ({why}): connect again"
                 )));
             }
-            let mut req = Request::builder()
-                .method(Method::POST)
-                .uri(self.endpoint.clone())
-                .header(CONTENT_TYPE, "application/json");
-            for (name, value) in &self.headers {
-                req = req.header(name, value);
-            }
-            let req = req
-                .body(Full::new(Bytes::from(out.body)))
-                .map_err(ClientError::transport)?;
-            let resp = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::failed(format_args!("POST {}", self.endpoint), &e))?;
+            let body = Bytes::from(out.body);
+            let mut tries = Default::default();
+            let resp = loop {
+                if let Some(auth) = &self.auth {
+                    auth.before_send().await;
+                }
+                let generation = self.auth.as_ref().map(|a| a.generation()).unwrap_or(0);
+                let mut req = Request::builder()
+                    .method(Method::POST)
+                    .uri(self.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json");
+                for (name, value) in &self.headers {
+                    req = req.header(name, value);
+                }
+                for (name, value) in self.auth.iter().flat_map(|a| a.headers()) {
+                    req = req.header(name, value);
+                }
+                let req = req
+                    .body(Full::new(body.clone()))
+                    .map_err(ClientError::transport)?;
+                let resp =
+                    self.client.request(req).await.map_err(|e| {
+                        ClientError::failed(format_args!("POST {}", self.endpoint), &e)
+                    })?;
+                let Some(auth) = &self.auth else {
+                    break resp;
+                };
+                if !auth
+                    .after(
+                        resp.status().as_u16(),
+                        resp.headers(),
+                        generation,
+                        &mut tries,
+                    )
+                    .await?
+                {
+                    break resp;
+                }
+            };
             if resp.status().is_success() {
                 // The answer comes on the stream; this body (`Accepted`) is not needed.
                 return Ok(());

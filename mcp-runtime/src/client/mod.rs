@@ -59,6 +59,8 @@ mod legacy;
 mod limits;
 mod listen;
 mod lists;
+#[cfg(feature = "http")]
+pub mod oauth;
 mod router;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
