@@ -39,6 +39,10 @@
 //!   requests carry `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` headers a tool's
 //!   `x-mcp-header` annotations ask for (tools whose annotations break the rules are left out
 //!   of [`list_tools`](Client::list_tools), as the spec requires).
+//! - **OAuth 2.1** ([`ClientBuilder::oauth`], module [`oauth`]): a server that answers 401 is
+//!   authorized against its authorization server (discovery, registration, authorization code
+//!   with PKCE or client credentials, scope step-up, refresh), and the request sent again; the
+//!   token goes to that server only, in its `Authorization` header.
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one

@@ -177,6 +177,25 @@ mod tests {
         }
     }
 
+    /// GHSA-c9xm-49cp-xcr9: a challenge's `resource_metadata` on another origin is refused
+    /// before anything is fetched (nothing listens on these ports).
+    #[tokio::test]
+    async fn a_challenge_cannot_send_the_client_elsewhere() {
+        let server = uri("http://127.0.0.1:9/mcp");
+        for elsewhere in [
+            "http://169.254.169.254/latest/meta-data",
+            "http://127.0.0.1:10/.well-known/oauth-protected-resource/mcp",
+            "http://localhost:9/.well-known/oauth-protected-resource/mcp",
+        ] {
+            let challenge = Challenge {
+                resource_metadata: Some(elsewhere.into()),
+                ..Challenge::default()
+            };
+            let e = resource_metadata(&server, &challenge).await.unwrap_err();
+            assert!(e.to_string().contains("another origin"), "{elsewhere}: {e}");
+        }
+    }
+
     #[test]
     fn metadata_urls_follow_the_spec_order() {
         assert_eq!(

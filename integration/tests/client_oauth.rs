@@ -1,0 +1,177 @@
+//! `mcp_runtime::client::oauth` against a scripted MCP server and authorization server on two
+//! origins (tests/support/oauth.rs): the authorization-code flow end to end, where the token
+//! goes (to the MCP server, in its `Authorization` header, nowhere else), the file token store
+//! (0600, reused by the next run), and refresh with rotation. The conformance suite's `auth/*`
+//! client scenarios (tests/conformance/run.sh) cover the rest of the specification.
+
+mod support;
+
+use std::time::Duration;
+
+use mcp_runtime::client::oauth::{FileTokenStore, OAuthConfig};
+use mcp_runtime::client::{Client, ProtocolChoice};
+use support::oauth::{Approve, Options, REDIRECT_URI, World, everything_sent, form_field};
+
+fn builder() -> mcp_runtime::client::ClientBuilder {
+    Client::builder()
+        .protocol(ProtocolChoice::Session(
+            mcp_runtime::ProtocolVersion::V2025_11_25,
+        ))
+        .request_timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(30))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_token_goes_to_the_mcp_server_only_and_never_in_a_url() {
+    let world = World::start(Options::default()).await;
+    let client = builder()
+        .oauth(OAuthConfig::authorization_code(Approve))
+        .connect(&world.url)
+        .await
+        .expect("connects after authorizing");
+    client.list_tools().await.unwrap();
+    client.close().await;
+
+    let auth = world.auth.seen();
+    let paths: Vec<_> = auth
+        .iter()
+        .map(|r| r.target.split('?').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "/.well-known/oauth-authorization-server",
+            "/register",
+            "/authorize",
+            "/token"
+        ]
+    );
+    // The authorization request and the token request: PKCE, resource, state.
+    let authorize = &auth[2];
+    assert!(authorize.target.contains("code_challenge_method=S256"));
+    assert!(authorize.target.contains(&format!(
+        "resource={}",
+        support::oauth::decode(&world.url)
+            .replace(':', "%3A")
+            .replace('/', "%2F")
+    )));
+    let token = &auth[3];
+    assert_eq!(
+        form_field(token, "grant_type").as_deref(),
+        Some("authorization_code")
+    );
+    assert_eq!(
+        form_field(token, "resource").as_deref(),
+        Some(world.url.as_str())
+    );
+    assert_eq!(
+        form_field(token, "redirect_uri").as_deref(),
+        Some(REDIRECT_URI)
+    );
+    assert!(form_field(token, "code_verifier").is_some_and(|v| v.len() >= 43));
+
+    // The token: on the MCP server's requests after the 401, in the header; nowhere else.
+    let mcp = world.mcp.seen();
+    let carried = mcp
+        .iter()
+        .filter(|r| r.header("authorization") == Some("Bearer tok-1"))
+        .count();
+    assert!(carried >= 2, "initialize and tools/list carry the token");
+    for sent in everything_sent(&auth) {
+        assert!(
+            !sent.contains("tok-1"),
+            "the token went to the authorization server: {sent}"
+        );
+    }
+    for r in mcp.iter().chain(auth.iter()) {
+        assert!(!r.target.contains("tok-"), "a token in a URL: {}", r.target);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_file_token_store_is_private_and_serves_the_next_run() {
+    let dir = std::env::temp_dir().join(format!("mcp-oauth-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tokens.json");
+    let _ = std::fs::remove_file(&path);
+    let world = World::start(Options::default()).await;
+    let run = || async {
+        let client = builder()
+            .oauth(OAuthConfig::authorization_code(Approve).token_store(FileTokenStore::new(&path)))
+            .connect(&world.url)
+            .await
+            .expect("connects");
+        client.list_tools().await.unwrap();
+        client.close().await;
+    };
+    run().await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the token file is its owner's only");
+    }
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert!(saved.contains("tok-1") && saved.contains(&world.url));
+    let authorizations = || {
+        world
+            .auth
+            .seen()
+            .iter()
+            .filter(|r| r.target.starts_with("/authorize"))
+            .count()
+    };
+    assert_eq!(authorizations(), 1);
+    // The next run starts with the saved token: no 401, no new authorization.
+    let before = world.mcp.seen().len();
+    run().await;
+    assert_eq!(authorizations(), 1);
+    assert!(
+        world.mcp.seen()[before..]
+            .iter()
+            .filter(|r| r.method == "POST")
+            .all(|r| r.header("authorization") == Some("Bearer tok-1"))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expiring_tokens_are_refreshed_and_refresh_tokens_rotate() {
+    // Every token expires within the refresh margin: each request after the first refreshes.
+    let world = World::start(Options {
+        expires_in: 5,
+        ..Options::default()
+    })
+    .await;
+    let client = builder()
+        .oauth(OAuthConfig::authorization_code(Approve))
+        .connect(&world.url)
+        .await
+        .expect("connects");
+    client.list_tools().await.unwrap();
+    client.list_tools().await.unwrap();
+    client.close().await;
+    let refreshes: Vec<_> = world
+        .auth
+        .seen()
+        .iter()
+        .filter(|r| form_field(r, "grant_type").as_deref() == Some("refresh_token"))
+        .map(|r| form_field(r, "refresh_token").unwrap())
+        .collect();
+    assert!(refreshes.len() >= 2, "{refreshes:?}");
+    // Each refresh uses the refresh token the one before it issued.
+    for (i, used) in refreshes.iter().enumerate() {
+        assert_eq!(used, &format!("ref-{}", i + 1));
+    }
+    let last = world
+        .mcp
+        .seen()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST")
+        .unwrap();
+    assert_eq!(
+        last.header("authorization"),
+        Some(format!("Bearer tok-{}", refreshes.len() + 1).as_str())
+    );
+}
