@@ -105,6 +105,8 @@ impl HttpLink {
 
 impl Shared {
     fn request(&self, method: Method, version: Option<&str>) -> http::request::Builder {
+        let method_name = method.to_string();
+        let method_name = method_name.as_str();
         let mut req = Request::builder().method(method).uri(self.url.clone());
         if let Some(session) = self.session.lock().unwrap().clone() {
             req = req.header("Mcp-Session-Id", session);
@@ -115,7 +117,7 @@ impl Shared {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        for (name, value) in self.auth.iter().flat_map(|a| a.headers()) {
+        for (name, value) in self.auth.iter().flat_map(|a| a.headers(method_name)) {
             req = req.header(name, value);
         }
         req

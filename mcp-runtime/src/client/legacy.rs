@@ -85,7 +85,7 @@ impl LegacyLink {
             for (name, value) in &headers {
                 req = req.header(name, value);
             }
-            for (name, value) in auth.iter().flat_map(|a| a.headers()) {
+            for (name, value) in auth.iter().flat_map(|a| a.headers("GET")) {
                 req = req.header(name, value);
             }
             let req = req
@@ -239,7 +239,7 @@ impl Link for LegacyLink {
                 for (name, value) in &self.headers {
                     req = req.header(name, value);
                 }
-                for (name, value) in self.auth.iter().flat_map(|a| a.headers()) {
+                for (name, value) in self.auth.iter().flat_map(|a| a.headers("POST")) {
                     req = req.header(name, value);
                 }
                 let req = req

@@ -5,7 +5,9 @@
 //! `mcp_runtime::client`. `tests/conformance/run-client.sh` runs the suite against it.
 
 use mcp_runtime::ProtocolVersion;
-use mcp_runtime::client::oauth::{LoopbackRedirect, OAuthConfig};
+use mcp_runtime::client::oauth::{
+    EnterpriseAuthorization, LoopbackRedirect, OAuthConfig, PrivateKey,
+};
 use mcp_runtime::client::{
     Client, ClientError, ElicitResult, ProtocolChoice, Root, SampledMessage,
 };
@@ -52,33 +54,58 @@ const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 /// OAuth for the `auth/*` scenarios: the grant the scenario tests, with the credentials its
 /// context gives.
 fn oauth(scenario: &str) -> Result<Option<OAuthConfig>, ClientError> {
-    // Grants this client does not do yet.
-    if !scenario.starts_with("auth/")
-        || matches!(
-            scenario,
-            "auth/client-credentials-jwt"
-                | "auth/wif-jwt-bearer"
-                | "auth/enterprise-managed-authorization"
-        )
-    {
+    if !scenario.starts_with("auth/") {
         return Ok(None);
     }
     let ctx = context();
     let text = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
-    if scenario == "auth/client-credentials-basic" {
-        let (Some(id), Some(secret)) = (text("client_id"), text("client_secret")) else {
-            return Err(ClientError::Protocol(
-                "the scenario gave no client credentials".into(),
-            ));
-        };
-        return Ok(Some(OAuthConfig::client_credentials(id, secret)));
+    let need = |k: &str| {
+        text(k).ok_or_else(|| ClientError::Protocol(format!("the scenario's context has no {k}")))
+    };
+    match scenario {
+        "auth/client-credentials-basic" => {
+            return Ok(Some(OAuthConfig::client_credentials(
+                need("client_id")?,
+                need("client_secret")?,
+            )));
+        }
+        "auth/client-credentials-jwt" => {
+            let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            let key = PrivateKey::from_pem(&need("private_key_pem")?, &alg)?;
+            return Ok(Some(OAuthConfig::client_credentials_jwt(
+                need("client_id")?,
+                key,
+            )));
+        }
+        "auth/wif-jwt-bearer" => {
+            let jwt = need("valid_jwt")?;
+            let mut config = OAuthConfig::jwt_bearer(move || jwt.clone());
+            if let Some(id) = text("client_id") {
+                config = config.client_id(id);
+            }
+            return Ok(Some(config));
+        }
+        "auth/enterprise-managed-authorization" => {
+            let grant = EnterpriseAuthorization::new(
+                need("idp_token_endpoint")?,
+                need("idp_client_id")?,
+                need("idp_id_token")?,
+            );
+            return Ok(Some(OAuthConfig::enterprise(
+                grant,
+                need("client_id")?,
+                need("client_secret")?,
+            )));
+        }
+        _ => {}
     }
     let redirect = LoopbackRedirect::bind(browse)
         .map_err(|e| ClientError::Transport(format!("no loopback listener: {e}")))?
         .timeout(std::time::Duration::from_secs(10));
     let mut config = OAuthConfig::authorization_code(redirect)
         .client_name("mcp-runtime-conformance-client")
-        .client_metadata_url(CIMD_URL);
+        .client_metadata_url(CIMD_URL)
+        .dpop(true);
     if let Some(id) = text("client_id") {
         config = config.client_id(id);
     }

@@ -27,7 +27,6 @@ type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
 /// An answer: its status, headers and (bounded) body.
 pub(crate) struct Reply {
     pub(crate) status: u16,
-    #[allow(dead_code)] // read by DPoP (the authorization server's nonce)
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
 }

@@ -47,6 +47,7 @@ struct FlowState {
 pub(crate) struct Tries {
     reauthorized: bool,
     step_ups: u32,
+    nonces: u32,
 }
 
 /// One server's authorization.
@@ -60,11 +61,18 @@ pub(crate) struct Authorizer {
     /// again.
     generation: AtomicU64,
     flow: tokio::sync::Mutex<FlowState>,
+    /// The latest DPoP nonce of each server (by origin: the MCP server's, each token
+    /// endpoint's).
+    nonces: Mutex<HashMap<String, String>>,
+    #[cfg(feature = "client-jwt")]
+    dpop: Option<super::jwt::DpopKey>,
 }
 
 impl Authorizer {
     pub(crate) fn new(config: OAuthConfig, server: Uri, key: String) -> Authorizer {
         let current = config.store.load(&key);
+        #[cfg(feature = "client-jwt")]
+        let config_dpop = config.dpop;
         Authorizer {
             config,
             server,
@@ -72,6 +80,9 @@ impl Authorizer {
             current: Mutex::new(current),
             generation: AtomicU64::new(0),
             flow: tokio::sync::Mutex::new(FlowState::default()),
+            nonces: Mutex::new(HashMap::new()),
+            #[cfg(feature = "client-jwt")]
+            dpop: config_dpop.then(super::jwt::DpopKey::generate),
         }
     }
 
@@ -79,19 +90,127 @@ impl Authorizer {
         self.generation.load(Ordering::SeqCst)
     }
 
-    /// The `Authorization` header for a request to the server, when there is a token. Only
-    /// the link to the server the client was given calls this, for its own URL.
-    pub(crate) fn headers(&self) -> Vec<(HeaderName, HeaderValue)> {
-        let current = self.current.lock().unwrap();
-        let Some(tokens) = current.as_ref() else {
+    /// The `Authorization` header (and, for a DPoP-bound token, the `DPoP` proof) for a
+    /// `method` request to the server. Only the link to the server the client was given
+    /// calls this, for its own URL.
+    pub(crate) fn headers(&self, method: &str) -> Vec<(HeaderName, HeaderValue)> {
+        let Some(tokens) = self.current.lock().unwrap().clone() else {
             return Vec::new();
         };
-        match HeaderValue::try_from(format!("{} {}", tokens.token_type, tokens.access_token)) {
-            Ok(mut value) => {
-                value.set_sensitive(true);
-                vec![(AUTHORIZATION, value)]
+        let mut out = Vec::new();
+        if let Ok(mut value) =
+            HeaderValue::try_from(format!("{} {}", tokens.token_type, tokens.access_token))
+        {
+            value.set_sensitive(true);
+            out.push((AUTHORIZATION, value));
+        }
+        if tokens.token_type == "DPoP" {
+            let url = self.server.to_string();
+            let nonce = self.nonce(&url);
+            if let Some(proof) =
+                self.proof(method, &url, Some(&tokens.access_token), nonce.as_deref())
+                && let Ok(value) = HeaderValue::try_from(proof)
+            {
+                out.push((HeaderName::from_static("dpop"), value));
             }
-            Err(_) => Vec::new(),
+        }
+        out
+    }
+
+    /// A DPoP proof, when the client has a DPoP key.
+    #[allow(unused_variables)]
+    fn proof(
+        &self,
+        htm: &str,
+        htu: &str,
+        token: Option<&str>,
+        nonce: Option<&str>,
+    ) -> Option<String> {
+        #[cfg(feature = "client-jwt")]
+        if let Some(key) = &self.dpop {
+            return Some(key.proof(htm, htu, token, nonce));
+        }
+        None
+    }
+
+    fn nonce(&self, url: &str) -> Option<String> {
+        let origin = url.parse::<Uri>().ok().map(|u| origin(&u))?;
+        self.nonces.lock().unwrap().get(&origin).cloned()
+    }
+
+    /// Keeps a server's `DPoP-Nonce`; whether there was one.
+    fn keep_nonce(&self, url: &str, headers: &HeaderMap) -> bool {
+        let Some(nonce) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        if let Ok(uri) = url.parse::<Uri>() {
+            self.nonces
+                .lock()
+                .unwrap()
+                .insert(origin(&uri), nonce.to_owned());
+        }
+        true
+    }
+
+    /// Whether DPoP is used with this authorization server: the client has a key and the
+    /// server takes ES256 proofs.
+    fn dpop_with(&self, found: &Found) -> bool {
+        #[cfg(feature = "client-jwt")]
+        {
+            self.dpop.is_some()
+                && found
+                    .meta
+                    .dpop_signing_alg_values_supported
+                    .as_ref()
+                    .is_some_and(|a| a.iter().any(|a| a == "ES256"))
+        }
+        #[cfg(not(feature = "client-jwt"))]
+        {
+            let _ = found;
+            false
+        }
+    }
+
+    /// A token request to `found`'s token endpoint, with a DPoP proof when DPoP is on (and
+    /// once more with the server's nonce when it asks for one).
+    async fn token_request(
+        &self,
+        found: &Found,
+        client: Option<&ClientCreds>,
+        form: Vec<(&str, String)>,
+    ) -> Result<fetch::Reply, ClientError> {
+        let endpoint = token_endpoint(found)?;
+        let dpop = self.dpop_with(found);
+        let mut asked = false;
+        loop {
+            let mut extra = Vec::new();
+            if dpop {
+                let nonce = self.nonce(endpoint);
+                if let Some(proof) = self.proof("POST", endpoint, None, nonce.as_deref()) {
+                    extra.push(("dpop".to_owned(), proof));
+                }
+            }
+            let reply = token::request(
+                endpoint,
+                &found.issuer,
+                client,
+                form.clone(),
+                &extra,
+                self.config.assertion.as_ref(),
+            )
+            .await?;
+            let fresh = dpop && self.keep_nonce(endpoint, &reply.headers);
+            let use_nonce = reply.status == 400
+                && reply
+                    .json()
+                    .and_then(|b| b.get("error").and_then(|e| e.as_str()).map(str::to_owned))
+                    .as_deref()
+                    == Some("use_dpop_nonce");
+            if use_nonce && fresh && !asked {
+                asked = true;
+                continue;
+            }
+            return Ok(reply);
         }
     }
 
@@ -155,13 +274,22 @@ impl Authorizer {
         };
         match status {
             401 => {
+                let challenge = challenge();
+                // A DPoP proof without the server's (new) nonce: again, with it.
+                if challenge.error.as_deref() == Some("use_dpop_nonce")
+                    && tries.nonces < 2
+                    && self.keep_nonce(&self.server.to_string(), headers)
+                {
+                    tries.nonces += 1;
+                    return Ok(true);
+                }
                 if tries.reauthorized {
                     return Err(ClientError::authorization(
                         "the server refused the token it was just given (401)",
                     ));
                 }
                 tries.reauthorized = true;
-                self.unauthorized(challenge(), sent).await?;
+                self.unauthorized(challenge, sent).await?;
                 Ok(true)
             }
             403 => {
@@ -354,17 +482,37 @@ impl Authorizer {
                 if let Some(resource) = &found.resource {
                     form.push(("resource", resource.clone()));
                 }
-                let endpoint = token_endpoint(found)?;
-                let reply = token::request(
-                    endpoint,
-                    &found.issuer,
-                    Some(&client),
-                    form,
-                    &[],
-                    self.config.assertion.as_ref(),
-                )
-                .await?;
+                let reply = self.token_request(found, Some(&client), form).await?;
                 (token::read(&reply, "the client-credentials grant")?, client)
+            }
+            Grant::JwtBearer(assertion) => {
+                let client = self.config.client_id.as_ref().map(|id| ClientCreds {
+                    id: id.clone(),
+                    secret: self.config.client_secret.clone(),
+                    method: token::AuthMethod::choose(
+                        self.config.client_secret.is_some(),
+                        &found.meta,
+                    ),
+                });
+                let form = jwt_bearer_form(assertion(), scopes, found);
+                let reply = self.token_request(found, client.as_ref(), form).await?;
+                let tokens = token::read(&reply, "the JWT bearer grant")?;
+                let client = client.unwrap_or(ClientCreds {
+                    id: String::new(),
+                    secret: None,
+                    method: token::AuthMethod::None,
+                });
+                (tokens, client)
+            }
+            Grant::Enterprise(grant) => {
+                let client = super::registration::register(&self.config, &found.meta, None).await?;
+                let jag = self.identity_assertion(grant, found, scopes).await?;
+                let form = jwt_bearer_form(jag, scopes, found);
+                let reply = self.token_request(found, Some(&client), form).await?;
+                (
+                    token::read(&reply, "the JWT bearer grant (ID-JAG)")?,
+                    client,
+                )
             }
         };
         tokens.issuer = Some(found.issuer.clone());
@@ -467,16 +615,79 @@ impl Authorizer {
         if let Some(resource) = &found.resource {
             form.push(("resource", resource.clone()));
         }
+        let reply = self.token_request(found, Some(client), form).await?;
+        token::read(&reply, "the token request")
+    }
+
+    /// The identity assertion grant (ID-JAG) for this server's authorization server, from the
+    /// identity provider (RFC 8693 token exchange of the user's ID token).
+    async fn identity_assertion(
+        &self,
+        grant: &super::EnterpriseAuthorization,
+        found: &Found,
+        scopes: &[String],
+    ) -> Result<String, ClientError> {
+        let mut form = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("subject_token", grant.id_token.clone()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+            ("audience", found.issuer.clone()),
+        ];
+        if let Some(resource) = &found.resource {
+            form.push(("resource", resource.clone()));
+        }
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        let idp = ClientCreds {
+            id: grant.idp_client_id.clone(),
+            secret: grant.idp_client_secret.clone(),
+            method: if grant.idp_client_secret.is_some() {
+                token::AuthMethod::Basic
+            } else {
+                token::AuthMethod::None
+            },
+        };
         let reply = token::request(
-            token_endpoint(found)?,
-            &found.issuer,
-            Some(client),
+            &grant.idp_token_endpoint,
+            &grant.idp_token_endpoint,
+            Some(&idp),
             form,
             &[],
-            self.config.assertion.as_ref(),
+            None,
         )
         .await?;
-        token::read(&reply, "the token request")
+        let body = reply.json().unwrap_or(serde_json::Value::Null);
+        if !reply.ok() {
+            return Err(token::refusal(
+                &reply,
+                &body,
+                "the token exchange at the identity provider",
+            ));
+        }
+        let issued = body.get("issued_token_type").and_then(|t| t.as_str());
+        if issued.is_some_and(|t| t != "urn:ietf:params:oauth:token-type:id-jag") {
+            return Err(ClientError::authorization(format!(
+                "the identity provider issued a {issued:?}, not an identity assertion grant"
+            )));
+        }
+        body.get("access_token")
+            .and_then(|t| t.as_str())
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                ClientError::authorization("the identity provider's answer has no access_token")
+            })
     }
 
     /// Refreshes the current token (the new refresh token, when one comes, replaces the old:
@@ -500,15 +711,7 @@ impl Authorizer {
         if let Some(resource) = &found.resource {
             form.push(("resource", resource.clone()));
         }
-        let reply = token::request(
-            token_endpoint(found)?,
-            &found.issuer,
-            client.as_ref(),
-            form,
-            &[],
-            self.config.assertion.as_ref(),
-        )
-        .await?;
+        let reply = self.token_request(found, client.as_ref(), form).await?;
         let mut tokens = token::read(&reply, "refreshing the token")?;
         if tokens.refresh_token.is_none() {
             tokens.refresh_token = Some(refresh_token);
@@ -522,6 +725,28 @@ impl Authorizer {
         self.set(tokens);
         Ok(())
     }
+}
+
+/// The JWT bearer grant's form (RFC 7523 §2.1).
+fn jwt_bearer_form(
+    assertion: String,
+    scopes: &[String],
+    found: &Found,
+) -> Vec<(&'static str, String)> {
+    let mut form = vec![
+        (
+            "grant_type",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer".to_owned(),
+        ),
+        ("assertion", assertion),
+    ];
+    if !scopes.is_empty() {
+        form.push(("scope", scopes.join(" ")));
+    }
+    if let Some(resource) = &found.resource {
+        form.push(("resource", resource.clone()));
+    }
+    form
 }
 
 fn token_endpoint(found: &Found) -> Result<&str, ClientError> {

@@ -134,7 +134,7 @@ pub(crate) struct ServerMetadata {
     #[serde(default)]
     pub(crate) client_id_metadata_document_supported: bool,
     #[serde(default)]
-    #[allow(dead_code)] // read by DPoP
+    #[cfg_attr(not(feature = "client-jwt"), allow(dead_code))]
     pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 

@@ -17,8 +17,13 @@
 //!   when the server advertises it, compared whenever present, never normalised). The user's
 //!   part goes through a [`RedirectHandler`]: [`LoopbackRedirect`] listens on `127.0.0.1`
 //!   and hands the authorization URL to a hook of yours (open a browser, or a window).
-//! - **Client credentials** ([`OAuthConfig::client_credentials`]), and with the `client-jwt`
-//!   feature `private_key_jwt` client authentication and DPoP-bound tokens.
+//! - **Client credentials** ([`OAuthConfig::client_credentials`]); the **JWT bearer** grant
+//!   of workload identity federation ([`OAuthConfig::jwt_bearer`]); **enterprise-managed
+//!   authorization** ([`OAuthConfig::enterprise`]: the identity provider's token exchange for
+//!   an ID-JAG, then the JWT bearer grant). With the `client-jwt` feature, `private_key_jwt`
+//!   client authentication (`PrivateKey`) and **DPoP** (`OAuthConfig::dpop`, RFC 9449):
+//!   tokens bound to a P-256 key the client makes, a fresh proof on every request, the
+//!   authorization server's and the MCP server's nonces honoured.
 //! - **Scopes**: the challenge's `scope`, else the metadata's `scopes_supported`, else none;
 //!   `offline_access` added only when the authorization server lists it. A 403
 //!   `insufficient_scope` re-authorizes with the union of the scopes asked so far and the new
@@ -36,6 +41,8 @@
 mod discovery;
 mod fetch;
 mod flow;
+#[cfg(feature = "client-jwt")]
+mod jwt;
 mod metadata;
 mod pkce;
 mod redirect;
@@ -47,6 +54,8 @@ use std::fmt;
 use std::sync::Arc;
 
 pub(crate) use flow::Authorizer;
+#[cfg(feature = "client-jwt")]
+pub use jwt::PrivateKey;
 pub use redirect::{AuthorizeFuture, LoopbackRedirect, RedirectHandler};
 pub use store::{FileTokenStore, MemoryTokenStore, TokenStore, Tokens};
 
@@ -78,11 +87,49 @@ pub struct OAuthConfig {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) max_step_ups: u32,
     pub(crate) assertion: Option<ClientAssertion>,
+    #[cfg_attr(not(feature = "client-jwt"), allow(dead_code))]
+    pub(crate) dpop: bool,
 }
 
 pub(crate) enum Grant {
     AuthorizationCode(Arc<dyn RedirectHandler>),
     ClientCredentials,
+    JwtBearer(Arc<dyn Fn() -> String + Send + Sync>),
+    Enterprise(Box<EnterpriseAuthorization>),
+}
+
+/// The enterprise-managed authorization grant (SEP-990): the user's identity provider
+/// exchanges their ID token for an identity assertion grant (ID-JAG, RFC 8693 token exchange),
+/// which the MCP server's authorization server takes as a JWT bearer grant (RFC 7523) from a
+/// pre-registered client.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct EnterpriseAuthorization {
+    /// The identity provider's token endpoint.
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: String,
+    /// This client's secret at the identity provider, if it has one.
+    pub idp_client_secret: Option<String>,
+    /// The user's ID token from the identity provider.
+    pub id_token: String,
+}
+
+impl EnterpriseAuthorization {
+    /// The identity provider's token endpoint, this client's id there, and the user's ID
+    /// token.
+    pub fn new(
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        id_token: impl Into<String>,
+    ) -> Self {
+        EnterpriseAuthorization {
+            idp_token_endpoint: idp_token_endpoint.into(),
+            idp_client_id: idp_client_id.into(),
+            idp_client_secret: None,
+            id_token: id_token.into(),
+        }
+    }
 }
 
 impl fmt::Debug for OAuthConfig {
@@ -91,6 +138,8 @@ impl fmt::Debug for OAuthConfig {
         let grant = match &self.grant {
             Grant::AuthorizationCode(_) => "authorization_code",
             Grant::ClientCredentials => "client_credentials",
+            Grant::JwtBearer(_) => "jwt-bearer",
+            Grant::Enterprise(_) => "enterprise-managed (token exchange, jwt-bearer)",
         };
         f.debug_struct("OAuthConfig")
             .field("grant", &grant)
@@ -113,6 +162,7 @@ impl OAuthConfig {
             store: Arc::new(MemoryTokenStore::new()),
             max_step_ups: 2,
             assertion: None,
+            dpop: false,
         }
     }
 
@@ -129,6 +179,53 @@ impl OAuthConfig {
         config.client_id = Some(client_id.into());
         config.client_secret = Some(secret.into());
         config
+    }
+
+    /// The JWT bearer grant (RFC 7523 §2.1) for workload identity federation: `assertion`
+    /// returns the workload's current JWT (from its platform: a Kubernetes service account
+    /// token, a cloud identity token), sent as the grant. A refusal is reported, never retried
+    /// with another grant. Add [`client_id`](Self::client_id) when the server wants one.
+    pub fn jwt_bearer(assertion: impl Fn() -> String + Send + Sync + 'static) -> Self {
+        Self::with(Grant::JwtBearer(Arc::new(assertion)))
+    }
+
+    /// The enterprise-managed authorization grant (SEP-990), for a client pre-registered
+    /// at the authorization server with `client_id` and `secret`.
+    pub fn enterprise(
+        grant: EnterpriseAuthorization,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        let mut config = Self::with(Grant::Enterprise(Box::new(grant)));
+        config.client_id = Some(client_id.into());
+        config.client_secret = Some(secret.into());
+        config
+    }
+
+    /// The client-credentials grant with `private_key_jwt` client authentication (RFC 7523
+    /// §2.2): a signed assertion instead of a secret.
+    #[cfg(feature = "client-jwt")]
+    pub fn client_credentials_jwt(client_id: impl Into<String>, key: PrivateKey) -> Self {
+        let mut config = Self::with(Grant::ClientCredentials);
+        config.client_id = Some(client_id.into());
+        config.assertion = Some(key);
+        config
+    }
+
+    /// Authenticates a pre-registered client with `private_key_jwt` (RFC 7523 §2.2).
+    #[cfg(feature = "client-jwt")]
+    pub fn private_key_jwt(mut self, key: PrivateKey) -> Self {
+        self.assertion = Some(key);
+        self
+    }
+
+    /// DPoP (RFC 9449): with an authorization server that supports ES256 proofs
+    /// (`dpop_signing_alg_values_supported`), tokens are bound to a key the client makes,
+    /// and every request proves it holds it (the servers' nonces honoured). Off by default.
+    #[cfg(feature = "client-jwt")]
+    pub fn dpop(mut self, on: bool) -> Self {
+        self.dpop = on;
+        self
     }
 
     /// A pre-registered client id (with [`client_secret`](Self::client_secret) for a
@@ -178,9 +275,15 @@ impl OAuthConfig {
     }
 }
 
-/// Signs `private_key_jwt` client assertions (the `client-jwt` feature).
+/// Signs `private_key_jwt` client assertions.
+#[cfg(feature = "client-jwt")]
+pub(crate) type ClientAssertion = PrivateKey;
+
+/// Without the `client-jwt` feature, nothing signs.
+#[cfg(not(feature = "client-jwt"))]
 pub(crate) enum ClientAssertion {}
 
+#[cfg(not(feature = "client-jwt"))]
 impl ClientAssertion {
     pub(crate) fn sign(
         &self,
