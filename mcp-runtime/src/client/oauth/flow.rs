@@ -366,13 +366,15 @@ impl Authorizer {
         found: &Found,
         step_up: bool,
     ) -> Vec<String> {
-        let mut scopes: Vec<String> =
-            match (&self.config.scopes, &challenge.scope, &found.prm_scopes) {
-                (Some(s), _, _) => s.clone(),
-                (None, Some(s), _) => s.split_whitespace().map(str::to_owned).collect(),
-                (None, None, Some(s)) => s.clone(),
-                _ => Vec::new(),
-            };
+        // A step-up asks for what the server now names, on top of what was asked before
+        // (configured scopes included).
+        let configured = self.config.scopes.as_ref().filter(|_| !step_up);
+        let mut scopes: Vec<String> = match (configured, &challenge.scope, &found.prm_scopes) {
+            (Some(s), _, _) => s.clone(),
+            (None, Some(s), _) => s.split_whitespace().map(str::to_owned).collect(),
+            (None, None, Some(s)) => s.clone(),
+            _ => Vec::new(),
+        };
         if step_up {
             let mut union = st.scopes.clone();
             for s in scopes {
