@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcp_runtime::client::oauth::{FileTokenStore, OAuthConfig};
+use mcp_runtime::client::oauth::{FileTokenStore, LoopbackRedirect, OAuthConfig};
 use mcp_runtime::client::{Client, ProtocolChoice};
 use support::oauth::{Approve, Options, REDIRECT_URI, World, everything_sent, form_field};
 
@@ -173,5 +173,45 @@ async fn expiring_tokens_are_refreshed_and_refresh_tokens_rotate() {
     assert_eq!(
         last.header("authorization"),
         Some(format!("Bearer tok-{}", refreshes.len() + 1).as_str())
+    );
+}
+
+/// The loopback redirect: the hook is given the authorization URL; the browser (here: two
+/// plain `GET`s, after a stray request for a favicon) comes back to
+/// `http://127.0.0.1:<port>/callback`, which answers with a page and hands the URL to the
+/// client.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_loopback_redirect_catches_the_browser_coming_back() {
+    let world = World::start(Options::default()).await;
+    let (pages_tx, mut pages) = tokio::sync::mpsc::unbounded_channel();
+    let redirect = LoopbackRedirect::bind(move |url| {
+        let (url, pages) = (url.to_owned(), pages_tx.clone());
+        tokio::spawn(async move {
+            let (_, back) = support::oauth::get(&url).await;
+            let back = back.expect("the authorization server redirects");
+            let origin = back.split("/callback").next().unwrap().to_owned();
+            let (stray, _) = support::oauth::get(&format!("{origin}/favicon.ico")).await;
+            let (page, _) = support::oauth::get(&back).await;
+            pages.send((stray, page, back)).unwrap();
+        });
+    })
+    .unwrap();
+    let port = redirect.port();
+    let client = builder()
+        .oauth(OAuthConfig::authorization_code(redirect))
+        .connect(&world.url)
+        .await
+        .expect("connects");
+    client.list_tools().await.unwrap();
+    client.close().await;
+    let (stray, page, back) = pages.recv().await.unwrap();
+    assert!(stray.contains("404"), "{stray}");
+    assert!(page.contains("200"), "{page}");
+    let expected = format!("http://127.0.0.1:{port}/callback");
+    assert!(back.starts_with(&format!("{expected}?code=")), "{back}");
+    let register = &world.auth.seen()[1];
+    assert!(
+        String::from_utf8_lossy(&register.body).contains(&expected),
+        "the registration names the loopback redirect URI"
     );
 }

@@ -188,6 +188,31 @@ impl World {
     }
 }
 
+/// `GET url`: the status line and the `Location`, if any.
+pub async fn get(url: &str) -> (String, Option<String>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 8192];
+    let mut got = Vec::new();
+    while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = stream.read(&mut buf).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let status = text.lines().next().unwrap_or("").to_owned();
+    let location = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Location: ").map(str::to_owned));
+    (status, location)
+}
+
 /// A user who approves at once: `GET`s the authorization URL and returns where it redirects
 /// (the redirect URI itself is never contacted).
 pub struct Approve;
@@ -201,25 +226,8 @@ impl RedirectHandler for Approve {
 
     fn authorize<'a>(&'a self, url: &'a str) -> AuthorizeFuture<'a> {
         Box::pin(async move {
-            use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-            let rest = url.strip_prefix("http://").unwrap();
-            let (authority, path) = rest.split_at(rest.find('/').unwrap());
-            let mut stream = tokio::net::TcpStream::connect(authority).await.unwrap();
-            let head = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
-            stream.write_all(head.as_bytes()).await.unwrap();
-            let mut buf = vec![0u8; 8192];
-            let mut got = Vec::new();
-            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                let n = stream.read(&mut buf).await.unwrap();
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-            }
-            let text = String::from_utf8_lossy(&got);
-            text.lines()
-                .find_map(|l| l.strip_prefix("Location: ").map(str::to_owned))
-                .ok_or_else(|| ClientError::Authorization(format!("no redirect: {text}")))
+            let (status, location) = get(url).await;
+            location.ok_or_else(|| ClientError::Authorization(format!("no redirect: {status}")))
         })
     }
 }

@@ -518,8 +518,9 @@ impl Authorizer {
             }
         };
         tokens.issuer = Some(found.issuer.clone());
-        tokens.client_id = Some(client.id);
+        tokens.client_id = (!client.id.is_empty()).then_some(client.id);
         tokens.client_secret = client.secret;
+        tokens.client_auth_method = Some(client.method.name().to_owned());
         Ok(tokens)
     }
 
@@ -703,7 +704,12 @@ impl Authorizer {
         };
         let client = old.client_id.clone().map(|id| {
             let secret = old.client_secret.clone();
-            let method = token::AuthMethod::choose(secret.is_some(), &found.meta);
+            // As the tokens were got (a private_key_jwt or client_secret_post client stays one).
+            let method = old
+                .client_auth_method
+                .as_deref()
+                .and_then(token::AuthMethod::from_name)
+                .unwrap_or_else(|| token::AuthMethod::choose(secret.is_some(), &found.meta));
             ClientCreds { id, secret, method }
         });
         let mut form = vec![
@@ -721,6 +727,7 @@ impl Authorizer {
         tokens.issuer = old.issuer;
         tokens.client_id = old.client_id;
         tokens.client_secret = old.client_secret;
+        tokens.client_auth_method = old.client_auth_method;
         if tokens.scope.is_none() {
             tokens.scope = old.scope;
         }

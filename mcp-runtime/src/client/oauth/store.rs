@@ -35,6 +35,10 @@ pub struct Tokens {
     /// That client's secret, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
+    /// How that client authenticates at the token endpoint (`none`, `client_secret_basic`,
+    /// `client_secret_post`, `private_key_jwt`), for refreshing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_auth_method: Option<String>,
 }
 
 impl Tokens {
