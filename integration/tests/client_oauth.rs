@@ -215,3 +215,89 @@ async fn the_loopback_redirect_catches_the_browser_coming_back() {
         "the registration names the loopback redirect URI"
     );
 }
+
+/// A deprecated HTTP+SSE server behind OAuth: the stream's `GET` gets the 401, the client
+/// authorizes and opens it with the token, and every `POST` to the endpoint carries it too.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_sse_server_gets_the_token_on_its_stream_and_its_posts() {
+    use std::sync::{Arc, OnceLock};
+
+    use serde_json::{Value, json};
+    use support::raw_server::{RawServer, initialize_result};
+    use tokio::sync::{Mutex, mpsc};
+
+    let world = World::start(Options::default()).await;
+    let (tx, rx) = mpsc::unbounded_channel::<Value>();
+    let rx = Arc::new(Mutex::new(rx));
+    let base: Arc<OnceLock<String>> = Arc::default();
+    let (as_url, me) = (world.auth.url(""), base.clone());
+    let legacy = RawServer::start(move |req, mut conn| {
+        let (tx, rx, as_url, me) = (tx.clone(), rx.clone(), as_url.clone(), me.clone());
+        Box::pin(async move {
+            let base = me.get().unwrap().clone();
+            if req.target == "/.well-known/oauth-protected-resource/sse" {
+                let doc =
+                    json!({"resource": format!("{base}/sse"), "authorization_servers": [as_url]});
+                conn.json(200, &doc).await.ok()?;
+                return Some(conn);
+            }
+            if !req
+                .header("authorization")
+                .is_some_and(|a| a.starts_with("Bearer tok-"))
+            {
+                let challenge = format!(
+                    "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/sse\""
+                );
+                conn.respond(401, &[("WWW-Authenticate", &challenge)], b"")
+                    .await
+                    .ok()?;
+                return Some(conn);
+            }
+            if req.method == "GET" {
+                conn.open_body(200, "text/event-stream").await.ok()?;
+                conn.write(b"event: endpoint\ndata: /messages?s=1\n\n")
+                    .await
+                    .ok()?;
+                let mut rx = rx.lock().await;
+                while let Some(message) = rx.recv().await {
+                    conn.event(&message).await.ok()?;
+                }
+                return None;
+            }
+            let msg = req.json();
+            let result = match msg.get("method").and_then(Value::as_str) {
+                Some("initialize") => Some(initialize_result()),
+                Some("tools/list") => Some(json!({"tools": []})),
+                _ => None,
+            };
+            if let Some(result) = result {
+                tx.send(json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+                    .unwrap();
+            }
+            conn.respond(202, &[], b"").await.ok()?;
+            Some(conn)
+        })
+    })
+    .await;
+    base.set(legacy.url("")).unwrap();
+
+    let client = builder()
+        .oauth(OAuthConfig::authorization_code(Approve))
+        .connect_sse(&legacy.url("/sse"))
+        .await
+        .expect("connects after authorizing");
+    client.list_tools().await.unwrap();
+    client.close().await;
+    assert_eq!(world.issued.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let seen = legacy.seen();
+    let unauthorized = seen
+        .iter()
+        .filter(|r| r.target == "/sse" && r.header("authorization").is_none())
+        .count();
+    assert_eq!(unauthorized, 1, "one GET before the token");
+    let posts: Vec<_> = seen.iter().filter(|r| r.method == "POST").collect();
+    assert!(posts.len() >= 2, "initialize and tools/list");
+    for post in posts {
+        assert_eq!(post.header("authorization"), Some("Bearer tok-1"));
+    }
+}
