@@ -56,7 +56,7 @@ impl AuthMethod {
 }
 
 /// The client as the token endpoint knows it.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct ClientCreds {
     pub(crate) id: String,
     pub(crate) secret: Option<String>,
