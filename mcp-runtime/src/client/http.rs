@@ -117,7 +117,11 @@ impl Shared {
         for (name, value) in &self.headers {
             req = req.header(name, value);
         }
-        for (name, value) in self.auth.iter().flat_map(|a| a.headers(method_name)) {
+        for (name, value) in self
+            .auth
+            .iter()
+            .flat_map(|a| a.headers(method_name, &self.url))
+        {
             req = req.header(name, value);
         }
         req

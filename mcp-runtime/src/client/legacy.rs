@@ -85,7 +85,7 @@ impl LegacyLink {
             for (name, value) in &headers {
                 req = req.header(name, value);
             }
-            for (name, value) in auth.iter().flat_map(|a| a.headers("GET")) {
+            for (name, value) in auth.iter().flat_map(|a| a.headers("GET", &url)) {
                 req = req.header(name, value);
             }
             let req = req
@@ -239,7 +239,11 @@ impl Link for LegacyLink {
                 for (name, value) in &self.headers {
                     req = req.header(name, value);
                 }
-                for (name, value) in self.auth.iter().flat_map(|a| a.headers("POST")) {
+                for (name, value) in self
+                    .auth
+                    .iter()
+                    .flat_map(|a| a.headers("POST", &self.endpoint))
+                {
                     req = req.header(name, value);
                 }
                 let req = req

@@ -91,9 +91,9 @@ impl Authorizer {
     }
 
     /// The `Authorization` header (and, for a DPoP-bound token, the `DPoP` proof) for a
-    /// `method` request to the server. Only the link to the server the client was given
-    /// calls this, for its own URL.
-    pub(crate) fn headers(&self, method: &str) -> Vec<(HeaderName, HeaderValue)> {
+    /// `method` request to `url`. Only the links to the server the client was given call
+    /// this, for its URL (or an HTTP+SSE endpoint on its origin).
+    pub(crate) fn headers(&self, method: &str, url: &Uri) -> Vec<(HeaderName, HeaderValue)> {
         let Some(tokens) = self.current.lock().unwrap().clone() else {
             return Vec::new();
         };
@@ -105,7 +105,7 @@ impl Authorizer {
             out.push((AUTHORIZATION, value));
         }
         if tokens.token_type == "DPoP" {
-            let url = self.server.to_string();
+            let url = url.to_string();
             let nonce = self.nonce(&url);
             if let Some(proof) =
                 self.proof(method, &url, Some(&tokens.access_token), nonce.as_deref())
