@@ -2457,3 +2457,56 @@ async fn ghsa_9g45_5xwm_f3wc_no_headers_across_origins() {
         elsewhere.seen()
     );
 }
+
+/// GHSA-33f5-2c5q-wgwj (rmcp before 2.0, OAuth client): the `resource` of a server's protected
+/// resource metadata was not checked against the server being called, so a server (or whoever
+/// answers for its metadata) could have the client ask for, and then send, a token meant for
+/// another resource. The metadata must name the server itself (or a prefix of it on its own
+/// origin): here it names another host, another port, a sibling path; the client refuses
+/// with `ClientError::Authorization` before asking the authorization server anything, and no
+/// request carries a token.
+#[tokio::test(flavor = "multi_thread")]
+async fn ghsa_33f5_2c5q_wgwj_metadata_for_another_resource_is_refused() {
+    use mcp_runtime::client::oauth::OAuthConfig;
+    use mcp_runtime::client::{Client, ClientError};
+    use support::oauth::{Approve, Options, World};
+
+    for other in [
+        "https://evil.example/mcp",
+        "http://127.0.0.1:1/mcp",
+        "{base}/other",
+        "{base}/mcp/deeper",
+    ] {
+        let world = World::start(Options {
+            resource: Some(other.to_owned()),
+            ..Options::default()
+        })
+        .await;
+        let resource = other.replace("{base}", &world.url.replace("/mcp", ""));
+        let err = Client::builder()
+            .request_timeout(Duration::from_secs(20))
+            .oauth(OAuthConfig::authorization_code(Approve))
+            .connect(&world.url)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{resource}: connected"));
+        match err {
+            ClientError::Authorization(why) => {
+                assert!(why.contains("refused") && why.contains(&resource), "{why}")
+            }
+            other => panic!("{resource}: expected an authorization error, got {other:?}"),
+        }
+        assert_eq!(
+            world.auth.requests(),
+            0,
+            "{resource}: the authorization server was asked"
+        );
+        for r in world.mcp.seen() {
+            assert_eq!(
+                r.header("authorization"),
+                None,
+                "{resource}: a token was sent"
+            );
+        }
+    }
+}

@@ -1037,3 +1037,45 @@ async fn padding_cannot_hide_what_a_request_touches_from_the_scope_check() {
     })
     .await;
 }
+
+/// `mcp_runtime::client::oauth` against oidc-provider, end to end: the client is given only
+/// the MCP server's URL and client credentials; it finds the issuer through the server's
+/// protected resource metadata and oidc-provider's OpenID metadata, gets a JWT for this
+/// resource (RFC 8707) with the scopes it was told, and, refused a tool for want of
+/// `tickets:write` (403 `insufficient_scope`), asks again for the union and calls it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_oauth_client_gets_its_own_tokens_and_steps_up() {
+    use mcp_runtime::client::oauth::OAuthConfig;
+    let (authz, resource, _mcp) =
+        serve(|issuer, resource| Auth::jwt(issuer, resource).required_scopes(["mcp"])).await;
+    for protocol in [
+        ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+        ProtocolChoice::Stateless,
+    ] {
+        let c = Client::builder()
+            .protocol(protocol)
+            .oauth(
+                OAuthConfig::client_credentials(CLIENT.0, CLIENT.1).scopes(["mcp", "tickets:read"]),
+            )
+            .connect(&resource)
+            .await
+            .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
+        let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+        assert_eq!(
+            who,
+            format!(
+                "mcp-test from {} (client mcp-test) with mcp tickets:read",
+                authz.issuer
+            )
+        );
+        // Step-up: the 403 names tickets:write; the new token has all three.
+        let r = c.call_tool("close_ticket", json!({"id": 7})).await.unwrap();
+        assert!(!r.is_error(), "{r:?}");
+        let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+        assert!(
+            who.ends_with("with mcp tickets:read tickets:write"),
+            "{who}"
+        );
+        c.close().await;
+    }
+}

@@ -208,9 +208,8 @@ mod tls {
         Ok(Client::builder(TokioExecutor::new()).build(connector))
     }
 
-    /// One client for the whole process, trusting the platform's roots (the `auth` feature's
-    /// calls to the authorization server).
-    #[cfg(feature = "auth")]
+    /// One client for the whole process, trusting the platform's roots (the calls to
+    /// authorization servers: `auth`'s, and the client's OAuth).
     pub(crate) fn shared() -> Result<&'static HttpClient, String> {
         static CLIENT: OnceLock<Result<HttpClient, String>> = OnceLock::new();
         CLIENT

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod corpus;
 pub mod http;
 pub mod interop;
+pub mod oauth;
 pub mod raw_server;
 
 use std::io::{BufRead, BufReader, Write};

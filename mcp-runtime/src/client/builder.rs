@@ -72,6 +72,8 @@ pub struct ClientBuilder {
     #[cfg(feature = "tls")]
     bad_root: Option<String>,
     renew_sessions: bool,
+    #[cfg(feature = "http")]
+    oauth: Option<super::oauth::OAuthConfig>,
 }
 
 impl Default for ClientBuilder {
@@ -91,6 +93,8 @@ impl Default for ClientBuilder {
             #[cfg(feature = "tls")]
             bad_root: None,
             renew_sessions: false,
+            #[cfg(feature = "http")]
+            oauth: None,
         }
     }
 }
@@ -239,6 +243,15 @@ impl ClientBuilder {
         self
     }
 
+    /// OAuth 2.1 for an HTTP server that asks for it: on a 401 the client discovers the
+    /// server's authorization server, registers, gets a token by `config`'s grant and sends
+    /// the request again (see [`oauth`](super::oauth)). The token goes to this server only.
+    #[cfg(feature = "http")]
+    pub fn oauth(mut self, config: super::oauth::OAuthConfig) -> Self {
+        self.oauth = Some(config);
+        self
+    }
+
     /// When the server forgets the HTTP session (404), start a new one and send the request
     /// again, instead of failing with [`ClientError::SessionExpired`].
     pub fn renew_sessions(mut self, on: bool) -> Self {
@@ -326,20 +339,38 @@ impl ClientBuilder {
     /// [`ProtocolChoice::Stateless`]. A certificate that is refused is [`ClientError::Tls`],
     /// which says why.
     #[cfg(feature = "http")]
-    pub async fn connect(self, url: &str) -> Result<Client, ClientError> {
+    pub async fn connect(mut self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
         let uri = super::http::parse_url(url)?;
-        within(self.limits.connect_timeout, self.connect_to(uri, url)).await
+        let auth = self.authorizer(&uri, url);
+        within(self.limits.connect_timeout, self.connect_to(uri, url, auth)).await
+    }
+
+    /// The authorizer of the server at `uri` (its tokens are kept under `url`).
+    #[cfg(feature = "http")]
+    fn authorizer(&mut self, uri: &http::Uri, url: &str) -> Option<Arc<super::oauth::Authorizer>> {
+        let config = self.oauth.take()?;
+        Some(Arc::new(super::oauth::Authorizer::new(
+            config,
+            uri.clone(),
+            url.to_owned(),
+        )))
     }
 
     #[cfg(feature = "http")]
-    async fn connect_to(&self, uri: http::Uri, url: &str) -> Result<Client, ClientError> {
+    async fn connect_to(
+        &self,
+        uri: http::Uri,
+        url: &str,
+        auth: Option<Arc<super::oauth::Authorizer>>,
+    ) -> Result<Client, ClientError> {
         let hyper = super::http::hyper_client(&uri, &self.tls)?;
         let (tx, rx) = mpsc::channel(INBOX);
         let link = super::http::HttpLink::new(
             hyper.clone(),
             uri.clone(),
             self.headers.clone(),
+            auth.clone(),
             &self.limits,
             tx,
         );
@@ -352,7 +383,7 @@ impl ClientBuilder {
             }) if self.protocol != ProtocolChoice::Stateless => {
                 client.core.close().await;
                 tracing::debug!("{url} refused Streamable HTTP; trying HTTP+SSE");
-                self.open_sse(hyper, uri).await
+                self.open_sse(hyper, uri, auth).await
             }
             Err(e) => Err(e),
         }
@@ -361,11 +392,12 @@ impl ClientBuilder {
     /// Connects to a deprecated HTTP+SSE server (2024-11-05): `url` is its SSE endpoint
     /// (often `/sse`). [`connect`](Self::connect) falls back to this by itself.
     #[cfg(feature = "http")]
-    pub async fn connect_sse(self, url: &str) -> Result<Client, ClientError> {
+    pub async fn connect_sse(mut self, url: &str) -> Result<Client, ClientError> {
         self.check_headers()?;
         let uri = super::http::parse_url(url)?;
         let hyper = super::http::hyper_client(&uri, &self.tls)?;
-        within(self.limits.connect_timeout, self.open_sse(hyper, uri)).await
+        let auth = self.authorizer(&uri, url);
+        within(self.limits.connect_timeout, self.open_sse(hyper, uri, auth)).await
     }
 
     #[cfg(feature = "http")]
@@ -373,6 +405,7 @@ impl ClientBuilder {
         &self,
         hyper: super::http::Hyper,
         uri: http::Uri,
+        auth: Option<Arc<super::oauth::Authorizer>>,
     ) -> Result<Client, ClientError> {
         let version = match self.protocol {
             ProtocolChoice::Session(v) => v,
@@ -384,9 +417,15 @@ impl ClientBuilder {
             ProtocolChoice::Auto => ProtocolVersion::LATEST_SESSION,
         };
         let (tx, rx) = mpsc::channel(INBOX);
-        let link =
-            super::legacy::LegacyLink::open(hyper, uri, self.headers.clone(), &self.limits, tx)
-                .await?;
+        let link = super::legacy::LegacyLink::open(
+            hyper,
+            uri,
+            self.headers.clone(),
+            auth,
+            &self.limits,
+            tx,
+        )
+        .await?;
         let client = self.client(Box::new(link), rx, None);
         negotiate(&client.core, ProtocolChoice::Session(version), None).await?;
         Ok(client)

@@ -4,7 +4,8 @@
 //! ([`Timeout`](ClientError::Timeout)), it sent too much ([`TooLarge`](ClientError::TooLarge)),
 //! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
 //! ([`Transport`](ClientError::Transport), [`Tls`](ClientError::Tls),
-//! [`SessionExpired`](ClientError::SessionExpired), [`Closed`](ClientError::Closed)), or a name
+//! [`SessionExpired`](ClientError::SessionExpired), [`Closed`](ClientError::Closed)), OAuth
+//! authorization did not get a token ([`Authorization`](ClientError::Authorization)), or a name
 //! routes to no server of a [`Clients`](super::Clients) set
 //! ([`UnknownServer`](ClientError::UnknownServer)).
 
@@ -73,6 +74,11 @@ pub enum ClientError {
         /// What went wrong, in a sentence naming the host.
         detail: String,
     },
+    /// OAuth authorization failed or was refused: the server's protected resource metadata
+    /// names another server (GHSA-33f5-2c5q-wgwj), an issuer does not match, the
+    /// authorization server refused, the user did not come back, the server keeps asking for
+    /// more scope. The message says which; no token was sent where it should not go.
+    Authorization(String),
     /// The client was closed.
     Closed,
     /// [`Clients`](super::Clients): the namespaced tool name begins with no server's name
@@ -131,6 +137,10 @@ impl ClientError {
         ClientError::Transport(text)
     }
 
+    pub(crate) fn authorization(what: impl fmt::Display) -> Self {
+        ClientError::Authorization(what.to_string())
+    }
+
     pub(crate) fn protocol(what: impl fmt::Display) -> Self {
         ClientError::Protocol(what.to_string())
     }
@@ -166,6 +176,7 @@ impl fmt::Display for ClientError {
                 write!(f, "too large: {what} over the limit of {limit}")
             }
             ClientError::Tls { detail, .. } => write!(f, "TLS error: {detail}"),
+            ClientError::Authorization(why) => write!(f, "authorization failed: {why}"),
             ClientError::Closed => f.write_str("the client is closed"),
             ClientError::UnknownServer(name) => {
                 write!(

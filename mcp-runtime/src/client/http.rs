@@ -19,6 +19,7 @@ use super::body::{read_body, read_start, status_error};
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::{Limits, MAX_ERROR_BODY, STREAM_OPEN};
+use super::oauth::Authorizer;
 use super::sse::SseParser;
 use crate::protocol::{McpError, ProtocolVersion};
 
@@ -33,6 +34,8 @@ struct Shared {
     client: Hyper,
     url: Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// OAuth: the token on every request, and what to do on a 401 or 403.
+    auth: Option<Arc<Authorizer>>,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<&'static str>>,
     /// The largest JSON body or SSE event read.
@@ -102,6 +105,7 @@ impl HttpLink {
         client: Hyper,
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
+        auth: Option<Arc<Authorizer>>,
         limits: &Limits,
         inbox: mpsc::Sender<Inbound>,
     ) -> HttpLink {
@@ -110,6 +114,7 @@ impl HttpLink {
                 client,
                 url,
                 headers,
+                auth,
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 max_message: limits.max_message_bytes,
@@ -124,6 +129,8 @@ impl HttpLink {
 
 impl Shared {
     fn request(&self, method: Method, version: Option<&str>) -> http::request::Builder {
+        let method_name = method.to_string();
+        let method_name = method_name.as_str();
         let mut req = Request::builder().method(method).uri(self.url.clone());
         if let Some(session) = self.session.lock().unwrap().clone() {
             req = req.header("Mcp-Session-Id", session);
@@ -132,6 +139,13 @@ impl Shared {
             req = req.header("MCP-Protocol-Version", v);
         }
         for (name, value) in &self.headers {
+            req = req.header(name, value);
+        }
+        for (name, value) in self
+            .auth
+            .iter()
+            .flat_map(|a| a.headers(method_name, &self.url))
+        {
             req = req.header(name, value);
         }
         req
@@ -337,23 +351,59 @@ impl Link for HttpLink {
     fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
             let shared = &self.shared;
-            let mut req = shared
-                .request(Method::POST, out.version)
-                .header(CONTENT_TYPE, "application/json")
-                .header(ACCEPT, "application/json, text/event-stream");
-            if let Some(method) = &out.method {
-                req = req.header("Mcp-Method", method.as_str());
-            }
-            for (name, value) in &out.headers {
-                req = req.header(name.as_str(), value.as_str());
-            }
-            let req = req
-                .body(Full::new(Bytes::from(out.body)))
-                .map_err(|e| ClientError::protocol(format!("cannot send this request: {e}")))?;
-            let had_session = shared.session.lock().unwrap().is_some();
-            let resp = shared.client.request(req).await.map_err(|e| {
-                ClientError::request_failed(format_args!("POST {}", shared.url), &shared.url, &e)
-            })?;
+            let body = Bytes::from(out.body);
+            let mut tries = Default::default();
+            let (resp, had_session) = loop {
+                if let Some(auth) = &shared.auth {
+                    auth.before_send().await;
+                }
+                let generation = shared.auth.as_ref().map(|a| a.generation()).unwrap_or(0);
+                let mut req = shared
+                    .request(Method::POST, out.version)
+                    .header(CONTENT_TYPE, "application/json")
+                    .header(ACCEPT, "application/json, text/event-stream");
+                if let Some(method) = &out.method {
+                    req = req.header("Mcp-Method", method.as_str());
+                }
+                for (name, value) in &out.headers {
+                    req = req.header(name.as_str(), value.as_str());
+                }
+                let req = req
+                    .body(Full::new(body.clone()))
+                    .map_err(|e| ClientError::protocol(format!("cannot send this request: {e}")))?;
+                let had_session = shared.session.lock().unwrap().is_some();
+                let resp = shared.client.request(req).await.map_err(|e| {
+                    ClientError::request_failed(
+                        format_args!("POST {}", shared.url),
+                        &shared.url,
+                        &e,
+                    )
+                })?;
+                let Some(auth) = &shared.auth else {
+                    break (resp, had_session);
+                };
+                match auth
+                    .after(
+                        resp.status().as_u16(),
+                        resp.headers(),
+                        generation,
+                        &mut tries,
+                    )
+                    .await
+                {
+                    Ok(true) => continue,
+                    Ok(false) => break (resp, had_session),
+                    Err(error) => {
+                        return match out.id {
+                            Some(id) => {
+                                shared.push(Inbound::Failed { id, error }).await;
+                                Ok(())
+                            }
+                            None => Err(error),
+                        };
+                    }
+                }
+            };
             let status = resp.status();
             if out.method.as_deref() == Some("initialize")
                 && status.is_success()

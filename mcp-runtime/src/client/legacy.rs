@@ -19,6 +19,7 @@ use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::http::Hyper;
 use super::limits::Limits;
+use super::oauth::Authorizer;
 use super::sse::SseParser;
 
 /// How long the server has to announce its endpoint.
@@ -28,6 +29,7 @@ pub(crate) struct LegacyLink {
     client: Hyper,
     endpoint: Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
+    auth: Option<Arc<Authorizer>>,
     stream: Mutex<Option<AbortHandle>>,
     /// Why the stream ended, once it has: every answer comes on it, so nothing more is sent.
     gone: Arc<Mutex<Option<ClientError>>>,
@@ -63,25 +65,55 @@ impl LegacyLink {
         client: Hyper,
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
+        auth: Option<Arc<Authorizer>>,
         limits: &Limits,
         inbox: mpsc::Sender<Inbound>,
     ) -> Result<LegacyLink, ClientError> {
         let limit = limits.request_timeout;
         let deadline = Instant::now() + limit;
-        let mut req = Request::builder()
-            .method(Method::GET)
-            .uri(url.clone())
-            .header(ACCEPT, "text/event-stream");
-        for (name, value) in &headers {
-            req = req.header(name, value);
-        }
-        let req = req
-            .body(Full::new(Bytes::new()))
-            .map_err(ClientError::transport)?;
-        let resp = timeout_at(deadline, client.request(req))
-            .await
-            .map_err(|_| ClientError::Timeout(limit))?
-            .map_err(|e| ClientError::request_failed(format_args!("GET {url}"), &url, &e))?;
+        let mut tries = Default::default();
+        let resp = loop {
+            if let Some(auth) = &auth {
+                auth.before_send().await;
+            }
+            let generation = auth.as_ref().map(|a| a.generation()).unwrap_or(0);
+            let mut req = Request::builder()
+                .method(Method::GET)
+                .uri(url.clone())
+                .header(ACCEPT, "text/event-stream");
+            for (name, value) in &headers {
+                req = req.header(name, value);
+            }
+            for (name, value) in auth.iter().flat_map(|a| a.headers("GET", &url)) {
+                req = req.header(name, value);
+            }
+            let req = req
+                .body(Full::new(Bytes::new()))
+                .map_err(ClientError::transport)?;
+            let resp = timeout_at(deadline, client.request(req))
+                .await
+                .map_err(|_| ClientError::Timeout(limit))?
+                .map_err(|e| ClientError::request_failed(format_args!("GET {url}"), &url, &e))?;
+            match &auth {
+                Some(auth) => {
+                    let again = timeout_at(
+                        deadline,
+                        auth.after(
+                            resp.status().as_u16(),
+                            resp.headers(),
+                            generation,
+                            &mut tries,
+                        ),
+                    )
+                    .await
+                    .map_err(|_| ClientError::Timeout(limit))??;
+                    if !again {
+                        break resp;
+                    }
+                }
+                None => break resp,
+            }
+        };
         if resp.status() != StatusCode::OK {
             return Err(timeout_at(deadline, status_error(resp))
                 .await
@@ -173,6 +205,7 @@ impl LegacyLink {
             client,
             endpoint,
             headers,
+            auth,
             stream: Mutex::new(Some(task.abort_handle())),
             gone,
         })
@@ -191,23 +224,52 @@ impl Link for LegacyLink {
                     "the server's SSE stream has ended ({why}): connect again"
                 )));
             }
-            let mut req = Request::builder()
-                .method(Method::POST)
-                .uri(self.endpoint.clone())
-                .header(CONTENT_TYPE, "application/json");
-            for (name, value) in &self.headers {
-                req = req.header(name, value);
-            }
-            let req = req
-                .body(Full::new(Bytes::from(out.body)))
-                .map_err(ClientError::transport)?;
-            let resp = self.client.request(req).await.map_err(|e| {
-                ClientError::request_failed(
-                    format_args!("POST {}", self.endpoint),
-                    &self.endpoint,
-                    &e,
-                )
-            })?;
+            let body = Bytes::from(out.body);
+            let mut tries = Default::default();
+            let resp = loop {
+                if let Some(auth) = &self.auth {
+                    auth.before_send().await;
+                }
+                let generation = self.auth.as_ref().map(|a| a.generation()).unwrap_or(0);
+                let mut req = Request::builder()
+                    .method(Method::POST)
+                    .uri(self.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json");
+                for (name, value) in &self.headers {
+                    req = req.header(name, value);
+                }
+                for (name, value) in self
+                    .auth
+                    .iter()
+                    .flat_map(|a| a.headers("POST", &self.endpoint))
+                {
+                    req = req.header(name, value);
+                }
+                let req = req
+                    .body(Full::new(body.clone()))
+                    .map_err(ClientError::transport)?;
+                let resp = self.client.request(req).await.map_err(|e| {
+                    ClientError::request_failed(
+                        format_args!("POST {}", self.endpoint),
+                        &self.endpoint,
+                        &e,
+                    )
+                })?;
+                let Some(auth) = &self.auth else {
+                    break resp;
+                };
+                if !auth
+                    .after(
+                        resp.status().as_u16(),
+                        resp.headers(),
+                        generation,
+                        &mut tries,
+                    )
+                    .await?
+                {
+                    break resp;
+                }
+            };
             if resp.status().is_success() {
                 // The answer comes on the stream; this body (`Accepted`) is not needed.
                 return Ok(());

@@ -52,6 +52,10 @@
 //!   ([`ServersConfig`], the format of Claude Desktop, Cursor and VS Code) at once, reports
 //!   each one's failure, and routes namespaced tool names (`server.tool`) to their servers,
 //!   with one merged [`list_tools`](Clients::list_tools) (see below).
+//! - **OAuth 2.1** ([`ClientBuilder::oauth`], module [`oauth`]): a server that answers 401 is
+//!   authorized against its authorization server (discovery, registration, authorization code
+//!   with PKCE or client credentials, scope step-up, refresh), and the request sent again; the
+//!   token goes to that server only, in its `Authorization` header.
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one
@@ -99,6 +103,8 @@ mod limits;
 pub(crate) mod lines;
 mod listen;
 mod lists;
+#[cfg(feature = "http")]
+pub mod oauth;
 mod router;
 mod servers_config;
 mod set;

@@ -5,6 +5,9 @@
 //! `mcp_runtime::client`. `tests/conformance/run-client.sh` runs the suite against it.
 
 use mcp_runtime::ProtocolVersion;
+use mcp_runtime::client::oauth::{
+    EnterpriseAuthorization, LoopbackRedirect, OAuthConfig, PrivateKey,
+};
 use mcp_runtime::client::{
     Client, ClientError, ElicitResult, ProtocolChoice, Root, SampledMessage,
 };
@@ -45,8 +48,122 @@ fn context() -> Value {
         .unwrap_or(Value::Null)
 }
 
-async fn connect(url: &str) -> Result<Client, ClientError> {
-    Client::builder()
+/// The Client ID Metadata Document URL the `auth/basic-cimd` scenario expects.
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// OAuth for the `auth/*` scenarios: the grant the scenario tests, with the credentials its
+/// context gives.
+fn oauth(scenario: &str) -> Result<Option<OAuthConfig>, ClientError> {
+    if !scenario.starts_with("auth/") {
+        return Ok(None);
+    }
+    let ctx = context();
+    let text = |k: &str| ctx.get(k).and_then(Value::as_str).map(str::to_owned);
+    let need = |k: &str| {
+        text(k).ok_or_else(|| ClientError::Protocol(format!("the scenario's context has no {k}")))
+    };
+    match scenario {
+        "auth/client-credentials-basic" => {
+            return Ok(Some(OAuthConfig::client_credentials(
+                need("client_id")?,
+                need("client_secret")?,
+            )));
+        }
+        "auth/client-credentials-jwt" => {
+            let alg = text("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            let key = PrivateKey::from_pem(&need("private_key_pem")?, &alg)?;
+            return Ok(Some(OAuthConfig::client_credentials_jwt(
+                need("client_id")?,
+                key,
+            )));
+        }
+        "auth/wif-jwt-bearer" => {
+            let jwt = need("valid_jwt")?;
+            let mut config = OAuthConfig::jwt_bearer(move || jwt.clone());
+            if let Some(id) = text("client_id") {
+                config = config.client_id(id);
+            }
+            return Ok(Some(config));
+        }
+        "auth/enterprise-managed-authorization" => {
+            let grant = EnterpriseAuthorization::new(
+                need("idp_token_endpoint")?,
+                need("idp_client_id")?,
+                need("idp_id_token")?,
+            );
+            return Ok(Some(OAuthConfig::enterprise(
+                grant,
+                need("client_id")?,
+                need("client_secret")?,
+            )));
+        }
+        _ => {}
+    }
+    let redirect = LoopbackRedirect::bind(browse)
+        .map_err(|e| ClientError::Transport(format!("no loopback listener: {e}")))?
+        .timeout(std::time::Duration::from_secs(10));
+    let mut config = OAuthConfig::authorization_code(redirect)
+        .client_name("mcp-runtime-conformance-client")
+        .client_metadata_url(CIMD_URL)
+        .dpop(true);
+    if let Some(id) = text("client_id") {
+        config = config.client_id(id);
+    }
+    if let Some(secret) = text("client_secret") {
+        config = config.client_secret(secret);
+    }
+    Ok(Some(config))
+}
+
+/// The "browser" of the authorization-code scenarios: a user who approves at once. It gets
+/// the authorization URL, and follows the authorization server's redirect back to the
+/// client's loopback listener, with plain HTTP/1.1 `GET`s.
+fn browse(url: &str) {
+    let url = url.to_owned();
+    tokio::spawn(async move {
+        match http_get(&url).await {
+            Ok(Some(location)) => {
+                if let Err(e) = http_get(&location).await {
+                    eprintln!("conformance client: GET {location}: {e}");
+                }
+            }
+            Ok(None) => eprintln!("conformance client: {url} did not redirect"),
+            Err(e) => eprintln!("conformance client: GET {url}: {e}"),
+        }
+    });
+}
+
+/// `GET url` (http:// only); the `Location` of the answer, if any.
+async fn http_get(url: &str) -> std::io::Result<Option<String>> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| std::io::Error::other("not an http:// URL"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let mut stream = tokio::net::TcpStream::connect(authority).await?;
+    let head = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await?;
+    let answer = String::from_utf8_lossy(&answer);
+    let head = answer.split("\r\n\r\n").next().unwrap_or("");
+    Ok(head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("location")
+            .then(|| value.trim().to_owned())
+    }))
+}
+
+async fn connect(scenario: &str, url: &str) -> Result<Client, ClientError> {
+    let mut builder = Client::builder();
+    if let Some(config) = oauth(scenario)? {
+        builder = builder.oauth(config);
+    }
+    builder
         .info("mcp-runtime-conformance-client", env!("CARGO_PKG_VERSION"))
         .protocol(protocol())
         // A user who changes nothing accepts the form's defaults (SEP-1034); a form without
@@ -122,7 +239,7 @@ fn sample_arguments(schema: &Value) -> Value {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
-    let client = connect(url).await?;
+    let client = connect(scenario, url).await?;
     let outcome = match scenario {
         // Lists only: the tool's `$ref` points at a network URI the client must not fetch.
         "json-schema-ref-no-deref" => client.list_tools().await.map(drop),
