@@ -93,7 +93,7 @@ pub(crate) fn accepts_batches(version: Option<ProtocolVersion>) -> bool {
 }
 
 /// The error (-32600, id `null`) for a batch where none is accepted: at the session's
-/// `version`, or, with none, at the version the client named (`MCP-Protocol-Version`), if any.
+/// `version`, or without a session (`None`).
 pub(crate) fn batch_refused(version: Option<ProtocolVersion>) -> McpError {
     let at = match version {
         Some(v) => format!("at protocol {v}"),
