@@ -1,8 +1,9 @@
 //! The OAuth resource server (`HttpConfig::auth`) against a real authorization server:
 //! oidc-provider (npm, pinned in tests/auth/), started here on loopback, issuing JWT and opaque
-//! access tokens with the client credentials grant. Every token on the positive path comes from
-//! it; only the forgeries of the negative path (`alg: none`, HMAC with the public key, a bad
-//! signature) are made here.
+//! access tokens with the client credentials grant, and with the authorization code grant to a
+//! user the test plays (oidc-provider's login and consent pages). Every token on the positive
+//! path comes from it; only the forgeries of the negative path (`alg: none`, HMAC with the
+//! public key, a bad signature) are made here.
 
 mod support;
 
@@ -1078,4 +1079,264 @@ async fn the_oauth_client_gets_its_own_tokens_and_steps_up() {
         );
         c.close().await;
     }
+}
+
+/// `http://127.0.0.1:PORT/path?query` → (PORT, `/path?query`).
+fn split_url(url: &str) -> (u16, String) {
+    let rest = url
+        .strip_prefix("http://127.0.0.1:")
+        .unwrap_or_else(|| panic!("not a loopback URL: {url}"));
+    let (port, target) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    (port.parse().unwrap(), target.to_owned())
+}
+
+/// The query parameters of `url`, decoded.
+fn query_of(url: &str) -> Vec<(String, String)> {
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    query
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (support::oauth::decode(k), support::oauth::decode(v)))
+        .collect()
+}
+
+fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The user, in a browser of their own (a new cookie jar): opens `authorization_url`, follows
+/// redirects, and answers oidc-provider's interaction pages as `user` would (the login form,
+/// then the consent form), until the authorization server sends the browser to another origin
+/// (the client's loopback redirect URI), which must answer 200. Returns the prompts shown.
+fn play_user(authorization_url: &str, user: &str) -> Vec<String> {
+    let (as_port, first) = split_url(authorization_url);
+    let (mut port, mut target) = (as_port, first);
+    let mut form: Option<String> = None;
+    let mut cookies: Vec<(String, String)> = Vec::new();
+    let mut prompts = Vec::new();
+    let resolve = |location: &str, port: u16| {
+        if location.starts_with("http://") {
+            split_url(location)
+        } else {
+            (port, location.to_owned())
+        }
+    };
+    for _ in 0..20 {
+        let mut req = match &form {
+            Some(body) => Req::post(&target)
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(body.clone()),
+            None => Req::get(&target),
+        }
+        .header("Accept", "text/html");
+        if !cookies.is_empty() && port == as_port {
+            let jar: Vec<String> = cookies.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            req = req.header("Cookie", &jar.join("; "));
+        }
+        let r = Endpoint { port }.send(&req);
+        if port != as_port {
+            assert_eq!(r.status(), 200, "the redirect URI answered {r}");
+            return prompts;
+        }
+        for (name, value) in &r.head.headers {
+            if !name.eq_ignore_ascii_case("set-cookie") {
+                continue;
+            }
+            let pair = value.split(';').next().unwrap_or("");
+            let Some((n, v)) = pair.split_once('=') else {
+                continue;
+            };
+            cookies.retain(|(k, _)| k != n);
+            if !v.is_empty() {
+                cookies.push((n.trim().to_owned(), v.to_owned()));
+            }
+        }
+        form = None;
+        match r.status() {
+            302 | 303 => (port, target) = resolve(r.header("location").unwrap(), port),
+            200 => {
+                let page = r.text();
+                let after = |marker: &str| {
+                    let start = page.find(marker).unwrap_or_else(|| {
+                        panic!("no {marker} on the authorization server's page: {r}")
+                    }) + marker.len();
+                    page[start..].split('"').next().unwrap().to_owned()
+                };
+                let prompt = after(r#"name="prompt" value=""#);
+                form = Some(match prompt.as_str() {
+                    "login" => format!("prompt=login&login={user}"),
+                    "consent" => "prompt=consent".to_owned(),
+                    other => panic!("an unexpected prompt {other:?}: {r}"),
+                });
+                (port, target) = resolve(&after(r#"action=""#), port);
+                prompts.push(prompt);
+            }
+            _ => panic!("the authorization server answered {r}"),
+        }
+    }
+    panic!("the authorization server never sent the browser back");
+}
+
+/// The claims of a JWT (not verified: the MCP server did that).
+fn claims(jwt: &str) -> Value {
+    let payload = jwt.split('.').nth(1).unwrap();
+    serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(payload)
+            .unwrap(),
+    )
+    .unwrap()
+}
+
+/// The authorization-code flow of `mcp_runtime::client::oauth` against oidc-provider, with a
+/// user: the client is given only the MCP server's URL and a [`LoopbackRedirect`] whose hook
+/// plays the user in a browser of its own (oidc-provider's login form, then its consent form).
+/// The client registers itself (RFC 7591, a public native client with its loopback redirect
+/// URI), sends PKCE S256 and the resource (RFC 8707), gets a JWT for that user, for this
+/// server, steps up through a second authorization when a tool needs more scope, and a later
+/// client with the same token file uses the tokens without a login. In both eras.
+///
+/// [`LoopbackRedirect`]: mcp_runtime::client::oauth::LoopbackRedirect
+#[tokio::test(flavor = "multi_thread")]
+async fn the_authorization_code_flow_runs_against_a_real_authorization_server() {
+    use mcp_runtime::client::oauth::{FileTokenStore, LoopbackRedirect, OAuthConfig};
+    use std::sync::{Arc, Mutex};
+    type Logins = Arc<Mutex<Vec<(String, std::thread::JoinHandle<Vec<String>>)>>>;
+
+    let (authz, resource, _mcp) =
+        serve(|issuer, resource| Auth::jwt(issuer, resource).required_scopes(["mcp"])).await;
+    let dir = std::env::temp_dir().join(format!("mcp-auth-code-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (era, protocol) in [
+        ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+        ProtocolChoice::Stateless,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let path = dir.join(format!("tokens-{era}.json"));
+        let _ = std::fs::remove_file(&path);
+        // Each authorization URL the hook was given, and the browser that went through it.
+        let logins: Logins = Arc::default();
+        let redirect = {
+            let logins = logins.clone();
+            LoopbackRedirect::bind(move |url| {
+                let browser = std::thread::spawn({
+                    let url = url.to_owned();
+                    move || play_user(&url, "alice")
+                });
+                logins.lock().unwrap().push((url.to_owned(), browser));
+            })
+            .unwrap()
+            .timeout(Duration::from_secs(120))
+        };
+        let redirect_uri = format!("http://127.0.0.1:{}/callback", redirect.port());
+        let config = OAuthConfig::authorization_code(redirect).client_name("auth-code-test");
+        let take_logins = || std::mem::take(&mut *logins.lock().unwrap());
+
+        let c = Client::builder()
+            .protocol(protocol)
+            .oauth(config.clone().token_store(FileTokenStore::new(&path)))
+            .connect(&resource)
+            .await
+            .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
+        let who: String = c.call_tool_as("whoami", json!({})).await.unwrap();
+
+        // One login: the user saw the login form, then the consent form.
+        let mut logins_seen = take_logins();
+        assert_eq!(logins_seen.len(), 1, "{protocol:?}");
+        let (url, browser) = logins_seen.pop().unwrap();
+        assert_eq!(browser.join().unwrap(), ["login", "consent"]);
+        let params = query_of(&url);
+        assert_eq!(param(&params, "response_type"), Some("code"));
+        assert_eq!(param(&params, "code_challenge_method"), Some("S256"));
+        assert_eq!(param(&params, "code_challenge").map(str::len), Some(43));
+        assert_eq!(param(&params, "resource"), Some(resource.as_str()));
+        assert_eq!(param(&params, "redirect_uri"), Some(redirect_uri.as_str()));
+        let client_id = param(&params, "client_id").unwrap().to_owned();
+        assert_ne!(client_id, CLIENT.0);
+
+        // The token the server took is the user's, got by that client, for this resource.
+        assert_eq!(
+            who,
+            format!("alice from {} (client {client_id}) with mcp", authz.issuer),
+            "{protocol:?}"
+        );
+        let stored: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let tokens = &stored[resource.as_str()];
+        assert_eq!(
+            tokens["client_auth_method"], "none",
+            "a public client: {tokens}"
+        );
+        let at = claims(tokens["access_token"].as_str().unwrap());
+        assert_eq!(at["sub"], "alice");
+        assert_eq!(at["aud"], resource.as_str());
+        assert_eq!(at["client_id"], client_id.as_str());
+        assert_eq!(at["iss"], authz.issuer.as_str());
+
+        // oidc-provider requires PKCE of a public client: the same request without it is
+        // refused (sent back to the redirect URI with an error, not to a login).
+        let without: Vec<String> = params
+            .iter()
+            .filter(|(k, _)| !k.starts_with("code_challenge"))
+            .map(|(k, v)| format!("{k}={}", v.replace(':', "%3A").replace('/', "%2F")))
+            .collect();
+        let (as_port, _) = split_url(&url);
+        let r = Endpoint { port: as_port }
+            .send(&Req::get(&format!("/auth?{}", without.join("&"))).header("Accept", "text/html"));
+        let location = r.header("location").unwrap_or_else(|| panic!("{r}"));
+        assert!(location.starts_with(&redirect_uri), "{location}");
+        let refusal = query_of(location);
+        assert_eq!(
+            param(&refusal, "error"),
+            Some("invalid_request"),
+            "{location}"
+        );
+        assert!(
+            param(&refusal, "error_description").is_some_and(|d| d.contains("PKCE")),
+            "{location}"
+        );
+
+        // Step-up: close_ticket needs tickets:write; the user is asked again (a new browser:
+        // login and consent to the new scope) and the new token has both.
+        let r = c.call_tool("close_ticket", json!({"id": 7})).await.unwrap();
+        assert!(!r.is_error(), "{r:?}");
+        let mut logins_seen = take_logins();
+        assert_eq!(logins_seen.len(), 1, "{protocol:?}");
+        let (url, browser) = logins_seen.pop().unwrap();
+        assert_eq!(browser.join().unwrap(), ["login", "consent"]);
+        assert_eq!(
+            param(&query_of(&url), "scope"),
+            Some("mcp tickets:write"),
+            "{url}"
+        );
+        c.close().await;
+
+        // A later run with the same token file: no login.
+        let again = Client::builder()
+            .protocol(protocol)
+            .oauth(config.token_store(FileTokenStore::new(&path)))
+            .connect(&resource)
+            .await
+            .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
+        let who: String = again.call_tool_as("whoami", json!({})).await.unwrap();
+        assert_eq!(
+            who,
+            format!(
+                "alice from {} (client {client_id}) with mcp tickets:write",
+                authz.issuer
+            )
+        );
+        let r = again
+            .call_tool("close_ticket", json!({"id": 8}))
+            .await
+            .unwrap();
+        assert!(!r.is_error(), "{r:?}");
+        assert!(take_logins().is_empty(), "{protocol:?}: a second login");
+        again.close().await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

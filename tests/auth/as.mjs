@@ -1,6 +1,7 @@
 // A real OAuth 2.1 / OpenID Connect authorization server for tests/auth.rs: oidc-provider
-// (pinned in package.json), on 127.0.0.1, with the client credentials grant, resource
-// indicators (RFC 8707) and token introspection (RFC 7662).
+// (pinned in package.json), on 127.0.0.1, with the client credentials grant, the authorization
+// code grant (PKCE, required of public clients), open dynamic client registration (RFC 7591),
+// resource indicators (RFC 8707) and token introspection (RFC 7662).
 //
 //   PORT=0 RESOURCE=http://127.0.0.1:8000/mcp node tests/auth/as.mjs
 //
@@ -11,6 +12,11 @@
 //   mcp-test / test-secret      client_credentials; scopes mcp tickets:read tickets:write
 //   mcp-other / other-secret    the same, another principal
 //   mcp-server / server-secret  the resource server's own credentials, for introspection
+//   any client registered at /reg (RFC 7591): e.g. a native public client with a loopback
+//   redirect URI (any port, RFC 8252 §7.3), for the authorization code grant
+// Users: oidc-provider's own development interactions (GET /interaction/:uid shows a form, POST
+// it with `prompt=login&login=NAME`: any name logs in as that subject; then `prompt=consent`
+// grants what was asked for). No password: the tests play the user.
 // Resources (the `resource` parameter of a token request):
 //   $RESOURCE                 JWT access tokens with aud = $RESOURCE
 //   $RESOURCE?opaque          opaque access tokens (introspection), aud = $RESOURCE
@@ -65,10 +71,18 @@ const provider = new Provider(issuer, {
       id_token_signed_response_alg: 'ES256',
     },
   ],
+  // Registered clients sign their ID tokens with the one key there is (ES256).
+  clientDefaults: {
+    grant_types: ['authorization_code'],
+    id_token_signed_response_alg: 'ES256',
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+  },
   jwks: { keys: [jwk] },
   scopes: SCOPES.split(' '),
   features: {
-    devInteractions: { enabled: false },
+    devInteractions: { enabled: true },
+    registration: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
     resourceIndicators: {

@@ -65,9 +65,16 @@ pub(crate) async fn register(
         }
         _ => AuthMethod::None,
     };
+    // The refresh token grant only with a server that may issue refresh tokens: one whose
+    // `grant_types_supported` leaves it out refuses a registration asking for it (RFC 7591
+    // `invalid_client_metadata`; oidc-provider does).
+    let mut grant_types = vec!["authorization_code"];
+    if meta.may_refresh() {
+        grant_types.push("refresh_token");
+    }
     let mut body = json!({
         "client_name": config.client_name,
-        "grant_types": ["authorization_code", "refresh_token"],
+        "grant_types": grant_types,
         "response_types": ["code"],
         "token_endpoint_auth_method": method.name(),
         "application_type": "native",
