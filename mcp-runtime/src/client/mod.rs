@@ -62,6 +62,12 @@
 //!   `server/discover` for their `ttlMs` and answers from memory; a
 //!   `notifications/{tools,prompts,resources}/list_changed` drops the lists it names (the
 //!   next call asks the server), before anyone hears of it.
+//! - **Skills** (SEP-2640, the `io.modelcontextprotocol/skills` extension):
+//!   [`list_skills`](Client::list_skills) reads the index only; [`read_skill`](Client::read_skill)
+//!   and [`load_skill`](Client::load_skill) read one skill's files, `SKILL.md` first, each
+//!   checked against the index (size, `sha256:` digest, and `SKILL.md`'s frontmatter field by
+//!   field; this needs the `skills` feature's YAML parser) before the next is read. A file
+//!   that fails is [`ClientError::Integrity`] and is never returned.
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one
@@ -115,6 +121,7 @@ pub mod oauth;
 mod router;
 mod servers_config;
 mod set;
+mod skills;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
 mod stdio;
@@ -145,6 +152,7 @@ pub use listen::Listen;
 pub use lists::{Discovery, Listed};
 pub use servers_config::{ServerConfig, ServerTransport, ServersConfig, ServersConfigError};
 pub use set::{Clients, ListedTools, ServerFailure};
+pub use skills::{Skill, SkillEntry, SkillFile, SkillFileRef};
 pub use stdio::Stderr;
 
 /// The rustls this crate's `https://` runs on (0.23), for
