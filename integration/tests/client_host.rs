@@ -250,6 +250,18 @@ async fn skills_are_listed_then_loaded_with_every_file_checked() {
         assert_eq!(entry.description.as_deref(), Some("Work with PDF files."));
         assert_eq!(entry.files.as_ref().map(Vec::len), Some(3));
         assert_eq!(counts.of("resources/read"), reads, "listing reads no file");
+        // Loading reads SKILL.md only; a supporting file is read when asked for.
+        let loaded = client.load_skill(entry).await.unwrap();
+        assert_eq!(loaded.manifest(), PDF_SKILL_MD);
+        assert_eq!(loaded.files.len(), 1);
+        assert_eq!(counts.of("resources/read"), reads + 1);
+        let forms = client
+            .read_skill_file(entry, "skill://pdf-processing/references/FORMS.md")
+            .await
+            .unwrap();
+        assert_eq!(forms.text(), Some(FORMS_MD));
+        assert_eq!(counts.of("resources/read"), reads + 2);
+        let reads = counts.of("resources/read");
 
         let skill = client.read_skill("pdf-processing").await.unwrap();
         assert_eq!(skill.manifest(), PDF_SKILL_MD);
@@ -283,7 +295,7 @@ async fn skills_are_listed_then_loaded_with_every_file_checked() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_file_that_does_not_match_its_index_entry_is_refused_and_nothing_after_it_read() {
+async fn a_file_that_does_not_match_its_index_entry_is_refused() {
     let dir = SkillsDir::new("tamper");
     let root = dir.0.clone();
     let (url, counts) = start(move |b| b.skills_dir(root));
@@ -313,20 +325,29 @@ async fn a_file_that_does_not_match_its_index_entry_is_refused_and_nothing_after
         "stopped at SKILL.md"
     );
 
-    // Or another size for a later file: the files before it were read, none after.
+    // Or another size for a supporting file.
+    let forms_uri = "skill://pdf-processing/references/FORMS.md";
     let mut lying = entry.clone();
     let files = lying.files.as_mut().unwrap();
-    let forms = files
-        .iter_mut()
-        .find(|f| f.uri.ends_with("FORMS.md"))
-        .unwrap();
-    forms.size += 1;
-    let err = client.load_skill(&lying).await.unwrap_err();
+    let forms = files.iter_mut().find(|f| f.uri == forms_uri).unwrap();
+    forms.size = forms.size.map(|n| n + 1);
+    let err = client.read_skill_file(&lying, forms_uri).await.unwrap_err();
     assert!(
         matches!(&err, ClientError::Integrity { uri, detail }
             if uri.ends_with("FORMS.md") && detail.contains("bytes")),
         "{err}"
     );
+
+    // A file the entry does not list is refused without being read.
+    let reads = counts.of("resources/read");
+    let mut short = entry.clone();
+    short.files.as_mut().unwrap().retain(|f| f.uri != forms_uri);
+    let err = client.read_skill_file(&short, forms_uri).await.unwrap_err();
+    assert!(
+        matches!(&err, ClientError::Integrity { detail, .. } if detail.contains("lists")),
+        "{err}"
+    );
+    assert_eq!(counts.of("resources/read"), reads);
 
     // Or frontmatter the file does not have.
     let mut lying = entry.clone();

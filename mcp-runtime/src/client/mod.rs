@@ -63,11 +63,13 @@
 //!   `notifications/{tools,prompts,resources}/list_changed` drops the lists it names (the
 //!   next call asks the server), before anyone hears of it.
 //! - **Skills** (SEP-2640, the `io.modelcontextprotocol/skills` extension):
-//!   [`list_skills`](Client::list_skills) reads the index only; [`read_skill`](Client::read_skill)
-//!   and [`load_skill`](Client::load_skill) read one skill's files, `SKILL.md` first, each
-//!   checked against the index (size, `sha256:` digest, and `SKILL.md`'s frontmatter field by
-//!   field; this needs the `skills` feature's YAML parser) before the next is read. A file
-//!   that fails is [`ClientError::Integrity`] and is never returned.
+//!   [`list_skills`](Client::list_skills) reads the index only;
+//!   [`load_skill`](Client::load_skill) reads a skill's `SKILL.md` and
+//!   [`read_skill_file`](Client::read_skill_file) one of its files when needed, each checked
+//!   against the index entry (`sha256:` digest, size, and `SKILL.md`'s frontmatter field by
+//!   field, which needs the `skills` feature's YAML parser; an unlisted file is refused);
+//!   [`read_skill`](Client::read_skill) reads a whole skill by name. A file that fails is
+//!   [`ClientError::Integrity`] and is never returned.
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one

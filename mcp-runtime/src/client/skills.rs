@@ -1,9 +1,13 @@
 //! Reading a server's skills (the `io.modelcontextprotocol/skills` extension, SEP-2640) as a
-//! host must: the index first ([`Client::list_skills`], nothing else fetched), then one
-//! skill's files when it is loaded ([`Client::load_skill`], [`Client::read_skill`]), each
-//! checked against the index before it is used: its size, its `sha256:` digest and, for
-//! `SKILL.md`, its frontmatter field by field. A file that fails a check is
-//! [`ClientError::Integrity`], and nothing more of that skill is read.
+//! host must: the index first ([`Client::list_skills`], nothing else fetched), a skill's
+//! `SKILL.md` when it is loaded ([`Client::load_skill`]), and a supporting file when it is
+//! read ([`Client::read_skill_file`]), each checked against the index entry before it is
+//! used: its `sha256:` digest, its size when the entry gives one and, for `SKILL.md`, its
+//! frontmatter field by field; a file the entry does not list is refused too. A file that
+//! fails is [`ClientError::Integrity`], and its content is never returned.
+//! [`Client::read_skill`] does all of it for a whole skill at once, for a host that
+//! materializes a skill (SEP-2640 asks hosts not to fetch files ahead of need: prefer
+//! `load_skill` and `read_skill_file` when files are read as the model asks for them).
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
@@ -25,8 +29,9 @@ pub struct SkillEntry {
     pub description: Option<String>,
     /// The `SKILL.md` frontmatter as the server lists it (every field).
     pub frontmatter: Map<String, Value>,
-    /// Its files with their digests and sizes, `SKILL.md` among them; `None` when the server
-    /// lists them as `"dynamic"` (then only `SKILL.md` is read, checked by its frontmatter).
+    /// Its files with their digests, `SKILL.md` among them; `None` for a skill generated
+    /// dynamically (its `resources` left out, or `"dynamic"`): then only its `SKILL.md` can be
+    /// loaded, checked by its frontmatter alone, and no other file read.
     pub files: Option<Vec<SkillFileRef>>,
 }
 
@@ -38,8 +43,8 @@ pub struct SkillFileRef {
     pub uri: String,
     /// `sha256:` and 64 lowercase hex digits.
     pub digest: String,
-    /// Its length in bytes.
-    pub size: u64,
+    /// Its length in bytes, when the index gives it (checked then).
+    pub size: Option<u64>,
 }
 
 /// A file of a loaded skill, checked against the index.
@@ -61,13 +66,13 @@ impl SkillFile {
     }
 }
 
-/// A loaded skill: its entry and its files, `SKILL.md` first, every one checked.
+/// A loaded skill: its entry and the files read so far, `SKILL.md` first, every one checked.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct Skill {
     /// The index entry the files were checked against.
     pub entry: SkillEntry,
-    /// The files, `SKILL.md` first, then in the index's order.
+    /// `SKILL.md`, then (from [`Client::read_skill`]) the other files in the index's order.
     pub files: Vec<SkillFile>,
 }
 
@@ -100,27 +105,31 @@ impl SkillEntry {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let files = match raw.get("resources") {
-            Some(Value::String(s)) if s == "dynamic" => None,
+            None | Some(Value::String(_)) => None,
             Some(Value::Array(list)) => Some(
                 list.iter()
                     .map(|f| {
                         let file_uri = f.get("uri").and_then(Value::as_str);
                         let digest = f.get("digest").and_then(Value::as_str);
                         let size = f.get("size").and_then(Value::as_u64);
-                        match (file_uri, digest, size) {
-                            (Some(file_uri), Some(digest), Some(size)) => Ok(SkillFileRef {
+                        match (file_uri, digest) {
+                            (Some(file_uri), Some(digest)) => Ok(SkillFileRef {
                                 uri: file_uri.to_owned(),
                                 digest: digest.to_owned(),
                                 size,
                             }),
                             _ => Err(bad(&format!(
-                                "({uri}) lists a file without uri, digest and size: {f}"
+                                "({uri}) lists a file without uri and digest: {f}"
                             ))),
                         }
                     })
                     .collect::<Result<Vec<_>, _>>()?,
             ),
-            _ => return Err(bad(&format!("({uri}) has no resources list"))),
+            Some(other) => {
+                return Err(bad(&format!(
+                    "({uri}) has resources that are not a list: {other}"
+                )));
+            }
         };
         Ok(SkillEntry {
             uri,
@@ -160,10 +169,10 @@ impl Client {
         SkillEntry::parse(raw, "skills/get")
     }
 
-    /// Loads the skill named `name` (its frontmatter `name`) from the index:
-    /// [`list_skills`](Self::list_skills), then [`load_skill`](Self::load_skill). Names
-    /// should be unique but need not be: two skills of the name are an error naming both
-    /// URIs (load the one meant with `load_skill`).
+    /// The whole skill named `name` (its frontmatter `name`): [`list_skills`](Self::list_skills),
+    /// [`load_skill`](Self::load_skill), then every other file the entry lists, each checked,
+    /// stopping at the first that fails. Names should be unique but need not be: two skills
+    /// of the name are an error naming both URIs (load the one meant with `load_skill`).
     pub async fn read_skill(&self, name: &str) -> Result<Skill, ClientError> {
         let mut found: Vec<SkillEntry> = self
             .list_skills()
@@ -175,7 +184,18 @@ impl Client {
             0 => Err(ClientError::protocol(format!(
                 "the server lists no skill named {name:?}"
             ))),
-            1 => self.load_skill(&found.remove(0)).await,
+            1 => {
+                let entry = found.remove(0);
+                let mut skill = self.load_skill(&entry).await?;
+                for file in entry.files.as_deref().unwrap_or_default() {
+                    if file.uri != entry.uri {
+                        skill
+                            .files
+                            .push(self.read_skill_file(&entry, &file.uri).await?);
+                    }
+                }
+                Ok(skill)
+            }
             _ => Err(ClientError::protocol(format!(
                 "{} skills are named {name:?} ({}): load one with load_skill",
                 found.len(),
@@ -188,11 +208,11 @@ impl Client {
         }
     }
 
-    /// Reads a skill's files, checking each against `entry`: `SKILL.md` first (its size,
-    /// digest, then its frontmatter compared field by field with the entry's), then the other
-    /// files the entry lists, in order. The first file that fails a check ends the load with
-    /// [`ClientError::Integrity`], before any further file is read. A `"dynamic"` entry has
-    /// no digests: only its `SKILL.md` is read, and checked by its frontmatter.
+    /// Loads a skill: reads its `SKILL.md` and checks it against `entry` (its digest and size,
+    /// then its frontmatter compared field by field with the entry's). No other file is read:
+    /// [`read_skill_file`](Self::read_skill_file) reads one when it is needed. A file that
+    /// fails is [`ClientError::Integrity`]. A dynamic entry has no digests: its `SKILL.md`
+    /// is checked by its frontmatter alone.
     ///
     /// Comparing the frontmatter parses YAML: it needs the `skills` feature (without it
     /// every load fails, rather than using a file it could not check).
@@ -204,38 +224,55 @@ impl Client {
             })
         });
         let manifest = match manifest_ref {
-            Some(r) => self.read_skill_file(r?).await?,
+            Some(r) => self.read_checked(r?).await?,
             None => self.read_unverified(&entry.uri).await?,
         };
         check_frontmatter(entry, &manifest)?;
-        let mut files = vec![manifest];
-        for file in listed.unwrap_or_default() {
-            if file.uri != entry.uri {
-                files.push(self.read_skill_file(file).await?);
-            }
-        }
         Ok(Skill {
             entry: entry.clone(),
-            files,
+            files: vec![manifest],
         })
     }
 
-    /// Reads one file of a skill and checks it against its index entry: its length against
-    /// `size`, its SHA-256 against `digest`. Content that fails is never returned.
-    pub async fn read_skill_file(&self, file: &SkillFileRef) -> Result<SkillFile, ClientError> {
+    /// Reads the file at `uri` of the skill `entry` describes, and checks it against the
+    /// entry: its SHA-256 against the listed `digest`, its length against the listed `size`
+    /// (when given). A file the entry does not list, or any file of a dynamic entry (no
+    /// digests to check against), is refused without being read. Content that fails is
+    /// never returned: [`ClientError::Integrity`]. To recover from a stale entry, ask for it
+    /// again ([`get_skill`](Self::get_skill)).
+    pub async fn read_skill_file(
+        &self,
+        entry: &SkillEntry,
+        uri: &str,
+    ) -> Result<SkillFile, ClientError> {
+        let Some(files) = &entry.files else {
+            return Err(ClientError::integrity(
+                uri,
+                "the skill is dynamic: its entry lists no digests to check the file against",
+            ));
+        };
+        let Some(file) = files.iter().find(|f| f.uri == uri) else {
+            return Err(ClientError::integrity(
+                uri,
+                format!("not a file {} lists", entry.uri),
+            ));
+        };
+        self.read_checked(file).await
+    }
+
+    /// Reads one listed file and checks its size (when listed) and digest.
+    async fn read_checked(&self, file: &SkillFileRef) -> Result<SkillFile, ClientError> {
         let read = self.read_unverified(&file.uri).await?;
-        if read.bytes.len() as u64 != file.size {
+        if let Some(size) = file.size
+            && read.bytes.len() as u64 != size
+        {
             return Err(ClientError::integrity(
                 &file.uri,
-                format!(
-                    "{} bytes where the index lists {}",
-                    read.bytes.len(),
-                    file.size
-                ),
+                format!("{} bytes where the index lists {size}", read.bytes.len()),
             ));
         }
         let got = digest_text(&read.bytes);
-        if !got.eq_ignore_ascii_case(&file.digest) {
+        if got != file.digest {
             return Err(ClientError::integrity(
                 &file.uri,
                 format!("its digest is {got}, the index lists {}", file.digest),
@@ -353,8 +390,10 @@ mod tests {
             entry(json!([{"uri": "skill://pdf/SKILL.md", "digest": "sha256:00", "size": 3}]))
                 .unwrap();
         assert_eq!(listed.name, "pdf");
-        assert_eq!(listed.files.unwrap()[0].size, 3);
+        assert_eq!(listed.files.unwrap()[0].size, Some(3));
         assert_eq!(entry(json!("dynamic")).unwrap().files, None);
+        let unsized_ = entry(json!([{"uri": "skill://pdf/SKILL.md", "digest": "sha256:00"}]));
+        assert_eq!(unsized_.unwrap().files.unwrap()[0].size, None);
         assert!(matches!(
             entry(json!([{"uri": "skill://pdf/SKILL.md"}])),
             Err(ClientError::Protocol(_))

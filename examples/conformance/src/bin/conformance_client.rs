@@ -265,15 +265,15 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
     outcome
 }
 
-/// Lists the skills and loads each one (every file read is checked against the index).
+/// Lists the skills, loads each one (its SKILL.md, checked), then reads its other files as a
+/// model would, each checked against the index.
 async fn load_every_skill(client: &Client) -> Result<(), ClientError> {
     for entry in client.list_skills().await? {
         let skill = client.load_skill(&entry).await?;
-        eprintln!(
-            "conformance client: loaded {} ({} files)",
-            entry.uri,
-            skill.files.len()
-        );
+        for file in entry.files.iter().flatten().filter(|f| f.uri != entry.uri) {
+            client.read_skill_file(&entry, &file.uri).await?;
+        }
+        eprintln!("conformance client: loaded {}", skill.entry.uri);
     }
     Ok(())
 }
