@@ -17,7 +17,8 @@
 # the suite starts a mock server per scenario and runs the client against it):
 #   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
 #   client-2026  0.2.0-alpha.12  client --requirements 2026-07-28
-#   client-all   0.2.0-alpha.12  client --suite all
+#   client-all   0.2.0-alpha.12  client --suite all   (a skipped sep-2640 check is a failure
+#                here too: the client reads skills)
 # (the versions are pinned, with their whole dependency tree, in tests/conformance/suite-*/).
 #
 # Every failed or warned check is compared with tests/conformance/expected-failures.txt
@@ -293,12 +294,14 @@ for (const label of runs) {
     const f = checks.filter((c) => c.status === 'FAILURE').length;
     const w = checks.filter((c) => c.status === 'WARNING').length;
     const k = checks.filter((c) => c.status === 'SKIPPED').length;
-    // The fixture declares skills: a skills check skipped for want of a declaration is a
-    // regression, like a failure.
-    for (const c of checks.filter((c) => leg === 'server' && c.status === 'SKIPPED' && /^sep-2640-/.test(c.id || ''))) {
+    // The fixture declares skills, and the client reads them: a skills check skipped (for
+    // want of a declaration, or a client that never listed the skills) is a regression, like
+    // a failure, on both legs.
+    for (const c of checks.filter((c) => c.status === 'SKIPPED' && /^sep-2640-/.test(c.id || ''))) {
       const msg = (c.errorMessage || c.description || '').replace(/\s+/g, ' ').slice(0, 300);
-      console.log(`       SKIPPED  ${s}/${c.id}: ${msg}   <-- the fixture declares skills`);
-      regressions.push(`${label}: SKIPPED ${s}/${c.id}: ${msg}`);
+      const why = leg === 'server' ? 'the fixture declares skills' : 'the client reads skills';
+      console.log(`       SKIPPED  ${show(leg, s, c.id)}: ${msg}   <-- ${why}`);
+      regressions.push(`${label}: SKIPPED ${show(leg, s, c.id)}: ${msg}`);
     }
     bucket.p += p; bucket.f += f; t.warnings += w; t.skipped += k;
     console.log(`${f ? 'FAIL' : 'ok  '} ${s}: ${p} passed, ${f} failed${w ? `, ${w} warnings` : ''}${k ? `, ${k} skipped` : ''}${tag}`);

@@ -149,6 +149,20 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps the answers of the `list_*` calls and [`discover`](super::Client::discover) for
+    /// as long as their 2026-07-28 cache hints allow (`ttlMs`; default off): asked again
+    /// within it, they are answered from memory, without a request. A
+    /// `notifications/tools/list_changed` (prompts, resources alike) drops the lists it names
+    /// at once, so the next call fetches them again; resources also drop `skills/list`.
+    /// Results without hints (the session era) and `ttlMs: 0` are never kept. The
+    /// notifications reach the client on a session's stream or a
+    /// [`listen`](super::Client::listen) stream (2026-07-28), so a 2026-07-28 host that caches
+    /// listens for the changes it cares about.
+    pub fn cache(mut self, on: bool) -> Self {
+        self.limits.cache = on;
+        self
+    }
+
     /// The most items one `list_*` call collects across its pages (default 100,000): more
     /// is [`ClientError::TooLarge`].
     pub fn max_list_items(mut self, items: usize) -> Self {

@@ -92,6 +92,8 @@ pub(crate) struct Core {
     pub(crate) limits: Limits,
     pub(crate) server_requests: ServerRequests,
     pub(crate) log_level: Mutex<Option<String>>,
+    /// Lists and discovery kept for their `ttlMs` (when the builder turned it on).
+    pub(crate) cache: super::cache::ResponseCache,
     closed: AtomicBool,
 }
 
@@ -147,6 +149,7 @@ impl Core {
             limits,
             server_requests,
             log_level: Mutex::new(None),
+            cache: super::cache::ResponseCache::new(limits.cache),
             closed: AtomicBool::new(false),
         });
         (core, refusals)

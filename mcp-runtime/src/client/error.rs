@@ -5,7 +5,8 @@
 //! it broke the protocol ([`Protocol`](ClientError::Protocol)), or the connection failed
 //! ([`Transport`](ClientError::Transport), [`Tls`](ClientError::Tls),
 //! [`SessionExpired`](ClientError::SessionExpired), [`Closed`](ClientError::Closed)), OAuth
-//! authorization did not get a token ([`Authorization`](ClientError::Authorization)), or a name
+//! authorization did not get a token ([`Authorization`](ClientError::Authorization)), a skill
+//! file does not match the skills index ([`Integrity`](ClientError::Integrity)), or a name
 //! routes to no server of a [`Clients`](super::Clients) set
 //! ([`UnknownServer`](ClientError::UnknownServer)).
 
@@ -79,6 +80,15 @@ pub enum ClientError {
     /// authorization server refused, the user did not come back, the server keeps asking for
     /// more scope. The message says which; no token was sent where it should not go.
     Authorization(String),
+    /// A skill file failed its check against the skills index (SEP-2640): its size or
+    /// `sha256:` digest is not what the index lists, or its `SKILL.md` frontmatter differs
+    /// from the index's. Its content was not used, and no further file of the skill was read.
+    Integrity {
+        /// The file's `skill://` URI.
+        uri: String,
+        /// What did not match.
+        detail: String,
+    },
     /// The client was closed.
     Closed,
     /// [`Clients`](super::Clients): the namespaced tool name begins with no server's name
@@ -141,6 +151,13 @@ impl ClientError {
         ClientError::Authorization(what.to_string())
     }
 
+    pub(crate) fn integrity(uri: &str, detail: impl fmt::Display) -> Self {
+        ClientError::Integrity {
+            uri: uri.to_owned(),
+            detail: detail.to_string(),
+        }
+    }
+
     pub(crate) fn protocol(what: impl fmt::Display) -> Self {
         ClientError::Protocol(what.to_string())
     }
@@ -177,6 +194,9 @@ impl fmt::Display for ClientError {
             }
             ClientError::Tls { detail, .. } => write!(f, "TLS error: {detail}"),
             ClientError::Authorization(why) => write!(f, "authorization failed: {why}"),
+            ClientError::Integrity { uri, detail } => {
+                write!(f, "{uri} failed its integrity check: {detail}")
+            }
             ClientError::Closed => f.write_str("the client is closed"),
             ClientError::UnknownServer(name) => {
                 write!(

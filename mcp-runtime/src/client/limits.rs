@@ -22,6 +22,8 @@ pub(crate) struct Limits {
     pub(crate) max_list_bytes: usize,
     /// Requests from the server (elicitation, sampling, roots) answered at once.
     pub(crate) max_server_requests: usize,
+    /// Whether lists and discovery are cached for their `ttlMs` ([`super::cache`]).
+    pub(crate) cache: bool,
 }
 
 impl Default for Limits {
@@ -34,6 +36,7 @@ impl Default for Limits {
             max_list_items: 100_000,
             max_list_bytes: 32 * 1024 * 1024,
             max_server_requests: 16,
+            cache: false,
         }
     }
 }

@@ -56,6 +56,20 @@
 //!   authorized against its authorization server (discovery, registration, authorization code
 //!   with PKCE or client credentials, scope step-up, refresh), and the request sent again; the
 //!   token goes to that server only, in its `Authorization` header.
+//! - **Cache hints** (2026-07-28): [`list_tools_listed`](Client::list_tools_listed) and the
+//!   other `*_listed` lists, and [`discover`](Client::discover), give a result's `ttlMs` and
+//!   `cacheScope` ([`CacheHint`]). [`ClientBuilder::cache`] keeps the lists and
+//!   `server/discover` for their `ttlMs` and answers from memory; a
+//!   `notifications/{tools,prompts,resources}/list_changed` drops the lists it names (the
+//!   next call asks the server), before anyone hears of it.
+//! - **Skills** (SEP-2640, the `io.modelcontextprotocol/skills` extension):
+//!   [`list_skills`](Client::list_skills) reads the index only;
+//!   [`load_skill`](Client::load_skill) reads a skill's `SKILL.md` and
+//!   [`read_skill_file`](Client::read_skill_file) one of its files when needed, each checked
+//!   against the index entry (`sha256:` digest, size, and `SKILL.md`'s frontmatter field by
+//!   field, which needs the `skills` feature's YAML parser; an unlisted file is refused);
+//!   [`read_skill`](Client::read_skill) reads a whole skill by name. A file that fails is
+//!   [`ClientError::Integrity`] and is never returned.
 //! - **Limits**: whatever the server does (never answers, trickles, sends without end, asks
 //!   without end), every call ends within its deadline and what the client reads is bounded;
 //!   [`ClientBuilder`] lists the deadlines and limits, and [`ClientError`] says which one
@@ -89,6 +103,7 @@
 #[cfg(feature = "http")]
 mod body;
 mod builder;
+mod cache;
 mod core;
 mod error;
 mod handlers;
@@ -108,6 +123,7 @@ pub mod oauth;
 mod router;
 mod servers_config;
 mod set;
+mod skills;
 // Crate-visible for the fuzz target of the parser (src/fuzzing.rs).
 pub(crate) mod sse;
 mod stdio;
@@ -128,14 +144,17 @@ use serde_json::{Map, Value, json};
 use tokio::sync::broadcast;
 
 pub use builder::ClientBuilder;
+pub use cache::{CacheHint, CacheScope};
 pub use error::{ClientError, TlsFailure};
 pub use handlers::{ElicitRequest, ElicitResult, ServerNotification};
 #[allow(deprecated)]
 pub use handshake::Protocol;
 pub use handshake::ProtocolChoice;
 pub use listen::Listen;
+pub use lists::{Discovery, Listed};
 pub use servers_config::{ServerConfig, ServerTransport, ServersConfig, ServersConfigError};
 pub use set::{Clients, ListedTools, ServerFailure};
+pub use skills::{Skill, SkillEntry, SkillFile, SkillFileRef};
 pub use stdio::Stderr;
 
 /// The rustls this crate's `https://` runs on (0.23), for
@@ -253,6 +272,7 @@ impl Client {
         match self.core.request(method, params.clone()).await {
             Err(ClientError::SessionExpired) if self.renew => {
                 self.core.link.reset_session();
+                self.core.cache.clear();
                 handshake::initialize(&self.core, self.protocol_version()).await?;
                 self.core.request(method, params).await
             }

@@ -47,6 +47,9 @@ impl Core {
                         f(&n.params);
                     }
                 }
+                // Before anyone hears of the change, so that a list asked for on hearing it
+                // is fetched again.
+                self.cache.notified(&n.method);
                 self.handlers.notify(&n);
                 let _ = self.events.send(n);
             }

@@ -18,7 +18,8 @@
 //! [`NEEDS_FEATURE`] rather than serving nothing.
 
 mod catalog;
-mod frontmatter;
+// The client parses a SKILL.md it reads to compare it with the index.
+pub(crate) mod frontmatter;
 mod scan;
 mod uri;
 

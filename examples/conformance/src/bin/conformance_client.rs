@@ -247,6 +247,13 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
         "request-metadata" => request_metadata(&client).await,
         "http-standard-headers" => every_primitive(&client).await,
         "sep-2322-client-request-state" => request_state(&client).await,
+        // A host lists the skills and reads no file of one before it is loaded.
+        "sep-2640-client-no-prefetch" => client.list_skills().await.map(drop),
+        // A host loads a skill: each file checked against the index before the next is read
+        // (the server tampers with SKILL.md, so the load stops at it with an error).
+        "sep-2640-client-verify-digest"
+        | "sep-2640-client-verify-size"
+        | "sep-2640-client-verify-frontmatter" => load_every_skill(&client).await,
         "http-custom-headers" | "http-invalid-tool-headers" => {
             scripted_or_every_tool(&client).await
         }
@@ -256,6 +263,19 @@ async fn run(scenario: &str, url: &str) -> Result<(), ClientError> {
     };
     client.close().await;
     outcome
+}
+
+/// Lists the skills, loads each one (its SKILL.md, checked), then reads its other files as a
+/// model would, each checked against the index.
+async fn load_every_skill(client: &Client) -> Result<(), ClientError> {
+    for entry in client.list_skills().await? {
+        let skill = client.load_skill(&entry).await?;
+        for file in entry.files.iter().flatten().filter(|f| f.uri != entry.uri) {
+            client.read_skill_file(&entry, &file.uri).await?;
+        }
+        eprintln!("conformance client: loaded {}", skill.entry.uri);
+    }
+    Ok(())
 }
 
 /// Calls the tools `MCP_CONFORMANCE_CONTEXT.toolCalls` names with their arguments, or else
