@@ -57,19 +57,25 @@ impl fmt::Display for Transport {
     }
 }
 
-/// Completes on SIGINT or SIGTERM (Ctrl-C elsewhere).
+/// Completes on SIGINT or SIGTERM (Ctrl-C elsewhere). The handlers are installed by this call,
+/// not at the future's first poll: a signal that arrives in between (a supervisor's SIGTERM
+/// right after the server said it listens) is seen, instead of meeting the default action,
+/// which ends the process at once, without a drain.
 #[cfg(all(unix, any(feature = "stdio", feature = "http")))]
-pub(crate) async fn shutdown_signal() {
+pub(crate) fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
+    let streams = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    );
+    async move {
+        let (Ok(mut term), Ok(mut int)) = streams else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
     }
 }
 

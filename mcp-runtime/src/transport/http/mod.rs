@@ -182,6 +182,9 @@ where
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         tracing::info!(issuer = %auth.issuer, resource = %auth.resource, "authorization: bearer tokens required");
     }
+    // Listening for the first signal before saying the server listens: one sent as soon as
+    // the line below appears must start the drain, not end the process.
+    let stop = signal();
     tracing::info!("serving MCP on http://{local}{}", config.path);
     crate::server::warn_if_request_state_key_is_ephemeral(&server, local);
     let drain_delay = config.drain_delay_for(!guard::is_loopback_ip(local.ip()));
@@ -255,7 +258,6 @@ where
             }
         });
     };
-    let stop = signal();
     tokio::pin!(stop);
     let mut signalled = false;
     // Set during the drain delay: its end, and the next signal.
