@@ -219,9 +219,10 @@ impl MemoryEventStore {
 
     /// The stream's log, created (evicting the session's oldest stream past 32) if the
     /// session is known; `None` for a session never opened or already removed.
-    /// `lost_through`: what a stream re-created here by an append or a finish has lost, if the
-    /// session forgot it earlier (`open` passes `None`): a forgotten stream heard of again must
-    /// not replay its new events as if they were all there were.
+    /// `lost_through`: what a stream re-created here by an append, a finish or an open has
+    /// lost, if the session forgot it earlier (ignored for a stream it never forgot): a
+    /// forgotten stream heard of again must not replay its new events as if they were all
+    /// there were.
     fn log<'a>(
         logs: &'a mut Logs,
         session: &str,
@@ -267,7 +268,10 @@ impl MemoryEventStore {
     fn open_now(&self, session: &str, stream: u64) {
         let mut logs = self.logs.lock().expect("event store lock");
         logs.sessions.entry(session.to_owned()).or_default();
-        Self::log(&mut logs, session, stream, None);
+        // A new stream has lost nothing. One this session forgot, opened again (stream ids are
+        // not reused, so only a caller of the store's own can do it), has lost all it sent,
+        // and no one knows up to which event: it replays nothing from before (F8).
+        Self::log(&mut logs, session, stream, Some(u64::MAX));
     }
 
     fn append_now(&self, session: &str, stream: u64, seq: u64, event: Bytes) {
@@ -495,6 +499,23 @@ mod tests {
         assert!(
             store.replay_now("s", 1, 0).is_none(),
             "a forgotten stream's end"
+        );
+    }
+
+    /// F8 (fuzz target `sse_event_id`): a stream the session forgot, opened again, was
+    /// re-created empty and replayed nothing where it had sent events: a replay with a gap.
+    #[test]
+    fn a_forgotten_stream_opened_again_replays_no_gap() {
+        let store = MemoryEventStore::new(8);
+        store.open_now("s", 0);
+        store.append_now("s", 0, 1, Bytes::from_static(b"sent"));
+        for stream in 1..=STREAMS_PER_SESSION as u64 {
+            store.open_now("s", stream);
+        }
+        store.open_now("s", 0);
+        assert!(
+            store.replay_now("s", 0, 0).is_none(),
+            "a replay of a forgotten stream opened again, without the event it sent"
         );
     }
 
