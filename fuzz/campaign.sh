@@ -25,7 +25,8 @@ for spec in "$@"; do
     timing=$(mktemp)
     nice -n 19 /usr/bin/time -f '%e %U %S' -o "$timing" bash run.sh "$target" "$seconds" >"$log" 2>&1
     status=$?
-    read -r wall user sys <"$timing"
+    # A run that stopped on a finding has "Command exited with non-zero status N" first.
+    read -r wall user sys < <(tail -n 1 "$timing")
     rm -f "$timing"
     cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.0f", u + s }')
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
