@@ -21,7 +21,8 @@ fn help_names_the_binary() {
         text.starts_with("Usage: quickstart [--stdio | --http ADDR]"),
         "{text}"
     );
-    assert!(!text.contains("SERVER"), "{text}");
+    // The placeholder for a server whose name is unknown; `MCP_SERVER_CARD…` are variables.
+    assert!(!text.replace("MCP_SERVER_", "").contains("SERVER"), "{text}");
 }
 
 #[test]
