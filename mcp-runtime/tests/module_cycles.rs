@@ -522,8 +522,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     // tasks, the catalog and the requestState machinery build on it (through small traits and
     // an opaque handle defined in it). `id` is a leaf (random ids, digests).
     ("request", &["protocol", "id"]),
-    // The client is no part of the server: it shares `protocol/` with it, nothing else.
-    ("client", &["protocol"]),
+    // The client is no part of the server: it shares `protocol/` with it, and the leaves both
+    // sides use: the crate's one HTTP client factory (`http_client`, `tls_failure`), the
+    // SKILL.md frontmatter reader (`skills`, to check a skill against its index entry) and
+    // `CacheScope` (still defined in `server/`; it belongs in `protocol/`, and then `server`
+    // leaves this list).
+    ("client", &["protocol", "http_client", "tls_failure", "skills", "server"]),
 ];
 
 #[test]

@@ -219,7 +219,8 @@ mod tests {
                 ("flag".into(), String::new())
             ]
         );
-        assert!(parse("https://as.example").is_err());
+        assert_eq!(parse("https://as.example").is_ok(), cfg!(feature = "tls"));
+        assert!(parse("ftp://as.example").is_err());
         assert!(parse("http://127.0.0.1:9/token").is_ok());
     }
 }
