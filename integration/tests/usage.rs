@@ -22,7 +22,10 @@ fn help_names_the_binary() {
         "{text}"
     );
     // The placeholder for a server whose name is unknown; `MCP_SERVER_CARD…` are variables.
-    assert!(!text.replace("MCP_SERVER_", "").contains("SERVER"), "{text}");
+    assert!(
+        !text.replace("MCP_SERVER_", "").contains("SERVER"),
+        "{text}"
+    );
 }
 
 #[test]

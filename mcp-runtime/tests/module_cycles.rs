@@ -527,7 +527,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     // SKILL.md frontmatter reader (`skills`, to check a skill against its index entry) and
     // `CacheScope` (still defined in `server/`; it belongs in `protocol/`, and then `server`
     // leaves this list).
-    ("client", &["protocol", "http_client", "tls_failure", "skills", "server"]),
+    (
+        "client",
+        &["protocol", "http_client", "tls_failure", "skills", "server"],
+    ),
 ];
 
 #[test]
