@@ -11,6 +11,8 @@ use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use serde_json::Value;
 
+use crate::http_client::form_encode;
+
 /// How long one request to the authorization server may take.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest document accepted (metadata, key sets and introspection answers are small).
@@ -62,7 +64,7 @@ pub(crate) async fn post_form(
     let uri = check_url(url)?;
     let body: String = form
         .iter()
-        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .map(|(k, v)| format!("{}={}", form_encode(k), form_encode(v)))
         .collect::<Vec<_>>()
         .join("&");
     let mut req = Request::builder()
@@ -72,7 +74,7 @@ pub(crate) async fn post_form(
         .header(CONTENT_TYPE, "application/x-www-form-urlencoded");
     if let Some((id, secret)) = basic {
         // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined.
-        let pair = format!("{}:{}", encode(id), encode(secret));
+        let pair = format!("{}:{}", form_encode(id), form_encode(secret));
         let b64 = base64::engine::general_purpose::STANDARD.encode(pair);
         req = req.header(AUTHORIZATION, format!("Basic {b64}"));
     }
@@ -146,21 +148,6 @@ pub(crate) async fn discover(issuer: &str) -> Result<Value, String> {
     ))
 }
 
-/// `application/x-www-form-urlencoded` encoding of one name or value.
-fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,7 +160,7 @@ mod tests {
         assert!(check_url("http://localhost/jwks").is_ok());
         assert!(check_url("http://as.example/jwks").is_err());
         assert!(check_url("http://127.0.0.1.evil.example/jwks").is_err());
-        assert_eq!(encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
+        assert_eq!(form_encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
     }
 
     /// The shared factory's TLS errors reach the resource server's messages: a plain HTTP

@@ -138,20 +138,7 @@ pub(crate) async fn post(
     send(req).await
 }
 
-/// `application/x-www-form-urlencoded` encoding of one name or value.
-pub(crate) fn form_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(b as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
-}
+pub(crate) use crate::http_client::form_encode;
 
 /// A form body from its pairs.
 pub(crate) fn form(pairs: &[(&str, &str)]) -> String {
