@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the pinned official MCP clients that tests/interop_stdio.rs drives:
+# Installs the pinned official MCP SDKs and servers the interop tests drive:
 #
 #   $ROOT/.interop/venv   Python venv with the version in tests/interop/requirements.txt, its
 #                         dependencies held to tests/interop/constraints.txt (a pip freeze)
-#   $ROOT/.interop/node   npm project from tests/interop/package.json (+ package-lock.json)
+#   $ROOT/.interop/node   npm project from tests/interop/package.json (+ package-lock.json):
+#                         the TypeScript SDK v1 (@modelcontextprotocol/sdk), the v2 server
+#                         (@modelcontextprotocol/server) and the reference server
+#                         @modelcontextprotocol/server-everything
 #
 # Safe to run again and again: each half keeps a stamp holding a hash of its pin files (and of
 # the Python interpreter for the venv), and is skipped while the stamp still matches, so a second
@@ -66,9 +69,16 @@ NODE_FILES=("$HERE/package.json")
 [ -f "$HERE/package-lock.json" ] && NODE_FILES+=("$HERE/package-lock.json")
 NODE_KEY="$(fingerprint "node" "${NODE_FILES[@]}")"
 NODE_STAMP="$NODE_DIR/.interop-stamp"
-if [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] \
-  && [ "$(cat "$NODE_STAMP" 2>/dev/null)" = "$NODE_KEY" ]; then
-  log "typescript client up to date ($NODE_DIR)"
+# Every package the tests load, so that a half-removed node_modules is installed again.
+NODE_PACKAGES=(sdk server server-everything)
+node_installed() {
+  local pkg
+  for pkg in "${NODE_PACKAGES[@]}"; do
+    [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/$pkg/package.json" ] || return 1
+  done
+}
+if node_installed && [ "$(cat "$NODE_STAMP" 2>/dev/null)" = "$NODE_KEY" ]; then
+  log "typescript packages up to date ($NODE_DIR)"
 else
   command -v "$NPM" >/dev/null 2>&1 || die "$NPM not found (need Node >= 18 with npm)"
   rm -f "$NODE_STAMP"
@@ -85,8 +95,7 @@ else
     log "npm install in $NODE_DIR (no package-lock.json: transitive versions float)"
     "$NPM" install --no-audit --no-fund --loglevel=error >&2 || die "npm install failed (is the npm registry reachable?)"
   fi
-  [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] \
-    || die "@modelcontextprotocol/sdk is missing after the install"
+  node_installed || die "a package of tests/interop/package.json is missing after the install"
   echo "$NODE_KEY" > "$NODE_STAMP"
-  log "typescript client installed"
+  log "typescript packages installed"
 fi
