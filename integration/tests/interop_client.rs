@@ -1,9 +1,22 @@
-//! `mcp_runtime::client` against servers written with the official SDKs
-//! (`tests/interop/py_server.py`: Python `mcp` 2.3.0 `MCPServer`; `tests/interop/ts_server.mjs`:
-//! TypeScript `@modelcontextprotocol/sdk` 1.32.2 `McpServer`), over stdio, Streamable HTTP and
-//! the deprecated HTTP+SSE, in every era each SDK serves. Both servers have the same tools
-//! (`add`, `count` with progress, `greet` that elicits a form, `fail`), a resource
-//! (`config://app`), a template (`greeting://{name}`), a prompt (`review`) and completions.
+//! `mcp_runtime::client` against servers nobody here wrote the protocol of:
+//!
+//! - servers written with the official SDKs (`tests/interop/py_server.py`: Python `mcp` 2.3.0
+//!   `MCPServer`; `tests/interop/ts_server.mjs`: TypeScript `@modelcontextprotocol/sdk` 1.32.2
+//!   `McpServer`; `tests/interop/ts2_server.mjs`: TypeScript SDK v2, `@modelcontextprotocol/server`
+//!   2.4.0), over stdio, Streamable HTTP and the deprecated HTTP+SSE, in every era each SDK
+//!   serves. They have the same tools (`add`, `count` with progress, `greet` that elicits a form,
+//!   `fail`), a resource (`config://app`), a template (`greeting://{name}`), a prompt (`review`)
+//!   and completions; the v2 server also asks for sampling and roots, over two input rounds and
+//!   sends a log message, which the v2 SDK serves as `InputRequiredResult` rounds in 2026-07-28
+//!   and as server-to-client requests in the session era;
+//! - the reference server `@modelcontextprotocol/server-everything` 2026.8.31 (the servers
+//!   repository's test server for client builders), over stdio and Streamable HTTP: its tools
+//!   (structured output, images, resource links, a failing call), resources, templates, prompts,
+//!   completions, logging, progress, resource subscriptions, and the sampling, elicitation (form
+//!   and URL) and roots it asks of the client, answered by our handlers.
+//!
+//! Every package is pinned in tests/interop/package.json and installed by
+//! tests/interop/setup.sh (a no-op when installed), as for the other interop tests.
 
 mod support;
 
@@ -15,9 +28,10 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, CompletionRef, ElicitResult, ProtocolChoice, Stderr,
+    Client, ClientBuilder, ClientError, CompletionRef, ElicitRequest, ElicitResult, ProtocolChoice,
+    Root, SampledMessage, ServerNotification, Stderr,
 };
-use mcp_runtime::protocol::{Content, ResourceContents};
+use mcp_runtime::protocol::{Content, LogLevel, ResourceContents, Role};
 use serde_json::{Map, Value, json};
 use support::interop::{ROOT, install_clients, python};
 
@@ -27,6 +41,8 @@ const SESSION: ProtocolChoice = ProtocolChoice::Session(ProtocolVersion::V2025_1
 enum Sdk {
     Python,
     TypeScript,
+    /// The TypeScript SDK v2 (`@modelcontextprotocol/server`).
+    TypeScriptV2,
 }
 
 impl Sdk {
@@ -35,6 +51,7 @@ impl Sdk {
         let (program, script) = match self {
             Sdk::Python => (python(), "tests/interop/py_server.py"),
             Sdk::TypeScript => (PathBuf::from("node"), "tests/interop/ts_server.mjs"),
+            Sdk::TypeScriptV2 => (PathBuf::from("node"), "tests/interop/ts2_server.mjs"),
         };
         let mut args = vec![Path::new(ROOT).join(script).display().to_string()];
         args.extend(extra.iter().cloned());
@@ -45,6 +62,7 @@ impl Sdk {
         match self {
             Sdk::Python => "py-interop",
             Sdk::TypeScript => "ts-interop",
+            Sdk::TypeScriptV2 => "ts2-interop",
         }
     }
 }
@@ -162,7 +180,14 @@ async fn exercise(sdk: Sdk, client: &Client, at: &str) {
     let tools = client.list_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["add", "count", "fail", "greet"], "{at}");
+    let expected: &[&str] = match sdk {
+        // The v2 server also has the tools that need input rounds (`asks`).
+        Sdk::TypeScriptV2 => &[
+            "add", "count", "fail", "greet", "log", "plan", "roots", "sample",
+        ],
+        _ => &["add", "count", "fail", "greet"],
+    };
+    assert_eq!(names, expected, "{at}");
     let add = tools.iter().find(|t| t.name == "add").unwrap();
     assert_eq!(add.input_schema["type"], "object", "{at}");
     for arg in ["a", "b"] {
@@ -468,3 +493,800 @@ async fn a_server_slow_to_start_is_reached_in_the_same_era() {
 
 /// What `ProtocolChoice::Auto` settles on with the Python SDK over stdio.
 const PY_STDIO_AUTO: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+// ---------- Answering what a server asks: sampling, elicitation, roots ----------
+
+/// The model name our sampling handler answers with; the servers echo it back.
+const SAMPLING_MODEL: &str = "rust-interop-model";
+
+/// The root our client declares.
+fn project_root() -> Root {
+    Root {
+        uri: "file:///work/project".into(),
+        name: Some("project".into()),
+    }
+}
+
+/// What the server sent (every notification) and asked (URL elicitations), as the handlers saw
+/// it; tests wait on it for an event, never for a fixed time.
+#[derive(Clone, Default)]
+struct Seen {
+    notes: Arc<Mutex<Vec<ServerNotification>>>,
+    urls: Arc<Mutex<Vec<String>>>,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl Seen {
+    /// The first notification `matches` accepts, waiting up to 20 s for it.
+    async fn wait_for(
+        &self,
+        at: &str,
+        what: &str,
+        matches: impl Fn(&ServerNotification) -> bool,
+    ) -> ServerNotification {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if let Some(n) = self.notes.lock().unwrap().iter().find(|n| matches(n)) {
+                return n.clone();
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                panic!(
+                    "{at}: no {what} within 20 s; the notifications were {:#?}",
+                    self.notes.lock().unwrap()
+                );
+            }
+        }
+    }
+}
+
+/// The last user message's text of a `sampling/createMessage`.
+fn sampling_prompt(params: &Value) -> String {
+    params["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"]["text"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A form answer: each field's default when it has one, else a value of its type (and format).
+fn fill_form(req: &ElicitRequest) -> Map<String, Value> {
+    let mut content = req.defaults();
+    let props = req
+        .requested_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    for (name, prop) in props.into_iter().flatten() {
+        if content.contains_key(name) {
+            continue;
+        }
+        let value = match (prop["type"].as_str(), prop["format"].as_str()) {
+            (Some("string"), Some("email")) => json!("ada@example.com"),
+            (Some("string"), Some("uri")) => json!("https://example.com/ada"),
+            (Some("string"), Some("date")) => json!("1815-12-10"),
+            (Some("string"), _) => json!("Ada"),
+            (Some("boolean"), _) => json!(true),
+            (Some("integer"), _) => json!(7),
+            (Some("number"), _) => json!(1.5),
+            _ => continue,
+        };
+        content.insert(name.clone(), value);
+    }
+    content
+}
+
+/// A client that answers sampling ("sampled: <the prompt>", from [`SAMPLING_MODEL`]), form
+/// elicitation ([`fill_form`]), URL elicitation (accepted, the URL kept in `seen`) and roots
+/// ([`project_root`]), and keeps every notification in `seen`.
+fn asking_builder(protocol: ProtocolChoice, seen: &Seen) -> ClientBuilder {
+    let (urls, notes, changed) = (seen.urls.clone(), seen.notes.clone(), seen.changed.clone());
+    Client::builder()
+        .info("interop-client-test", "1.0.0")
+        .protocol(protocol)
+        .request_timeout(Duration::from_secs(20))
+        .roots(vec![project_root()])
+        .url_elicitation(true)
+        .on_elicitation(move |req| {
+            let urls = urls.clone();
+            async move {
+                if req.is_url() {
+                    urls.lock().unwrap().push(req.url.clone().unwrap_or_default());
+                    return Ok(ElicitResult::accept_url());
+                }
+                Ok(ElicitResult::accept(fill_form(&req)))
+            }
+        })
+        .on_sampling(|params| async move {
+            Ok(SampledMessage {
+                role: Role::Assistant,
+                content: json!({"type": "text", "text": format!("sampled: {}", sampling_prompt(&params))}),
+                model: SAMPLING_MODEL.into(),
+                stop_reason: Some("endTurn".into()),
+            })
+        })
+        .on_notification(move |n| {
+            notes.lock().unwrap().push(n.clone());
+            changed.notify_waiters();
+        })
+}
+
+// ---------- TypeScript SDK v2 ----------
+
+/// What only the v2 server has: sampling, roots, a two-round call carrying `requestState`,
+/// and a log message, through `client` (built with [`asking_builder`]).
+async fn exercise_v2_asks(client: &Client, seen: &Seen, at: &str) {
+    let result = client
+        .call_tool("sample", json!({"topic": "rust"}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: sample: {e}"));
+    assert_eq!(
+        text(&result.content),
+        format!("{SAMPLING_MODEL} wrote: sampled: Write a haiku about rust"),
+        "{at}: {result:?}"
+    );
+
+    let result = client
+        .call_tool("roots", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: roots: {e}"));
+    assert_eq!(
+        text(&result.content),
+        "project=file:///work/project",
+        "{at}: {result:?}"
+    );
+
+    // Round 1 elicits a name, round 2 samples with it (the name carried in `requestState`).
+    let result = client
+        .call_tool("plan", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: plan: {e}"));
+    assert!(!result.is_error(), "{at}: {result:?}");
+    assert_eq!(
+        text(&result.content),
+        "plan for Ada: sampled: Plan a day for Ada",
+        "{at}"
+    );
+
+    client
+        .set_logging_level(LogLevel::Info)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: logging level: {e}"));
+    let result = client
+        .call_tool("log", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: log: {e}"));
+    assert_eq!(text(&result.content), "logged", "{at}");
+    let log = seen
+        .wait_for(at, "log message", |n| n.method == "notifications/message")
+        .await;
+    assert_eq!(
+        (
+            &log.params["level"],
+            &log.params["data"],
+            &log.params["logger"]
+        ),
+        (
+            &json!("warning"),
+            &json!("a warning from the v2 server"),
+            &json!("ts2-interop")
+        ),
+        "{at}: {log:?}"
+    );
+}
+
+async fn v2_case(client: Client, seen: &Seen, at: &str, version: ProtocolVersion) {
+    assert_eq!(client.protocol_version(), version, "{at}");
+    exercise(Sdk::TypeScriptV2, &client, at).await;
+    exercise_v2_asks(&client, seen, at).await;
+    client.close().await;
+}
+
+async fn spawn_v2(protocol: ProtocolChoice, seen: &Seen) -> Client {
+    install_clients();
+    let (program, args) = Sdk::TypeScriptV2.command(&[]);
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).current_dir(ROOT).env(
+        "MCP_INTEROP_NODE_DIR",
+        Path::new(ROOT).join(".interop/node"),
+    );
+    asking_builder(protocol, seen)
+        .stderr(Stderr::Null)
+        .spawn(command)
+        .await
+        .unwrap_or_else(|e| panic!("TypeScript v2 stdio {protocol:?}: {e}"))
+}
+
+/// The v2 SDK's `serveStdio` lets the client's first message pick the era: `Auto`'s
+/// `server/discover` gets 2026-07-28 (asks as `InputRequiredResult` rounds), `initialize` the
+/// session era (asks as `elicitation/create`, `sampling/createMessage`, `roots/list` requests).
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_v2_stdio() {
+    for (protocol, version) in [
+        (ProtocolChoice::Auto, ProtocolVersion::V2026_07_28),
+        (SESSION, ProtocolVersion::V2025_11_25),
+    ] {
+        let seen = Seen::default();
+        let client = spawn_v2(protocol, &seen).await;
+        v2_case(
+            client,
+            &seen,
+            &format!("TypeScript v2 stdio {protocol:?}"),
+            version,
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn typescript_v2_http() {
+    let server = HttpSdkServer::start(Sdk::TypeScriptV2, "--http");
+    let seen = Seen::default();
+    let at = "TypeScript v2 http Auto";
+    let client = asking_builder(ProtocolChoice::Auto, &seen)
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    assert_eq!(client.session_id(), None, "{at}");
+    v2_case(client, &seen, at, ProtocolVersion::V2026_07_28).await;
+}
+
+// ---------- The reference server: @modelcontextprotocol/server-everything ----------
+
+/// `node …/server-everything/dist/index.js <transport>`.
+fn everything_command(transport: &str) -> (PathBuf, Vec<String>) {
+    let script = Path::new(ROOT)
+        .join(".interop/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    (
+        PathBuf::from("node"),
+        vec![script.display().to_string(), transport.to_owned()],
+    )
+}
+
+/// server-everything's Streamable HTTP mode on a free port (it listens on `$PORT`), killed on
+/// drop. Ready when it logs that it listens; a port taken meanwhile is tried again with another.
+struct EverythingHttp {
+    child: Child,
+    port: u16,
+}
+
+impl EverythingHttp {
+    fn start() -> EverythingHttp {
+        install_clients();
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let (program, args) = everything_command("streamableHttp");
+            let mut child = Command::new(program)
+                .args(args)
+                .env("PORT", port.to_string())
+                .current_dir(ROOT)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("starting server-everything");
+            // The stderr lines until it listens (or exits), read on a thread so that a server
+            // that hangs is caught by the deadline; the rest is drained and dropped.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let stderr = child.stderr.take().expect("piped stderr");
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    let _ = tx.send(line);
+                }
+            });
+            let mut log = String::new();
+            let ready = loop {
+                match rx.recv_timeout(Duration::from_secs(30)) {
+                    Ok(line) if line.contains("listening on port") => break true,
+                    Ok(line) if line.contains("already in use") => break false,
+                    Ok(line) => log.push_str(&format!("{line}\n")),
+                    Err(e) => panic!("server-everything did not listen on {port} ({e}):\n{log}"),
+                }
+            };
+            if ready {
+                return EverythingHttp { child, port };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("server-everything found no free port in 5 tries")
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for EverythingHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug, PartialEq, serde::Deserialize)]
+struct Weather {
+    temperature: f64,
+    conditions: String,
+    humidity: f64,
+}
+
+/// The text of every content block, whatever its kind, for error messages.
+fn content_kinds(content: &[Content]) -> Vec<&'static str> {
+    content
+        .iter()
+        .map(|c| match c {
+            Content::Text { .. } => "text",
+            Content::Image { .. } => "image",
+            Content::Audio { .. } => "audio",
+            Content::ResourceLink { .. } => "resource_link",
+            Content::Resource { .. } => "resource",
+            _ => "other",
+        })
+        .collect()
+}
+
+/// Everything server-everything offers and asks, through `client` (built with
+/// [`asking_builder`] into `seen`), which was connected at `at`.
+async fn exercise_everything(client: &Client, seen: &Seen, at: &str) {
+    assert_eq!(
+        client.protocol_version(),
+        ProtocolVersion::V2025_11_25,
+        "{at}"
+    );
+    let info = client.server_info().expect("serverInfo");
+    assert_eq!(info.name, "mcp-servers/everything", "{at}");
+    assert!(
+        client.instructions().is_some_and(|i| !i.trim().is_empty()),
+        "{at}: no instructions"
+    );
+    assert_eq!(
+        client.server_capabilities()["resources"]["subscribe"],
+        true,
+        "{at}"
+    );
+    client
+        .ping()
+        .await
+        .unwrap_or_else(|e| panic!("{at}: ping: {e}"));
+
+    // The roots it asked for right after `initialized`, or on the first call that needs them,
+    // announced in a log message.
+    let result = client
+        .call_tool("get-roots-list", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: get-roots-list: {e}"));
+    assert!(
+        text(&result.content)
+            .contains("Current MCP Roots (1 total):\n\n1. project\n   URI: file:///work/project"),
+        "{at}: {result:?}"
+    );
+    let log = seen
+        .wait_for(at, "roots log message", |n| {
+            n.method == "notifications/message"
+                && n.params["data"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("Roots updated"))
+        })
+        .await;
+    assert_eq!(
+        log.params["data"], "Roots updated: 1 root(s) received from client",
+        "{at}"
+    );
+
+    // Tools: the ones it registers only for a client that can sample, elicit and list roots
+    // are there, since this one declared all three.
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for name in [
+        "echo",
+        "get-sum",
+        "get-structured-content",
+        "get-tiny-image",
+        "get-resource-links",
+        "trigger-long-running-operation",
+        "toggle-simulated-logging",
+        "toggle-subscriber-updates",
+        "get-roots-list",
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "trigger-url-elicitation",
+    ] {
+        assert!(names.contains(&name), "{at}: no {name} in {names:?}");
+    }
+    let echo = client
+        .call_tool("echo", json!({"message": "hello"}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: echo: {e}"));
+    assert_eq!(text(&echo.content), "Echo: hello", "{at}");
+
+    // Structured output, read through its output schema's shape.
+    let weather = tools
+        .iter()
+        .find(|t| t.name == "get-structured-content")
+        .unwrap();
+    assert!(weather.output_schema.is_some(), "{at}: {weather:?}");
+    let got: Weather = client
+        .call_tool_as("get-structured-content", json!({"location": "Chicago"}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: get-structured-content: {e}"));
+    assert_eq!(
+        got,
+        Weather {
+            temperature: 36.0,
+            conditions: "Light rain / drizzle".into(),
+            humidity: 82.0
+        },
+        "{at}"
+    );
+
+    // Other content kinds: an image, resource links.
+    let image = client
+        .call_tool("get-tiny-image", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: get-tiny-image: {e}"));
+    let png = image.content.iter().find_map(|c| match c {
+        Content::Image {
+            data, mime_type, ..
+        } => Some((data.clone(), mime_type.clone())),
+        _ => None,
+    });
+    let (data, mime) = png.unwrap_or_else(|| panic!("{at}: {:?}", content_kinds(&image.content)));
+    assert_eq!(mime, "image/png", "{at}");
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .expect("base64");
+    assert!(bytes.starts_with(b"\x89PNG"), "{at}: not a PNG");
+    let links = client
+        .call_tool("get-resource-links", json!({"count": 2}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: get-resource-links: {e}"));
+    let uris: Vec<&str> = links
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::ResourceLink { uri, .. } => Some(uri.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(uris.len(), 2, "{at}: {:?}", content_kinds(&links.content));
+
+    // Calls that fail: arguments the tool's schema refuses, and a tool that does not exist.
+    // (Its SDK answers both with a result flagged isError, not a JSON-RPC error.)
+    let bad = client
+        .call_tool("get-sum", json!({"a": "two", "b": 2}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: get-sum: {e}"));
+    assert!(bad.is_error(), "{at}: {bad:?}");
+    assert!(
+        text(&bad.content).contains("Input validation error"),
+        "{at}: {bad:?}"
+    );
+    match client.call_tool("no-such-tool", json!({})).await {
+        Ok(result) => assert!(result.is_error(), "{at}: {result:?}"),
+        Err(ClientError::Rpc(e)) => assert_eq!(e.code.0, -32602, "{at}: {e:?}"),
+        Err(e) => panic!("{at}: no-such-tool: {e}"),
+    }
+    match client
+        .call_tool_as::<i64>("get-sum", json!({"a": "two", "b": 2}))
+        .await
+    {
+        Err(ClientError::Tool(_)) => {}
+        other => panic!("{at}: call_tool_as of a failing call: {other:?}"),
+    }
+
+    // Progress of a long-running operation (0.3 s in 3 steps).
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let sink = progress.clone();
+    let result = client
+        .call_tool_with_progress(
+            "trigger-long-running-operation",
+            json!({"duration": 0.3, "steps": 3}),
+            move |p| sink.lock().unwrap().push((p.progress, p.total)),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: trigger-long-running-operation: {e}"));
+    assert!(
+        text(&result.content).starts_with("Long running operation completed"),
+        "{at}: {result:?}"
+    );
+    assert_eq!(
+        *progress.lock().unwrap(),
+        [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+        "{at}"
+    );
+
+    // Sampling: the server puts our handler's answer (text and model) in its result.
+    let result = client
+        .call_tool(
+            "trigger-sampling-request",
+            json!({"prompt": "a haiku", "maxTokens": 50}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: trigger-sampling-request: {e}"));
+    let got = text(&result.content);
+    for want in [
+        "sampled: Resource trigger-sampling-request context: a haiku",
+        SAMPLING_MODEL,
+        "endTurn",
+    ] {
+        assert!(got.contains(want), "{at}: no {want:?} in {got}");
+    }
+
+    // Form elicitation: every field answered (defaults kept), as the server reports them.
+    let result = client
+        .call_tool("trigger-elicitation-request", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: trigger-elicitation-request: {e}"));
+    let got = text(&result.content);
+    for want in [
+        "User provided the requested information",
+        "- Name: Ada",
+        "- Agreed to terms: true",
+        "- Email: ada@example.com",
+        "- Birthdate: 1815-12-10",
+        "- Favorite Integer: 42",
+        "- Favorite Number: 3.14",
+    ] {
+        assert!(got.contains(want), "{at}: no {want:?} in {got}");
+    }
+
+    // URL elicitation: our handler sees the URL and accepts.
+    let result = client
+        .call_tool(
+            "trigger-url-elicitation",
+            json!({"url": "https://example.com/consent"}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: trigger-url-elicitation: {e}"));
+    assert!(
+        text(&result.content).contains("User completed the URL elicitation flow"),
+        "{at}: {result:?}"
+    );
+    assert_eq!(
+        *seen.urls.lock().unwrap(),
+        ["https://example.com/consent"],
+        "{at}"
+    );
+    // Its error path: -32042 naming the URL to open first, which the caller gets as is.
+    match client
+        .call_tool(
+            "trigger-url-elicitation",
+            json!({"url": "https://example.com/consent", "errorPath": true}),
+        )
+        .await
+    {
+        Err(ClientError::Rpc(e)) => {
+            assert_eq!(e.code.0, -32042, "{at}: {e:?}");
+            let data = e.data.unwrap_or_default();
+            assert_eq!(
+                data["elicitations"][0]["url"], "https://modelcontextprotocol.io",
+                "{at}: {data}"
+            );
+        }
+        other => panic!("{at}: trigger-url-elicitation errorPath: {other:?}"),
+    }
+
+    // Resources (one page: this version lists its 7 documents at once), templates, reads.
+    let resources = client.list_resources().await.unwrap();
+    let features = "demo://resource/static/document/features.md";
+    assert!(
+        resources.iter().any(|r| r.uri == features),
+        "{at}: {resources:?}"
+    );
+    match client.read_resource(features).await.unwrap().as_slice() {
+        [ResourceContents::Text { uri, text, .. }] => {
+            assert_eq!(uri, features, "{at}");
+            assert!(text.contains("# Everything Server - Features"), "{at}");
+        }
+        other => panic!("{at}: {other:?}"),
+    }
+    let templates = client.list_resource_templates().await.unwrap();
+    let mut uri_templates: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    uri_templates.sort();
+    assert_eq!(
+        uri_templates,
+        [
+            "demo://resource/dynamic/blob/{resourceId}",
+            "demo://resource/dynamic/text/{resourceId}"
+        ],
+        "{at}"
+    );
+    match client
+        .read_resource("demo://resource/dynamic/text/5")
+        .await
+        .unwrap()
+        .as_slice()
+    {
+        [ResourceContents::Text { text, .. }] => assert!(
+            text.starts_with("Resource 5: This is a plaintext resource"),
+            "{at}: {text}"
+        ),
+        other => panic!("{at}: {other:?}"),
+    }
+    match client
+        .read_resource("demo://resource/dynamic/blob/2")
+        .await
+        .unwrap()
+        .as_slice()
+    {
+        [ResourceContents::Blob { blob, .. }] => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .expect("base64");
+            assert!(
+                bytes.starts_with(b"Resource 2: This is a base64 blob"),
+                "{at}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+        other => panic!("{at}: {other:?}"),
+    }
+    assert!(
+        matches!(
+            client.read_resource("demo://resource/dynamic/text/0").await,
+            Err(ClientError::Rpc(_))
+        ),
+        "{at}: resource 0 does not exist"
+    );
+
+    // Prompts: with arguments, and with an embedded resource.
+    let prompts = client.list_prompts().await.unwrap();
+    let args = prompts
+        .iter()
+        .find(|p| p.name == "args-prompt")
+        .unwrap_or_else(|| panic!("{at}: {prompts:?}"));
+    let arguments: Vec<(&str, bool)> = args
+        .arguments
+        .iter()
+        .map(|a| (a.name.as_str(), a.required))
+        .collect();
+    assert_eq!(arguments, [("city", true), ("state", false)], "{at}");
+    let prompt = client
+        .get_prompt("args-prompt", json!({"city": "Paris", "state": "Texas"}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: args-prompt: {e}"));
+    assert_eq!(
+        text(std::slice::from_ref(&prompt.messages[0].content)),
+        "What's weather in Paris, Texas?",
+        "{at}"
+    );
+    let prompt = client
+        .get_prompt(
+            "resource-prompt",
+            json!({"resourceType": "Text", "resourceId": "3"}),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: resource-prompt: {e}"));
+    match prompt.messages.get(1).map(|m| &m.content) {
+        Some(Content::Resource {
+            resource: ResourceContents::Text { uri, .. },
+            ..
+        }) => assert_eq!(uri, "demo://resource/dynamic/text/3", "{at}"),
+        other => panic!("{at}: {other:?}"),
+    }
+
+    // Completion: a prompt argument narrowed by the one chosen before it, a template variable.
+    let mut context = Map::new();
+    context.insert("department".into(), json!("Sales"));
+    let done = client
+        .complete(
+            CompletionRef::Prompt("completable-prompt"),
+            "name",
+            "",
+            context,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: complete prompt: {e}"));
+    assert_eq!(done.values, ["David", "Eve", "Frank"], "{at}");
+    let done = client
+        .complete(
+            CompletionRef::Prompt("completable-prompt"),
+            "department",
+            "S",
+            Map::new(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: complete department: {e}"));
+    assert_eq!(done.values, ["Sales", "Support"], "{at}");
+    let done = client
+        .complete(
+            CompletionRef::Resource("demo://resource/dynamic/text/{resourceId}"),
+            "resourceId",
+            "7",
+            Map::new(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{at}: complete template: {e}"));
+    assert_eq!(done.values, ["7"], "{at}");
+
+    // Logging: at `debug`, the simulated log sends one message at once (at a random level).
+    client
+        .set_logging_level(LogLevel::Debug)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: logging/setLevel: {e}"));
+    client
+        .call_tool("toggle-simulated-logging", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: toggle-simulated-logging: {e}"));
+    let log = seen
+        .wait_for(at, "simulated log message", |n| {
+            n.method == "notifications/message"
+                && n.params["data"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("-level message") || d.contains("level-message"))
+        })
+        .await;
+    assert!(log.params["level"].is_string(), "{at}: {log:?}");
+    client
+        .call_tool("toggle-simulated-logging", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: toggle-simulated-logging off: {e}"));
+
+    // Subscriptions: the simulated updates are sent at once for what we subscribed to.
+    client
+        .subscribe(features)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: subscribe: {e}"));
+    client
+        .call_tool("toggle-subscriber-updates", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: toggle-subscriber-updates: {e}"));
+    let updated = seen
+        .wait_for(at, "resources/updated", |n| {
+            n.method == "notifications/resources/updated"
+        })
+        .await;
+    assert_eq!(updated.params["uri"], features, "{at}");
+    client
+        .call_tool("toggle-subscriber-updates", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: toggle-subscriber-updates off: {e}"));
+    client
+        .unsubscribe(features)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: unsubscribe: {e}"));
+}
+
+/// server-everything over stdio. `Auto` probes with `server/discover`, which this session-era
+/// server refuses, and connects with `initialize`.
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_stdio() {
+    install_clients();
+    let seen = Seen::default();
+    let at = "server-everything stdio";
+    let (program, args) = everything_command("stdio");
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).current_dir(ROOT);
+    let client = asking_builder(ProtocolChoice::Auto, &seen)
+        .stderr(Stderr::Capture)
+        .spawn(command)
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    exercise_everything(&client, &seen, at).await;
+    client.close().await;
+}
+
+/// server-everything over Streamable HTTP (sessions, with an event store for resumption).
+#[tokio::test(flavor = "multi_thread")]
+async fn everything_http() {
+    let server = EverythingHttp::start();
+    let seen = Seen::default();
+    let at = "server-everything Streamable HTTP";
+    let client = asking_builder(ProtocolChoice::Auto, &seen)
+        .connect(&server.url())
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    assert!(client.session_id().is_some(), "{at}: no Mcp-Session-Id");
+    exercise_everything(&client, &seen, at).await;
+    client.close().await;
+}
