@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, CompletionRef, ElicitRequest, ElicitResult, ProtocolChoice,
-    Root, SampledMessage, ServerNotification, Stderr,
+    Client, ClientBuilder, ClientError, CompletionRef, ElicitRequest, ElicitResult, Listen,
+    ProtocolChoice, Root, SampledMessage, ServerNotification, Stderr,
 };
 use mcp_runtime::protocol::{Content, LogLevel, ResourceContents, Role};
 use serde_json::{Map, Value, json};
@@ -183,7 +183,7 @@ async fn exercise(sdk: Sdk, client: &Client, at: &str) {
     let expected: &[&str] = match sdk {
         // The v2 server also has the tools that need input rounds (`asks`).
         Sdk::TypeScriptV2 => &[
-            "add", "count", "fail", "greet", "log", "plan", "roots", "sample",
+            "add", "count", "fail", "greet", "log", "plan", "roots", "sample", "touch",
         ],
         _ => &["add", "count", "fail", "greet"],
     };
@@ -678,10 +678,59 @@ async fn exercise_v2_asks(client: &Client, seen: &Seen, at: &str) {
     );
 }
 
+/// A resource change, as the v2 server announces it: on a 2026-07-28 `subscriptions/listen`
+/// stream that asked for that resource (and not for another), or as is in the session era.
+async fn exercise_v2_changes(client: &Client, seen: &Seen, at: &str) {
+    let touch = |uri: &'static str| async move {
+        let result = client
+            .call_tool("touch", json!({ "uri": uri }))
+            .await
+            .unwrap_or_else(|e| panic!("{at}: touch {uri}: {e}"));
+        assert_eq!(text(&result.content), format!("touched {uri}"), "{at}");
+    };
+    if client.protocol_version() != ProtocolVersion::V2026_07_28 {
+        touch("config://app").await;
+        let updated = seen
+            .wait_for(at, "resources/updated", |n| {
+                n.method == "notifications/resources/updated"
+            })
+            .await;
+        assert_eq!(updated.params["uri"], "config://app", "{at}");
+        return;
+    }
+    let mut listen = client
+        .listen(json!({"resourceSubscriptions": ["config://app"]}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: listen: {e}"));
+    let ack = listen_next(&mut listen, at).await;
+    assert_eq!(
+        ack.method, "notifications/subscriptions/acknowledged",
+        "{at}"
+    );
+    // A change to another resource is not sent on this stream; this one is.
+    touch("greeting://ada").await;
+    touch("config://app").await;
+    let updated = listen_next(&mut listen, at).await;
+    assert_eq!(
+        (updated.method.as_str(), &updated.params["uri"]),
+        ("notifications/resources/updated", &json!("config://app")),
+        "{at}: {updated:?}"
+    );
+}
+
+/// The next notification of a `subscriptions/listen` stream, within 20 s.
+async fn listen_next(listen: &mut Listen, at: &str) -> ServerNotification {
+    tokio::time::timeout(Duration::from_secs(20), listen.next())
+        .await
+        .unwrap_or_else(|_| panic!("{at}: nothing on the listen stream within 20 s"))
+        .unwrap_or_else(|| panic!("{at}: the listen stream ended"))
+}
+
 async fn v2_case(client: Client, seen: &Seen, at: &str, version: ProtocolVersion) {
     assert_eq!(client.protocol_version(), version, "{at}");
     exercise(Sdk::TypeScriptV2, &client, at).await;
     exercise_v2_asks(&client, seen, at).await;
+    exercise_v2_changes(&client, seen, at).await;
     client.close().await;
 }
 
@@ -732,6 +781,36 @@ async fn typescript_v2_http() {
         .unwrap_or_else(|e| panic!("{at}: {e}"));
     assert_eq!(client.session_id(), None, "{at}");
     v2_case(client, &seen, at, ProtocolVersion::V2026_07_28).await;
+
+    // The session era over HTTP: the v2 SDK serves it statelessly (a fresh instance per
+    // request, no `Mcp-Session-Id`), so what needs no input works, and what asks the client
+    // cannot: it has nowhere to send a request (the SDK says so in an isError result).
+    let at = "TypeScript v2 http Session";
+    let client = asking_builder(SESSION, &seen)
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    assert_eq!(
+        (client.protocol_version(), client.session_id()),
+        (ProtocolVersion::V2025_11_25, None),
+        "{at}"
+    );
+    let sum: i64 = client
+        .call_tool_as("add", json!({"a": 2, "b": 40}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: add: {e}"));
+    assert_eq!(sum, 42, "{at}");
+    let result = client
+        .call_tool("greet", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: greet: {e}"));
+    assert!(
+        result.is_error()
+            && text(&result.content)
+                .contains("per-request legacy serving cannot receive server-to-client requests"),
+        "{at}: {result:?}"
+    );
+    client.close().await;
 }
 
 // ---------- The reference server: @modelcontextprotocol/server-everything ----------
@@ -1274,6 +1353,18 @@ async fn everything_stdio() {
         .unwrap_or_else(|e| panic!("{at}: {e}"));
     exercise_everything(&client, &seen, at).await;
     client.close().await;
+
+    // Pinned to 2026-07-28, the client is refused at once (`server/discover` is -32601).
+    let (program, args) = everything_command("stdio");
+    let mut command = tokio::process::Command::new(program);
+    command.args(args).current_dir(ROOT);
+    stateless_refused(
+        asking_builder(ProtocolChoice::Stateless, &seen)
+            .stderr(Stderr::Null)
+            .spawn(command),
+        "server-everything stdio Stateless",
+    )
+    .await;
 }
 
 /// server-everything over Streamable HTTP (sessions, with an event store for resumption).

@@ -11,7 +11,8 @@
 // The tools of ts_server.mjs (`add`, `count` with progress, `greet` that elicits a form, `fail`),
 // its resource, template, prompt and completions, and the asks that need input rounds:
 // `sample` (sampling), `roots` (roots/list), `plan` (two rounds: a form, then a sampling request
-// that uses its answer, with `requestState` carried between them) and `log` (a log message).
+// that uses its answer, with `requestState` carried between them), `log` (a log message) and
+// `touch` (announces that a resource changed: to `subscriptions/listen` streams in 2026-07-28).
 //
 // The SDK is loaded from $MCP_INTEROP_NODE_DIR (or $ROOT/.interop/node), as the other scripts do.
 import { createServer } from 'node:http';
@@ -29,8 +30,13 @@ const { z } = require('zod');
 
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
+/// The HTTP handler's `notify` (its `subscriptions/listen` bus), when serving HTTP.
+let httpNotifier;
+
 function build() {
-  const server = new McpServer({ name: 'ts2-interop', version: '1.0.0' }, { capabilities: { logging: {} } });
+  const server = new McpServer({ name: 'ts2-interop', version: '1.0.0' }, {
+    capabilities: { logging: {}, resources: { subscribe: true } },
+  });
 
   server.registerTool('add', {
     description: 'Add two numbers.',
@@ -136,6 +142,18 @@ function build() {
     return text('logged');
   });
 
+  server.registerTool('touch', {
+    description: 'Announce that the resource `uri` changed.',
+    inputSchema: z.object({ uri: z.string() }),
+  }, async ({ uri }) => {
+    // Over HTTP every request has an instance of its own: the change goes through the handler's
+    // bus to the open `subscriptions/listen` streams. Over stdio the connection's instance sends
+    // it (to the listen streams that asked for it in 2026-07-28; as is in the session era).
+    if (httpNotifier) httpNotifier.resourceUpdated(uri);
+    else await server.server.sendResourceUpdated({ uri });
+    return text(`touched ${uri}`);
+  });
+
   server.registerResource('config', 'config://app', { mimeType: 'text/plain', description: "The app's configuration." },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'debug=true' }] }));
 
@@ -190,7 +208,9 @@ function serveFetch(handler, port) {
 
 const [flag, portArg] = process.argv.slice(2);
 if (flag === '--http') {
-  serveFetch(createMcpHandler(() => build(), { legacy: 'stateless', onerror: (e) => console.error(e) }), Number(portArg));
+  const handler = createMcpHandler(() => build(), { legacy: 'stateless', onerror: (e) => console.error(e) });
+  httpNotifier = handler.notify;
+  serveFetch(handler, Number(portArg));
 } else {
   serveStdio(() => build(), { onerror: (e) => console.error(e) });
 }
