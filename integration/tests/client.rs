@@ -632,6 +632,16 @@ async fn auto_reaches_the_right_era_whatever_the_start_up_time() {
             None,
             Stateless,
         ),
+        // The probe answered without committing, and the `initialize` beside it committing
+        // the connection to the session era (the TypeScript SDK v2's serveStdio): 2026-07-28
+        // is no longer served, so the session is used.
+        (
+            "both eras, the probe answered, the initialize beside it deciding",
+            slow_script("probe", one),
+            short_probe,
+            None,
+            Session,
+        ),
         // A start-up counts against the connect timeout, not each request's.
         (
             "2026-07-28 only, slower to start than the request timeout",

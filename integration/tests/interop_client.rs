@@ -449,18 +449,27 @@ async fn typescript_legacy_sse() {
     sse_case(Sdk::TypeScript).await;
 }
 
-// ---------- Both SDKs, slow to start ----------
+// ---------- Every SDK, slow to start ----------
 
 /// Issue 28 §3 against the SDKs' own servers: each started 5 s late (as under `npx` or `uvx`
 /// on a first run), past the 2 s probe timeout, is reached by `ProtocolChoice::Auto` in the
 /// era it gets when it starts at once (the Python SDK's server refused the `initialize` sent
-/// after the probe it had taken up, failing the connection). Both start at once.
+/// after the probe it had taken up, failing the connection). All start at once.
+///
+/// The TypeScript SDK v2's `serveStdio` is the exception: it answers the probe from an
+/// instance it throws away if an `initialize` follows, and an `initialize` then selects the
+/// session era for the whole process (as the spec lets a dual-era server do), after which
+/// 2026-07-28 requests are unknown methods. Started late, it reads the probe and the
+/// `initialize` sent beside it together, so it is reached in the session era, and works there
+/// (the client took the probe's answer and spoke 2026-07-28 to a session-era server: every
+/// request failed with -32601).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_slow_to_start_is_reached_in_the_same_era() {
     install_clients();
     let runs = [
         (Sdk::Python, PY_STDIO_AUTO),
         (Sdk::TypeScript, ProtocolVersion::V2025_11_25),
+        (Sdk::TypeScriptV2, ProtocolVersion::V2025_11_25),
     ]
     .map(|(sdk, version)| {
         tokio::spawn(async move {

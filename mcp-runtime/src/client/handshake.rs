@@ -28,10 +28,14 @@ pub enum ProtocolChoice {
     ///   the first answer that settles an era wins, the probe's when both are in. A server
     ///   still starting (`npx`, `uvx`) reads both in order once it is up: a 2026-07-28 server
     ///   answers the probe (and refuses `initialize`), a session-era server refuses the probe
-    ///   and accepts `initialize`, and a server that speaks both eras answers the probe first,
-    ///   so it is spoken to in 2026-07-28 as it would be had it started at once (a session it
-    ///   may open for the `initialize` is never used: no `notifications/initialized` follows,
-    ///   and every request carries the 2026-07-28 `_meta`). A session-era server that ignores
+    ///   and accepts `initialize`, and a server that speaks both eras answers the probe first.
+    ///   When it accepts the `initialize` too, one more `server/discover` asks whether it
+    ///   still serves 2026-07-28: one that serves each message in its own era does, and is
+    ///   spoken to in 2026-07-28 as it would be had it started at once (the session it opened
+    ///   for the `initialize` is never used: no `notifications/initialized` follows, and every
+    ///   request carries the 2026-07-28 `_meta`); one for which `initialize` chose the session
+    ///   era for the whole connection (the TypeScript SDK v2's `serveStdio`, as the spec
+    ///   allows) refuses it, and is spoken to in that session. A session-era server that ignores
     ///   whatever comes before `initialize` is reached through `initialize` alone. A stdio
     ///   server's start-up counts against
     ///   [`connect_timeout`](super::ClientBuilder::connect_timeout) (60 s by default), not the
@@ -123,15 +127,17 @@ async fn auto(
         // wins. A server that reads in order answers the probe first, so a 2026-07-28 server
         // (which refuses the `initialize` after it) and one that speaks both eras end up in
         // 2026-07-28, and a session-era server (which refuses the probe) in the session era.
-        None => race(core, discover, wait).await,
+        None => race(core, discover, probe.unwrap_or_default(), wait).await,
     }
 }
 
 /// The probe still waiting, and `initialize` sent beside it: the first to succeed settles the
-/// era (the probe, when both answers are in); when both fail, the more telling error.
+/// era (the probe, when both answers are in, unless the `initialize` took the connection to the
+/// session era: [`after_probe`]); when both fail, the more telling error.
 async fn race(
     core: &Core,
     mut discover: Pin<&mut impl Future<Output = Result<Negotiated, ClientError>>>,
+    grace: Duration,
     wait: Option<Duration>,
 ) -> Result<(), ClientError> {
     // The probe may still win: a refused `initialize` does not close the connection.
@@ -143,10 +149,11 @@ async fn race(
         tokio::select! {
             biased;
             found = &mut discover, if probe_failed.is_none() => match found {
-                Ok(found) => {
+                Ok(found) if init_failed.is_some() => {
                     core.set_negotiated(found).await;
                     return Ok(());
                 }
+                Ok(found) => return after_probe(core, found, init, grace, wait).await,
                 Err(e) => probe_failed = Some(e),
             },
             agreed = &mut init, if init_failed.is_none() => match agreed {
@@ -164,6 +171,42 @@ async fn race(
                     .is_some_and(|e| e.code == crate::protocol::ErrorCode::METHOD_NOT_FOUND);
             return Err(if init_says_modern { probe } else { init }.clone());
         }
+    }
+}
+
+/// The probe was answered while the `initialize` sent beside it was still out. A server that
+/// speaks both eras may take that `initialize` as choosing the session era for the whole
+/// connection (the spec lets an `initialize` select legacy semantics for a stdio process; the
+/// TypeScript SDK v2's `serveStdio` answers the probe from an instance it then drops), and
+/// serve no 2026-07-28 request after it. So `initialize`'s answer is awaited, for `grace` (the
+/// server reads in order: it comes next): refused, or none, and the probe's answer stands;
+/// accepted, and one more `server/discover` asks whether 2026-07-28 is still served. It is
+/// when the server serves each message in its own era (this crate's servers do); when it is
+/// refused, the session `initialize` agreed to is completed and used.
+async fn after_probe(
+    core: &Core,
+    found: Negotiated,
+    init: Pin<&mut impl Future<Output = Result<Negotiated, ClientError>>>,
+    grace: Duration,
+    wait: Option<Duration>,
+) -> Result<(), ClientError> {
+    let Ok(Ok(agreed)) = tokio::time::timeout(grace, init).await else {
+        core.set_negotiated(found).await;
+        return Ok(());
+    };
+    match ask_discover(core, wait).await {
+        Ok(found) => {
+            core.set_negotiated(found).await;
+            Ok(())
+        }
+        Err(
+            ClientError::Rpc(_)
+            | ClientError::Protocol(_)
+            | ClientError::Status {
+                status: 400..=499, ..
+            },
+        ) => settle_initialize(core, agreed).await,
+        Err(e) => Err(e),
     }
 }
 
