@@ -1,4 +1,4 @@
-//! `mcp_runtime::client` against servers nobody here wrote the protocol of:
+//! `mcp_runtime::client` against servers whose protocol code nobody here wrote:
 //!
 //! - servers written with the official SDKs (`tests/interop/py_server.py`: Python `mcp` 2.3.0
 //!   `MCPServer`; `tests/interop/ts_server.mjs`: TypeScript `@modelcontextprotocol/sdk` 1.32.2
@@ -6,9 +6,11 @@
 //!   2.4.0), over stdio, Streamable HTTP and the deprecated HTTP+SSE, in every era each SDK
 //!   serves. They have the same tools (`add`, `count` with progress, `greet` that elicits a form,
 //!   `fail`), a resource (`config://app`), a template (`greeting://{name}`), a prompt (`review`)
-//!   and completions; the v2 server also asks for sampling and roots, over two input rounds and
-//!   sends a log message, which the v2 SDK serves as `InputRequiredResult` rounds in 2026-07-28
-//!   and as server-to-client requests in the session era;
+//!   and completions. The v2 server also asks for sampling and roots (and, in one call, a form
+//!   then a sampling over two rounds), sends a log message and announces resource changes: the
+//!   v2 SDK serves the asks as `InputRequiredResult` rounds and the changes on
+//!   `subscriptions/listen` streams in 2026-07-28, and both as plain requests and
+//!   notifications in the session era;
 //! - the reference server `@modelcontextprotocol/server-everything` 2026.8.31 (the servers
 //!   repository's test server for client builders), over stdio and Streamable HTTP: its tools
 //!   (structured output, images, resource links, a failing call), resources, templates, prompts,
@@ -907,7 +909,7 @@ struct Weather {
     humidity: f64,
 }
 
-/// The text of every content block, whatever its kind, for error messages.
+/// The kind of each content block, for error messages.
 fn content_kinds(content: &[Content]) -> Vec<&'static str> {
     content
         .iter()
