@@ -528,20 +528,15 @@ struct Seen {
 }
 
 impl Seen {
-    /// The first notification `matches` accepts, waiting up to 20 s for it.
-    async fn wait_for(
-        &self,
-        at: &str,
-        what: &str,
-        matches: impl Fn(&ServerNotification) -> bool,
-    ) -> ServerNotification {
+    /// Waits up to 20 s for the notifications to satisfy `done`.
+    async fn wait_until(&self, at: &str, what: &str, done: impl Fn(&[ServerNotification]) -> bool) {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            if let Some(n) = self.notes.lock().unwrap().iter().find(|n| matches(n)) {
-                return n.clone();
+            if done(&self.notes.lock().unwrap()) {
+                return;
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
                 panic!(
@@ -550,6 +545,19 @@ impl Seen {
                 );
             }
         }
+    }
+
+    /// The first notification `matches` accepts, waiting up to 20 s for it.
+    async fn wait_for(
+        &self,
+        at: &str,
+        what: &str,
+        matches: impl Fn(&ServerNotification) -> bool,
+    ) -> ServerNotification {
+        self.wait_until(at, what, |notes| notes.iter().any(&matches))
+            .await;
+        let notes = self.notes.lock().unwrap();
+        notes.iter().find(|n| matches(n)).cloned().expect("seen")
     }
 }
 
@@ -971,6 +979,22 @@ async fn exercise_everything(client: &Client, seen: &Seen, at: &str) {
         log.params["data"], "Roots updated: 1 root(s) received from client",
         "{at}"
     );
+    // Told that the roots changed, it asks for them again (and says so once more).
+    let roots_logs = |notes: &[ServerNotification]| {
+        notes
+            .iter()
+            .filter(|n| n.params["data"] == "Roots updated: 1 root(s) received from client")
+            .count()
+    };
+    let before = roots_logs(&seen.notes.lock().unwrap());
+    client
+        .roots_changed()
+        .await
+        .unwrap_or_else(|e| panic!("{at}: roots_changed: {e}"));
+    seen.wait_until(at, "roots asked for again", |notes| {
+        roots_logs(notes) > before
+    })
+    .await;
 
     // Tools: the ones it registers only for a client that can sample, elicit and list roots
     // are there, since this one declared all three.
