@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 
 use mcp_runtime::ProtocolVersion;
 use mcp_runtime::client::{
-    Client, ClientBuilder, ClientError, CompletionRef, ElicitRequest, ElicitResult, Listen,
-    ProtocolChoice, Root, SampledMessage, ServerNotification, Stderr,
+    CacheScope, Client, ClientBuilder, ClientError, CompletionRef, ElicitRequest, ElicitResult,
+    Listen, ProtocolChoice, Root, SampledMessage, ServerNotification, Stderr,
 };
 use mcp_runtime::protocol::{Content, LogLevel, ResourceContents, Role};
 use serde_json::{Map, Value, json};
@@ -600,13 +600,15 @@ fn fill_form(req: &ElicitRequest) -> Map<String, Value> {
 
 /// A client that answers sampling ("sampled: <the prompt>", from [`SAMPLING_MODEL`]), form
 /// elicitation ([`fill_form`]), URL elicitation (accepted, the URL kept in `seen`) and roots
-/// ([`project_root`]), and keeps every notification in `seen`.
+/// ([`project_root`]), keeps every notification in `seen`, and keeps lists as long as their
+/// 2026-07-28 cache hints allow.
 fn asking_builder(protocol: ProtocolChoice, seen: &Seen) -> ClientBuilder {
     let (urls, notes, changed) = (seen.urls.clone(), seen.notes.clone(), seen.changed.clone());
     Client::builder()
         .info("interop-client-test", "1.0.0")
         .protocol(protocol)
         .request_timeout(Duration::from_secs(20))
+        .cache(true)
         .roots(vec![project_root()])
         .url_elicitation(true)
         .on_elicitation(move |req| {
@@ -748,6 +750,25 @@ async fn listen_next(listen: &mut Listen, at: &str) -> ServerNotification {
 async fn v2_case(client: Client, seen: &Seen, at: &str, version: ProtocolVersion) {
     assert_eq!(client.protocol_version(), version, "{at}");
     exercise(Sdk::TypeScriptV2, &client, at).await;
+    // The tool list's cache hint (2026-07-28 only): `exercise` listed the tools, and the
+    // client (built with `cache(true)`) keeps them for the minute the server allows.
+    let listed = client
+        .list_tools_listed()
+        .await
+        .unwrap_or_else(|e| panic!("{at}: list_tools_listed: {e}"));
+    if version == ProtocolVersion::V2026_07_28 {
+        let hint = listed
+            .cache
+            .unwrap_or_else(|| panic!("{at}: no cache hint"));
+        assert_eq!(
+            (hint.ttl, hint.scope),
+            (Duration::from_secs(60), CacheScope::Public),
+            "{at}"
+        );
+        assert!(listed.from_cache, "{at}: listed again within the minute");
+    } else {
+        assert!(listed.cache.is_none() && !listed.from_cache, "{at}");
+    }
     exercise_v2_asks(&client, seen, at).await;
     exercise_v2_changes(&client, seen, at).await;
     client.close().await;

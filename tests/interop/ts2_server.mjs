@@ -36,6 +36,8 @@ let httpNotifier;
 function build() {
   const server = new McpServer({ name: 'ts2-interop', version: '1.0.0' }, {
     capabilities: { logging: {}, resources: { subscribe: true } },
+    // 2026-07-28 cache hints: the tool list may be kept a minute, by any cache.
+    cacheHints: { 'tools/list': { ttlMs: 60000, cacheScope: 'public' } },
   });
 
   server.registerTool('add', {
