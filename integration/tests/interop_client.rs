@@ -822,6 +822,21 @@ async fn typescript_v2_http() {
     assert_eq!(client.session_id(), None, "{at}");
     v2_case(client, &seen, at, ProtocolVersion::V2026_07_28).await;
 
+    // A declined form, in an input round: the server reads the action from `inputResponses`.
+    let at = "TypeScript v2 http Auto, declining";
+    let client = Client::builder()
+        .info("interop-client-test", "1.0.0")
+        .on_elicitation(|_| async { Ok(ElicitResult::decline()) })
+        .connect(&server.url("/mcp"))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: {e}"));
+    let result = client
+        .call_tool("greet", json!({}))
+        .await
+        .unwrap_or_else(|e| panic!("{at}: greet: {e}"));
+    assert_eq!(text(&result.content), "no name (decline)", "{at}");
+    client.close().await;
+
     // The session era over HTTP: the v2 SDK serves it statelessly (a fresh instance per
     // request, no `Mcp-Session-Id`), so what needs no input works, and what asks the client
     // cannot: it has nowhere to send a request (the SDK says so in an isError result).
