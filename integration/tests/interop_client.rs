@@ -6,11 +6,11 @@
 //!   2.4.0), over stdio, Streamable HTTP and the deprecated HTTP+SSE, in every era each SDK
 //!   serves. They have the same tools (`add`, `count` with progress, `greet` that elicits a form,
 //!   `fail`), a resource (`config://app`), a template (`greeting://{name}`), a prompt (`review`)
-//!   and completions. The v2 server also asks for sampling and roots (and, in one call, a form
-//!   then a sampling over two rounds), sends a log message and announces resource changes: the
-//!   v2 SDK serves the asks as `InputRequiredResult` rounds and the changes on
-//!   `subscriptions/listen` streams in 2026-07-28, and both as plain requests and
-//!   notifications in the session era;
+//!   and completions. The Python and v2 servers also ask for sampling (`sample`) and roots
+//!   (`roots`), which their SDKs send as `InputRequiredResult` rounds in 2026-07-28 and as
+//!   server-to-client requests in the session era, like `greet`'s form. The v2 server also asks,
+//!   in one call, for a form then a sampling over two rounds, sends a log message, and announces
+//!   resource changes (on `subscriptions/listen` streams in 2026-07-28);
 //! - the reference server `@modelcontextprotocol/server-everything` 2026.8.31 (the servers
 //!   repository's test server for client builders), over stdio and Streamable HTTP: its tools
 //!   (structured output, images, resource links, a failing call), resources, templates, prompts,
@@ -69,12 +69,15 @@ impl Sdk {
     }
 }
 
-/// A client that fills every form field `name` with "Ada".
+/// A client that fills every form field `name` with "Ada", answers sampling with
+/// [`sampled`] and declares [`project_root`].
 fn builder(protocol: ProtocolChoice) -> ClientBuilder {
     Client::builder()
         .info("interop-client-test", "1.0.0")
         .protocol(protocol)
         .request_timeout(Duration::from_secs(10))
+        .on_sampling(|params| async move { Ok(sampled(&params)) })
+        .roots(vec![project_root()])
         .on_elicitation(|req| async move {
             let mut content = Map::new();
             if let Some(props) = req
@@ -183,11 +186,11 @@ async fn exercise(sdk: Sdk, client: &Client, at: &str) {
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort();
     let expected: &[&str] = match sdk {
-        // The v2 server also has the tools that need input rounds (`asks`).
+        Sdk::Python => &["add", "count", "fail", "greet", "roots", "sample"],
+        Sdk::TypeScript => &["add", "count", "fail", "greet"],
         Sdk::TypeScriptV2 => &[
             "add", "count", "fail", "greet", "log", "plan", "roots", "sample", "touch",
         ],
-        _ => &["add", "count", "fail", "greet"],
     };
     assert_eq!(names, expected, "{at}");
     let add = tools.iter().find(|t| t.name == "add").unwrap();
@@ -238,6 +241,29 @@ async fn exercise(sdk: Sdk, client: &Client, at: &str) {
         .unwrap_or_else(|e| panic!("{at}: greet: {e}"));
     assert!(!result.is_error(), "{at}: {result:?}");
     assert_eq!(text(&result.content), "Hello, Ada!", "{at}");
+
+    // Sampling and roots, asked of the client as elicitation is (the TypeScript SDK v1 server
+    // has no such tools).
+    if sdk != Sdk::TypeScript {
+        let result = client
+            .call_tool("sample", json!({"topic": "rust"}))
+            .await
+            .unwrap_or_else(|e| panic!("{at}: sample: {e}"));
+        assert_eq!(
+            text(&result.content),
+            format!("{SAMPLING_MODEL} wrote: sampled: Write a haiku about rust"),
+            "{at}: {result:?}"
+        );
+        let result = client
+            .call_tool("roots", json!({}))
+            .await
+            .unwrap_or_else(|e| panic!("{at}: roots: {e}"));
+        assert_eq!(
+            text(&result.content),
+            "project=file:///work/project",
+            "{at}: {result:?}"
+        );
+    }
 
     // A failing tool is a result with isError, not a protocol error.
     let result = client
@@ -571,6 +597,16 @@ fn sampling_prompt(params: &Value) -> String {
         .to_owned()
 }
 
+/// What our "model" answers: "sampled: <the prompt>", from [`SAMPLING_MODEL`].
+fn sampled(params: &Value) -> SampledMessage {
+    SampledMessage {
+        role: Role::Assistant,
+        content: json!({"type": "text", "text": format!("sampled: {}", sampling_prompt(params))}),
+        model: SAMPLING_MODEL.into(),
+        stop_reason: Some("endTurn".into()),
+    }
+}
+
 /// A form answer: each field's default when it has one, else a value of its type (and format).
 fn fill_form(req: &ElicitRequest) -> Map<String, Value> {
     let mut content = req.defaults();
@@ -615,20 +651,15 @@ fn asking_builder(protocol: ProtocolChoice, seen: &Seen) -> ClientBuilder {
             let urls = urls.clone();
             async move {
                 if req.is_url() {
-                    urls.lock().unwrap().push(req.url.clone().unwrap_or_default());
+                    urls.lock()
+                        .unwrap()
+                        .push(req.url.clone().unwrap_or_default());
                     return Ok(ElicitResult::accept_url());
                 }
                 Ok(ElicitResult::accept(fill_form(&req)))
             }
         })
-        .on_sampling(|params| async move {
-            Ok(SampledMessage {
-                role: Role::Assistant,
-                content: json!({"type": "text", "text": format!("sampled: {}", sampling_prompt(&params))}),
-                model: SAMPLING_MODEL.into(),
-                stop_reason: Some("endTurn".into()),
-            })
-        })
+        .on_sampling(|params| async move { Ok(sampled(&params)) })
         .on_notification(move |n| {
             notes.lock().unwrap().push(n.clone());
             changed.notify_waiters();
@@ -637,29 +668,9 @@ fn asking_builder(protocol: ProtocolChoice, seen: &Seen) -> ClientBuilder {
 
 // ---------- TypeScript SDK v2 ----------
 
-/// What only the v2 server has: sampling, roots, a two-round call carrying `requestState`,
-/// and a log message, through `client` (built with [`asking_builder`]).
+/// What only the v2 server has: a two-round call carrying `requestState`, and a log message,
+/// through `client` (built with [`asking_builder`]).
 async fn exercise_v2_asks(client: &Client, seen: &Seen, at: &str) {
-    let result = client
-        .call_tool("sample", json!({"topic": "rust"}))
-        .await
-        .unwrap_or_else(|e| panic!("{at}: sample: {e}"));
-    assert_eq!(
-        text(&result.content),
-        format!("{SAMPLING_MODEL} wrote: sampled: Write a haiku about rust"),
-        "{at}: {result:?}"
-    );
-
-    let result = client
-        .call_tool("roots", json!({}))
-        .await
-        .unwrap_or_else(|e| panic!("{at}: roots: {e}"));
-    assert_eq!(
-        text(&result.content),
-        "project=file:///work/project",
-        "{at}: {result:?}"
-    );
-
     // Round 1 elicits a name, round 2 samples with it (the name carried in `requestState`).
     let result = client
         .call_tool("plan", json!({}))

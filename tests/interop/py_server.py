@@ -1,5 +1,7 @@
 """A representative server written with the official Python SDK (mcp 2.3.0, `MCPServer`), for
-tests/interop_client.rs: our Rust client against it.
+tests/interop_client.rs: our Rust client against it. Its tools that ask the client (`greet`: a
+form, `sample`: sampling, `roots`: roots/list) use resolvers, which the SDK serves as
+InputRequiredResult rounds in 2026-07-28 and as server-to-client requests in the session era.
 
     py_server.py                          stdio (default)
     py_server.py --http PORT              Streamable HTTP on 127.0.0.1:PORT at /mcp
@@ -13,7 +15,16 @@ from pydantic import BaseModel
 
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import Completion, PromptReference, ResourceTemplateReference
+from mcp.server.mcpserver.resolve import ListRoots, Sample
+from mcp.types import (
+    Completion,
+    CreateMessageResult,
+    ListRootsResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SamplingMessage,
+    TextContent,
+)
 
 mcp = MCPServer("py-interop", version="1.0.0")
 
@@ -46,6 +57,30 @@ def ask_name() -> Elicit[Name]:
 async def greet(who: Annotated[Name, Resolve(ask_name)]) -> str:
     """Ask the user for their name (form elicitation) and greet them."""
     return f"Hello, {who.name}!"
+
+
+def ask_haiku(topic: str) -> Sample:
+    return Sample(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=f"Write a haiku about {topic}"))],
+        max_tokens=60,
+    )
+
+
+@mcp.tool()
+async def sample(topic: str, haiku: Annotated[CreateMessageResult, Resolve(ask_haiku)]) -> str:
+    """Ask the client to sample a haiku about `topic`."""
+    text = haiku.content.text if isinstance(haiku.content, TextContent) else f"({haiku.content.type})"
+    return f"{haiku.model} wrote: {text}"
+
+
+def ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+@mcp.tool()
+async def roots(found: Annotated[ListRootsResult, Resolve(ask_roots)]) -> str:
+    """List the client's roots."""
+    return ", ".join(f"{r.name or '?'}={r.uri}" for r in found.roots)
 
 
 @mcp.tool()
