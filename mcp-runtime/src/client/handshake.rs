@@ -126,7 +126,8 @@ async fn auto(
         // beside the probe, which is kept waiting: whichever answer settles the era first
         // wins. A server that reads in order answers the probe first, so a 2026-07-28 server
         // (which refuses the `initialize` after it) and one that speaks both eras end up in
-        // 2026-07-28, and a session-era server (which refuses the probe) in the session era.
+        // 2026-07-28 (unless the `initialize` chose the session era for it: `after_probe`),
+        // and a session-era server (which refuses the probe) in the session era.
         None => race(core, discover, probe.unwrap_or_default(), wait).await,
     }
 }
