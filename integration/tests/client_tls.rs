@@ -100,6 +100,17 @@ impl TlsServer {
         key: PrivateKeyDer<'static>,
         alpn: &[&[u8]],
     ) -> TlsServer {
+        TlsServer::start_with(chain, key, alpn, false).await
+    }
+
+    /// [`start`](Self::start), and with `protected` also its own authorization server on the
+    /// same origin (see [`guarded`]): `POST /mcp` wants `Bearer the-token`.
+    async fn start_with(
+        chain: Vec<CertificateDer<'static>>,
+        key: PrivateKeyDer<'static>,
+        alpn: &[&[u8]],
+        protected: bool,
+    ) -> TlsServer {
         let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
@@ -128,7 +139,7 @@ impl TlsServer {
                     };
                     let svc = service_fn(move |req: hyper::Request<Incoming>| {
                         seen.lock().unwrap().push(req.version());
-                        mcp.call(req)
+                        guarded(mcp.clone(), req, protected, port)
                     });
                     let _ = auto::Builder::new(TokioExecutor::new())
                         .serve_connection_with_upgrades(TokioIo::new(tls), svc)
@@ -150,6 +161,88 @@ impl TlsServer {
     fn versions(&self) -> Vec<hyper::Version> {
         self.versions.lock().unwrap().clone()
     }
+}
+
+type Body =
+    http_body_util::combinators::BoxBody<bytes::Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+/// The MCP endpoint, and when `protected` a scripted OAuth world on the same origin: the
+/// protected resource metadata and the authorization server's metadata (`https://localhost:PORT`
+/// as issuer), a token endpoint granting client credentials `id`/`secret`, and `POST /mcp`
+/// refused with a 401 naming the metadata unless it carries `Bearer the-token`.
+async fn guarded(
+    mcp: McpService,
+    req: hyper::Request<Incoming>,
+    protected: bool,
+    port: u16,
+) -> Result<hyper::Response<Body>, std::convert::Infallible> {
+    use http_body_util::{BodyExt, Full};
+    let json = |status: u16, doc: serde_json::Value| {
+        let body = Full::new(bytes::Bytes::from(doc.to_string()))
+            .map_err(|never| match never {})
+            .boxed();
+        Ok(hyper::Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(body)
+            .unwrap())
+    };
+    let base = format!("https://localhost:{port}");
+    if protected {
+        match (req.method().as_str(), req.uri().path()) {
+            ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+                return json(
+                    200,
+                    json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
+                );
+            }
+            ("GET", "/.well-known/oauth-authorization-server") => {
+                return json(
+                    200,
+                    json!({
+                        "issuer": base,
+                        "token_endpoint": format!("{base}/token"),
+                        "grant_types_supported": ["client_credentials"],
+                        "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                    }),
+                );
+            }
+            ("POST", "/token") => {
+                use base64::Engine as _;
+                let basic = base64::engine::general_purpose::STANDARD.encode("id:secret");
+                let authenticated = req
+                    .headers()
+                    .get("authorization")
+                    .is_some_and(|v| v.as_bytes() == format!("Basic {basic}").as_bytes());
+                return if authenticated {
+                    json(
+                        200,
+                        json!({"access_token": "the-token", "token_type": "Bearer", "expires_in": 3600}),
+                    )
+                } else {
+                    json(401, json!({"error": "invalid_client"}))
+                };
+            }
+            ("POST", "/mcp")
+                if req
+                    .headers()
+                    .get("authorization")
+                    .is_none_or(|v| v.as_bytes() != b"Bearer the-token") =>
+            {
+                let mut refused = json(401, json!({}))?;
+                let challenge = format!(
+                    r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
+                );
+                refused
+                    .headers_mut()
+                    .insert("www-authenticate", challenge.parse().unwrap());
+                return Ok(refused);
+            }
+            _ => {}
+        }
+    }
+    let resp = mcp.call(req).await?;
+    Ok(resp.map(|body| body.map_err(Into::into).boxed()))
 }
 
 fn server() -> mcp_runtime::Server {
@@ -365,4 +458,31 @@ async fn a_root_certificate_that_does_not_read_fails_connect() {
         matches!(&e, ClientError::Transport(why) if why.contains("add_root_certificate")),
         "{e:?}"
     );
+}
+
+/// The roots added to the builder hold for the authorization server too: an MCP server and its
+/// authorization server with certificates from the test's CA (not a platform root) are both
+/// reached, and the token the client credentials got is what the MCP server sees.
+#[tokio::test(flavor = "multi_thread")]
+async fn added_roots_hold_for_the_authorization_server_too() {
+    use mcp_runtime::client::oauth::OAuthConfig;
+    let ca = ca();
+    let (chain, key) = leaf(&ca, &["localhost"], false);
+    let server = TlsServer::start_with(chain, key, H2_AND_H1, true).await;
+    for protocol in [ProtocolChoice::Stateless, SESSION] {
+        let client = builder(protocol)
+            .add_root_certificate(&ca.pem)
+            .oauth(OAuthConfig::client_credentials("id", "secret"))
+            .connect(&server.url("/mcp"))
+            .await
+            .unwrap_or_else(|e| panic!("{protocol:?}: {e}"));
+        add_over(client).await;
+    }
+    // Without the root, the MCP server's certificate is refused first: a clear TLS error.
+    let e = refused(
+        builder(SESSION).oauth(OAuthConfig::client_credentials("id", "secret")),
+        &server.url("/mcp"),
+    )
+    .await;
+    assert!(matches!(e, ClientError::Tls { .. }), "{e}");
 }

@@ -208,8 +208,10 @@ mod tls {
         Ok(Client::builder(TokioExecutor::new()).build(connector))
     }
 
-    /// One client for the whole process, trusting the platform's roots (the calls to
-    /// authorization servers: `auth`'s, and the client's OAuth).
+    /// One client for the whole process, trusting the platform's roots: the resource server's
+    /// calls to authorization servers (`auth`). The client's OAuth builds its own from the
+    /// `ClientBuilder`'s settings.
+    #[cfg(feature = "auth")]
     pub(crate) fn shared() -> Result<&'static HttpClient, String> {
         static CLIENT: OnceLock<Result<HttpClient, String>> = OnceLock::new();
         CLIENT

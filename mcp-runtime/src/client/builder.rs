@@ -208,7 +208,8 @@ impl ClientBuilder {
 
     /// Also trusts the certificate authority `cert` for `https://` servers, besides the
     /// platform's trust roots (see [`trust_platform_roots`](Self::trust_platform_roots)):
-    /// a private CA, a corporate proxy's, a test's. `cert` is PEM (every `CERTIFICATE` block
+    /// a private CA, a corporate proxy's, a test's. The MCP server's OAuth authorization server
+    /// (with [`oauth`](Self::oauth)) is reached under the same roots. `cert` is PEM (every `CERTIFICATE` block
     /// in it: a CA bundle is fine) or one DER certificate; one that does not read fails
     /// [`connect`](Self::connect). Call it once per root. Ignored once
     /// [`tls_config`](Self::tls_config) is given.
@@ -366,6 +367,7 @@ impl ClientBuilder {
         let config = self.oauth.take()?;
         Some(Arc::new(super::oauth::Authorizer::new(
             config,
+            super::oauth::Fetch::new(&self.tls),
             uri.clone(),
             url.to_owned(),
         )))

@@ -43,7 +43,8 @@
 //! - **TLS** (feature `tls`): `https://` URLs over rustls, trusting the platform's roots
 //!   ([`ClientBuilder::add_root_certificate`] adds a private CA,
 //!   [`trust_platform_roots(false)`](ClientBuilder::trust_platform_roots) trusts only those,
-//!   [`tls_config`](ClientBuilder::tls_config) takes a whole [`rustls::ClientConfig`]), HTTP/2
+//!   [`tls_config`](ClientBuilder::tls_config) takes a whole [`rustls::ClientConfig`]; they
+//!   hold for the server's OAuth authorization server too), HTTP/2
 //!   when the server offers it (ALPN), HTTP/1.1 otherwise; Streamable HTTP and HTTP+SSE alike.
 //!   A refused certificate is [`ClientError::Tls`], whose [`TlsFailure`] says which check
 //!   failed (not trusted, another host's name, expired, …) and whose message names the host.

@@ -41,6 +41,7 @@ fn trimmed_path(uri: &Uri) -> &str {
 /// The server's protected resource metadata, or `None` when it publishes none (a 2025-03-26
 /// server: its origin is then the authorization server).
 pub(crate) async fn resource_metadata(
+    fetch: &fetch::Fetch,
     server: &Uri,
     challenge: &Challenge,
 ) -> Result<Option<ResourceMetadata>, ClientError> {
@@ -63,7 +64,7 @@ pub(crate) async fn resource_metadata(
     }
     candidates.push(format!("{base}/.well-known/oauth-protected-resource"));
     for url in candidates {
-        let reply = fetch::get(&url).await?;
+        let reply = fetch.get(&url).await?;
         if !reply.ok() {
             tracing::debug!(%url, status = reply.status, "no protected resource metadata here");
             continue;
@@ -121,10 +122,13 @@ pub(crate) fn metadata_urls(issuer: &Uri) -> Vec<String> {
 
 /// The authorization server's metadata, `None` when none of its URLs has any. A document whose
 /// `issuer` is not exactly `issuer` (no normalisation: RFC 8414 §3.3) is refused.
-pub(crate) async fn server_metadata(issuer: &str) -> Result<Option<ServerMetadata>, ClientError> {
+pub(crate) async fn server_metadata(
+    fetch: &fetch::Fetch,
+    issuer: &str,
+) -> Result<Option<ServerMetadata>, ClientError> {
     let uri = fetch::parse(issuer)?;
     for url in metadata_urls(&uri) {
-        let reply = fetch::get(&url).await?;
+        let reply = fetch.get(&url).await?;
         if !reply.ok() {
             tracing::debug!(%url, status = reply.status, "no authorization server metadata here");
             continue;
@@ -191,7 +195,10 @@ mod tests {
                 resource_metadata: Some(elsewhere.into()),
                 ..Challenge::default()
             };
-            let e = resource_metadata(&server, &challenge).await.unwrap_err();
+            let fetch = fetch::Fetch::new(&Default::default());
+            let e = resource_metadata(&fetch, &server, &challenge)
+                .await
+                .unwrap_err();
             assert!(e.to_string().contains("another origin"), "{elsewhere}: {e}");
         }
     }

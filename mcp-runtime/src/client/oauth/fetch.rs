@@ -1,10 +1,9 @@
 //! The client's requests to authorization servers (and to the MCP server's metadata URLs):
-//! one function, [`send`], that every OAuth request goes through, on the crate's one HTTP client
-//! factory (`https://` with the `tls` feature, trusting the platform's roots). Redirects are
+//! one method, [`Fetch::send`], that every OAuth request goes through, on the crate's one HTTP
+//! client factory (`https://` with the `tls` feature, under the same TLS settings as the MCP
+//! server's connection: a root added to the `ClientBuilder` is trusted here too). Redirects are
 //! never followed; each request and its body are bounded in time and size.
 
-#[cfg(not(feature = "tls"))]
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -46,19 +45,95 @@ impl Reply {
     }
 }
 
-/// The process's client for authorization servers: `https://` trusting the platform's roots
-/// (not the roots added to a [`ClientBuilder`](crate::client::ClientBuilder), which are the
-/// MCP server's).
-#[cfg(feature = "tls")]
-fn client() -> Result<&'static crate::http_client::HttpClient, ClientError> {
-    crate::http_client::shared().map_err(ClientError::authorization)
+/// The HTTP client of one authorizer's requests to authorization servers. Built from the
+/// `ClientBuilder`'s TLS settings (with the `tls` feature), so the roots added there, or a whole
+/// rustls config given there, hold for the authorization server as for the MCP server; a
+/// settings error (no platform roots) is reported at the first request, as the MCP server's
+/// own would be at connect.
+#[derive(Clone)]
+pub(crate) struct Fetch {
+    client: Result<crate::http_client::HttpClient, String>,
 }
 
-/// The process's client for authorization servers (`http://` only without the `tls` feature).
-#[cfg(not(feature = "tls"))]
-fn client() -> Result<&'static crate::http_client::HttpClient, ClientError> {
-    static CLIENT: OnceLock<crate::http_client::HttpClient> = OnceLock::new();
-    Ok(CLIENT.get_or_init(crate::http_client::plain))
+impl Fetch {
+    /// A client under `tls`, the `ClientBuilder`'s settings.
+    pub(crate) fn new(tls: &crate::client::http::Tls) -> Fetch {
+        #[cfg(feature = "tls")]
+        let client = crate::http_client::build(tls, true);
+        #[cfg(not(feature = "tls"))]
+        let client = {
+            let _ = tls;
+            Ok(crate::http_client::plain())
+        };
+        Fetch { client }
+    }
+
+    fn client(&self) -> Result<&crate::http_client::HttpClient, ClientError> {
+        self.client.as_ref().map_err(ClientError::authorization)
+    }
+
+    /// Sends one request and reads its answer (at most 1 MiB, within 30 s). The one place OAuth
+    /// requests leave the client.
+    pub(crate) async fn send(&self, req: Request<Full<Bytes>>) -> Result<Reply, ClientError> {
+        let what = format!("{} {}", req.method(), req.uri());
+        let uri = req.uri().clone();
+        let exchange = async {
+            let resp = self
+                .client()?
+                .request(req)
+                .await
+                .map_err(|e| ClientError::request_failed(&what, &uri, &e))?;
+            let (parts, body) = resp.into_parts();
+            let body = Limited::new(body, MAX_BYTES)
+                .collect()
+                .await
+                .map_err(|e| {
+                    ClientError::transport(format!("{what}: reading the answer failed: {e}"))
+                })?
+                .to_bytes();
+            Ok(Reply {
+                status: parts.status.as_u16(),
+                headers: parts.headers,
+                body,
+            })
+        };
+        tokio::time::timeout(TIMEOUT, exchange)
+            .await
+            .unwrap_or(Err(ClientError::Timeout(TIMEOUT)))
+    }
+
+    /// `GET url` for a JSON document.
+    pub(crate) async fn get(&self, url: &str) -> Result<Reply, ClientError> {
+        let req = Request::builder()
+            .method(Method::GET)
+            .uri(parse(url)?)
+            .header(ACCEPT, "application/json")
+            .body(Full::new(Bytes::new()))
+            .map_err(ClientError::transport)?;
+        self.send(req).await
+    }
+
+    /// `POST url` with a body of `content_type` and extra headers.
+    pub(crate) async fn post(
+        &self,
+        url: &str,
+        content_type: &str,
+        body: String,
+        headers: &[(String, String)],
+    ) -> Result<Reply, ClientError> {
+        let mut req = Request::builder()
+            .method(Method::POST)
+            .uri(parse(url)?)
+            .header(ACCEPT, "application/json")
+            .header(CONTENT_TYPE, content_type);
+        for (name, value) in headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        let req = req
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| ClientError::authorization(format!("cannot build the request: {e}")))?;
+        self.send(req).await
+    }
 }
 
 /// Parses an authorization server's (or metadata) URL: `http://`, or `https://` with the `tls`
@@ -77,65 +152,6 @@ pub(crate) fn parse(url: &str) -> Result<Uri, ClientError> {
             "{url:?} is not an http(s):// URL"
         ))),
     }
-}
-
-/// Sends one request and reads its answer (at most 1 MiB, within 30 s). The one place OAuth
-/// requests leave the client.
-pub(crate) async fn send(req: Request<Full<Bytes>>) -> Result<Reply, ClientError> {
-    let what = format!("{} {}", req.method(), req.uri());
-    let uri = req.uri().clone();
-    let exchange = async {
-        let resp = client()?
-            .request(req)
-            .await
-            .map_err(|e| ClientError::request_failed(&what, &uri, &e))?;
-        let (parts, body) = resp.into_parts();
-        let body = Limited::new(body, MAX_BYTES)
-            .collect()
-            .await
-            .map_err(|e| ClientError::transport(format!("{what}: reading the answer failed: {e}")))?
-            .to_bytes();
-        Ok(Reply {
-            status: parts.status.as_u16(),
-            headers: parts.headers,
-            body,
-        })
-    };
-    tokio::time::timeout(TIMEOUT, exchange)
-        .await
-        .unwrap_or(Err(ClientError::Timeout(TIMEOUT)))
-}
-
-/// `GET url` for a JSON document.
-pub(crate) async fn get(url: &str) -> Result<Reply, ClientError> {
-    let req = Request::builder()
-        .method(Method::GET)
-        .uri(parse(url)?)
-        .header(ACCEPT, "application/json")
-        .body(Full::new(Bytes::new()))
-        .map_err(ClientError::transport)?;
-    send(req).await
-}
-
-/// `POST url` with a body of `content_type` and extra headers.
-pub(crate) async fn post(
-    url: &str,
-    content_type: &str,
-    body: String,
-    headers: &[(String, String)],
-) -> Result<Reply, ClientError> {
-    let mut req = Request::builder()
-        .method(Method::POST)
-        .uri(parse(url)?)
-        .header(ACCEPT, "application/json")
-        .header(CONTENT_TYPE, content_type);
-    for (name, value) in headers {
-        req = req.header(name.as_str(), value.as_str());
-    }
-    let req = req
-        .body(Full::new(Bytes::from(body)))
-        .map_err(|e| ClientError::authorization(format!("cannot build the request: {e}")))?;
-    send(req).await
 }
 
 pub(crate) use crate::http_client::form_encode;

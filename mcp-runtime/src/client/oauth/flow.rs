@@ -53,6 +53,8 @@ pub(crate) struct Tries {
 /// One server's authorization.
 pub(crate) struct Authorizer {
     config: OAuthConfig,
+    /// Its requests to authorization servers, under the `ClientBuilder`'s TLS settings.
+    fetch: fetch::Fetch,
     server: Uri,
     /// The key of its tokens in the store: the URL as given.
     key: String,
@@ -69,12 +71,18 @@ pub(crate) struct Authorizer {
 }
 
 impl Authorizer {
-    pub(crate) fn new(config: OAuthConfig, server: Uri, key: String) -> Authorizer {
+    pub(crate) fn new(
+        config: OAuthConfig,
+        fetch: fetch::Fetch,
+        server: Uri,
+        key: String,
+    ) -> Authorizer {
         let current = config.store.load(&key);
         #[cfg(feature = "client-jwt")]
         let config_dpop = config.dpop;
         Authorizer {
             config,
+            fetch,
             server,
             key,
             current: Mutex::new(current),
@@ -191,6 +199,7 @@ impl Authorizer {
                 }
             }
             let reply = token::request(
+                &self.fetch,
                 endpoint,
                 &found.issuer,
                 client,
@@ -399,12 +408,12 @@ impl Authorizer {
 
     /// Finds the authorization server (and the resource) for this server.
     async fn discover(&self, challenge: &Challenge) -> Result<Found, ClientError> {
-        let prm = discovery::resource_metadata(&self.server, challenge).await?;
+        let prm = discovery::resource_metadata(&self.fetch, &self.server, challenge).await?;
         let Some(prm) = prm else {
             // A 2025-03-26 server: the authorization server is at its origin, with metadata
             // or at the default paths.
             let issuer = origin(&self.server);
-            let (meta, guessed) = match discovery::server_metadata(&issuer).await? {
+            let (meta, guessed) = match discovery::server_metadata(&self.fetch, &issuer).await? {
                 Some(meta) => (meta, false),
                 None => (
                     ServerMetadata {
@@ -431,12 +440,14 @@ impl Authorizer {
                 prm.resource
             ))
         })?;
-        let meta = discovery::server_metadata(&issuer).await?.ok_or_else(|| {
-            ClientError::authorization(format!(
-                "the authorization server {issuer} publishes no metadata (RFC 8414 or OpenID \
+        let meta = discovery::server_metadata(&self.fetch, &issuer)
+            .await?
+            .ok_or_else(|| {
+                ClientError::authorization(format!(
+                    "the authorization server {issuer} publishes no metadata (RFC 8414 or OpenID \
                  Connect Discovery)"
-            ))
-        })?;
+                ))
+            })?;
         Ok(Found {
             resource: Some(prm.resource),
             prm_scopes: prm.scopes_supported,
@@ -460,6 +471,7 @@ impl Authorizer {
                     Some(client) => client.clone(),
                     None => {
                         let client = super::registration::register(
+                            &self.fetch,
                             &self.config,
                             &found.meta,
                             Some(&redirect_uri),
@@ -476,7 +488,9 @@ impl Authorizer {
                 (tokens, client)
             }
             Grant::ClientCredentials => {
-                let client = super::registration::register(&self.config, &found.meta, None).await?;
+                let client =
+                    super::registration::register(&self.fetch, &self.config, &found.meta, None)
+                        .await?;
                 let mut form = vec![("grant_type", "client_credentials".to_owned())];
                 if !scopes.is_empty() {
                     form.push(("scope", scopes.join(" ")));
@@ -507,7 +521,9 @@ impl Authorizer {
                 (tokens, client)
             }
             Grant::Enterprise(grant) => {
-                let client = super::registration::register(&self.config, &found.meta, None).await?;
+                let client =
+                    super::registration::register(&self.fetch, &self.config, &found.meta, None)
+                        .await?;
                 let jag = self.identity_assertion(grant, found, scopes).await?;
                 let form = jwt_bearer_form(jag, scopes, found);
                 let reply = self.token_request(found, Some(&client), form).await?;
@@ -662,6 +678,7 @@ impl Authorizer {
             },
         };
         let reply = token::request(
+            &self.fetch,
             &grant.idp_token_endpoint,
             &grant.idp_token_endpoint,
             Some(&idp),

@@ -53,6 +53,7 @@ mod token;
 use std::fmt;
 use std::sync::Arc;
 
+pub(crate) use fetch::Fetch;
 pub(crate) use flow::Authorizer;
 #[cfg(feature = "client-jwt")]
 pub use jwt::PrivateKey;

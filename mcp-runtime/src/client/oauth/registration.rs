@@ -15,6 +15,7 @@ use super::token::{AuthMethod, ClientCreds, refusal};
 /// How the client is registered, for `redirect_uri` (the authorization-code flow) at the
 /// authorization server `meta` describes.
 pub(crate) async fn register(
+    fetch: &fetch::Fetch,
     config: &super::OAuthConfig,
     meta: &ServerMetadata,
     redirect_uri: Option<&str>,
@@ -82,7 +83,9 @@ pub(crate) async fn register(
     if let Some(uri) = redirect_uri {
         body["redirect_uris"] = json!([uri]);
     }
-    let reply = fetch::post(endpoint, "application/json", body.to_string(), &[]).await?;
+    let reply = fetch
+        .post(endpoint, "application/json", body.to_string(), &[])
+        .await?;
     let doc = reply.json().unwrap_or(Value::Null);
     if !reply.ok() {
         return Err(refusal(&reply, &doc, "dynamic client registration"));

@@ -66,6 +66,7 @@ pub(crate) struct ClientCreds {
 /// A token request: `form` plus the client's authentication, to `endpoint`; `issuer` is the
 /// audience of a `private_key_jwt` assertion. `extra` headers (a DPoP proof) are added.
 pub(crate) async fn request(
+    fetch: &fetch::Fetch,
     endpoint: &str,
     issuer: &str,
     client: Option<&ClientCreds>,
@@ -107,13 +108,14 @@ pub(crate) async fn request(
         }
     }
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    fetch::post(
-        endpoint,
-        "application/x-www-form-urlencoded",
-        fetch::form(&pairs),
-        &headers,
-    )
-    .await
+    fetch
+        .post(
+            endpoint,
+            "application/x-www-form-urlencoded",
+            fetch::form(&pairs),
+            &headers,
+        )
+        .await
 }
 
 /// Reads a token answer: [`Tokens`] from a 200, or an error naming the server's `error` and
