@@ -279,11 +279,7 @@ fn an_mcp_app_renders_in_the_ext_apps_host_and_calls_a_tool_through_it() {
         .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let logs = format!(
-        "server logs:\n{}\n{}",
-        with_sdk_app.log(),
-        embedded.log()
-    );
+    let logs = format!("server logs:\n{}\n{}", with_sdk_app.log(), embedded.log());
     assert!(
         out.status.success(),
         "drive.mjs exited with {}:\n{stderr}\n{stdout}\n{logs}",
