@@ -69,42 +69,19 @@
 //! tools. Keep authorization in the tool (scopes, checks on its arguments), as for any tool.
 
 mod def;
-mod link;
 
+pub use crate::protocol::apps::{EXTENSION, MIME_TYPE};
 #[doc(hidden)]
 pub use def::{UiResourceDef, UiToolDef};
-pub(crate) use link::{decorate, missing_link};
 
-/// The extension's identifier, under `capabilities.extensions`.
-pub const EXTENSION: &str = "io.modelcontextprotocol/ui";
-
-/// The MIME type an app is served as.
-pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
+use crate::protocol::ResourceContents;
 
 /// The deprecated flat `_meta` key of a tool's app, still set for hosts that read only it.
 pub(crate) const LEGACY_RESOURCE_URI_KEY: &str = "ui/resourceUri";
 
-/// Whether `capabilities` (a client's) declare the extension with [`MIME_TYPE`].
-pub(crate) fn supported_by(capabilities: &serde_json::Value) -> bool {
-    capabilities["extensions"][EXTENSION]["mimeTypes"]
-        .as_array()
-        .is_some_and(|types| types.iter().any(|t| t == MIME_TYPE))
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    #[test]
-    fn a_client_supports_apps_when_it_declares_the_mime_type() {
-        let caps = |ext: serde_json::Value| json!({ "extensions": { super::EXTENSION: ext } });
-        assert!(super::supported_by(&caps(
-            json!({ "mimeTypes": ["text/html;profile=mcp-app"] })
-        )));
-        assert!(!super::supported_by(&caps(json!({}))));
-        assert!(!super::supported_by(&caps(
-            json!({ "mimeTypes": ["text/uri-list"] })
-        )));
-        assert!(!super::supported_by(&json!({})));
+/// Gives each content item of an app's read its `_meta.ui` (`ui`), unless the fn set its own.
+pub(crate) fn decorate(contents: &mut [ResourceContents], ui: &serde_json::Value) {
+    for item in contents {
+        item.meta_mut().entry("ui").or_insert_with(|| ui.clone());
     }
 }

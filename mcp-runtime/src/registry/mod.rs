@@ -5,6 +5,7 @@
 mod collect;
 mod error;
 mod items;
+mod links;
 mod paged;
 
 pub use error::BuildError;
@@ -41,7 +42,7 @@ impl Registry {
         let mut tool_index: Vec<usize> = (0..tools.items.len()).collect();
         tool_index.sort_by_key(|&i| tools.items[i].def.name);
         let (resources, templates) = (collect_resources()?, collect_templates()?);
-        crate::apps::missing_link(&tools.items, &resources.items, &templates.items)?;
+        links::check_app_links(&tools.items, &resources.items, &templates.items)?;
         Ok(Registry {
             tools,
             tool_index,

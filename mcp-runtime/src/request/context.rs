@@ -323,7 +323,7 @@ impl Context {
     /// to an app can return a shorter text when it does, and must return a complete one when
     /// it does not; see [`apps`](crate::apps).
     pub fn client_supports_apps(&self) -> bool {
-        crate::apps::supported_by(&self.inner.client.capabilities)
+        crate::protocol::apps::supported_by(&self.inner.client.capabilities)
     }
 
     /// Every extension the client declared (`capabilities.extensions`), by identifier;
