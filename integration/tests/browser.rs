@@ -11,7 +11,8 @@
 //! MCP Apps (issue #31): a host page built on the ext-apps `AppBridge` (pinned, with the
 //! TypeScript SDK v2 client) connects to examples/apps.rs, renders the counter app it reads
 //! from the server in a sandboxed iframe, and the app calls an app-only tool through the host:
-//! once with an app written on the ext-apps `App` API, once with the example's own SDK-free page.
+//! once with an app written on the ext-apps `App` API, once with the example's own SDK-free page
+//! (in the session era), and that page again with the host pinned to 2026-07-28.
 //!
 //! `tests/browser/setup.sh` installs chromium and the npm tools. When chromium cannot be
 //! installed here (not root, no apt-get) the test says so and passes, unless
@@ -265,11 +266,14 @@ fn an_mcp_app_renders_in_the_ext_apps_host_and_calls_a_tool_through_it() {
     );
     let mut embedded = HttpServer::start_with_env(&example, &[("MCP_ALLOWED_ORIGINS", &origin)]);
     let page = |server: &HttpServer| format!("{origin}/apps.html?mcp={}", server.url("/mcp"));
+    // The third run: the example's page again, the host pinned to the stateless era.
+    let stateless = format!("{}&era=2026-07-28", page(&embedded));
     let out = Command::new("node")
         .arg(Path::new(ROOT).join("tests/browser/apps/drive.mjs"))
         .arg(&dir)
         .arg(page(&with_sdk_app))
         .arg(page(&embedded))
+        .arg(&stateless)
         .env(
             "MCP_BROWSER_NODE_DIR",
             Path::new(ROOT).join(".interop/browser-apps"),
@@ -289,9 +293,16 @@ fn an_mcp_app_renders_in_the_ext_apps_host_and_calls_a_tool_through_it() {
         .unwrap_or_else(|e| panic!("drive.mjs printed no report ({e}):\n{stdout}\n{stderr}"));
     let context = || format!("{report:#}\n{logs}");
 
-    for (run, added) in [(&report[0], 2), (&report[1], 1)] {
+    // (run, protocol version, count before the click, count after).
+    let runs = [
+        (&report[0], "2025-11-25", 0, 2),
+        (&report[1], "2025-11-25", 0, 1),
+        (&report[2], "2026-07-28", 1, 2),
+    ];
+    for (run, version, before, after) in runs {
         let host = &run["host"];
         assert_eq!(host["ok"], true, "the host failed: {}", context());
+        assert_eq!(host["protocolVersion"], version, "{}", context());
         // What the host read from the server: the extension, the tools' links, the app.
         assert_eq!(
             host["serverExtension"]["mimeTypes"][0],
@@ -320,22 +331,13 @@ fn an_mcp_app_renders_in_the_ext_apps_host_and_calls_a_tool_through_it() {
             context()
         );
         // The server saw a client that renders apps.
-        assert_eq!(
-            host["modelResult"],
-            "Counter: 0 (the app below has a button to add one)",
-            "{}",
-            context()
-        );
+        let shown = format!("Counter: {before} (the app below has a button to add one)");
+        assert_eq!(host["modelResult"], shown.as_str(), "{}", context());
         // The app got the tool result from the host, then called `increment` through it.
-        assert_eq!(
-            run["app"]["shown"],
-            "Counter: 0 (the app below has a button to add one)",
-            "{}",
-            context()
-        );
+        assert_eq!(run["app"]["shown"], shown.as_str(), "{}", context());
         assert_eq!(
             run["app"]["clicked"],
-            format!("Counter: {added}").as_str(),
+            format!("Counter: {after}").as_str(),
             "{}",
             context()
         );

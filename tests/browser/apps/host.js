@@ -1,6 +1,7 @@
 // The host page of the MCP Apps browser test (bundled by drive.mjs with esbuild): a web host
 // built on the ext-apps `AppBridge`, connected to examples/apps.rs (`?mcp=`) over Streamable
-// HTTP with the TypeScript SDK v2 client, declaring the Apps extension. It lists the tools,
+// HTTP with the TypeScript SDK v2 client, declaring the Apps extension (in the session era, or
+// with `?era=2026-07-28` pinned to the stateless one). It lists the tools,
 // reads the app `show_counter` links to, renders it in a sandboxed iframe under the spec's
 // default CSP, calls the tool as the model would and hands input and result to the app. Every
 // call the app makes (`tools/call` of `increment`) goes through the bridge to the server.
@@ -25,10 +26,13 @@ const text = (result) =>
   (result.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
 async function run() {
-  const url = new URL(new URLSearchParams(location.search).get('mcp'));
+  const params = new URLSearchParams(location.search);
+  const url = new URL(params.get('mcp'));
+  const era = params.get('era');
   const info = { name: 'apps-test-host', version: '1.0.0' };
   const client = new Client(info, {
     capabilities: { extensions: { [UI]: { mimeTypes: [RESOURCE_MIME_TYPE] } } },
+    ...(era ? { versionNegotiation: { mode: { pin: era } } } : {}),
   });
   await client.connect(new StreamableHTTPClientTransport(url));
   const { tools } = await client.listTools();
