@@ -52,7 +52,8 @@ impl Registry {
         })
     }
 
-    /// Whether any MCP App is registered: a `ui://` resource, or a tool linked to one.
+    /// Whether any MCP App is registered: a `ui://` resource, or a tool with `ui` or
+    /// `visibility` (the extension's tool metadata).
     pub(crate) fn has_apps(&self) -> bool {
         self.resources.items.iter().any(|r| r.def.ui.is_some())
             || self.templates.items.iter().any(|t| t.def.ui.is_some())
