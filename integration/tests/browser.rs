@@ -8,6 +8,12 @@
 //! sends its bearer token through the CORS preflight, and a page without one reads the 401 and
 //! its `WWW-Authenticate` challenge.
 //!
+//! MCP Apps (issue #31): a host page built on the ext-apps `AppBridge` (pinned, with the
+//! TypeScript SDK v2 client) connects to examples/apps.rs, renders the counter app it reads
+//! from the server in a sandboxed iframe, and the app calls an app-only tool through the host:
+//! once with an app written on the ext-apps `App` API, once with the example's own SDK-free page
+//! (in the session era), and that page again with the host pinned to 2026-07-28.
+//!
 //! `tests/browser/setup.sh` installs chromium and the npm tools. When chromium cannot be
 //! installed here (not root, no apt-get) the test says so and passes, unless
 //! `MCP_BROWSER_REQUIRED=1` (scripts/test-all sets it, so CI always runs it).
@@ -76,6 +82,8 @@ fn serve_file(mut stream: TcpStream, dir: &Path) {
     let (name, kind) = match path {
         "/" | "/index.html" => ("index.html", "text/html"),
         "/bundle.js" => ("bundle.js", "text/javascript"),
+        "/apps.html" => ("apps.html", "text/html"),
+        "/apps-host.js" => ("apps-host.js", "text/javascript"),
         _ => ("", ""),
     };
     let body = if name.is_empty() {
@@ -98,20 +106,30 @@ fn serve_file(mut stream: TcpStream, dir: &Path) {
     };
 }
 
+/// [`setup`], once per test binary; `false` (with a message) when the test should skip.
+fn ready() -> bool {
+    static READY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *READY.get_or_init(|| {
+        let required = std::env::var("MCP_BROWSER_REQUIRED").is_ok_and(|v| v == "1");
+        match setup() {
+            Ok(true) => true,
+            Ok(false) if !required => {
+                eprintln!(
+                    "SKIPPED: chromium is not installed and cannot be installed here (see the setup log above); \
+                     scripts/test-all sets MCP_BROWSER_REQUIRED=1 so CI runs this test"
+                );
+                false
+            }
+            Ok(false) => panic!("MCP_BROWSER_REQUIRED=1 but chromium cannot be installed"),
+            Err(e) => panic!("browser setup failed:\n{e}"),
+        }
+    })
+}
+
 #[test]
 fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origin_only() {
-    let required = std::env::var("MCP_BROWSER_REQUIRED").is_ok_and(|v| v == "1");
-    match setup() {
-        Ok(true) => {}
-        Ok(false) if !required => {
-            eprintln!(
-                "SKIPPED: chromium is not installed and cannot be installed here (see the setup log above); \
-                 scripts/test-all sets MCP_BROWSER_REQUIRED=1 so CI runs this test"
-            );
-            return;
-        }
-        Ok(false) => panic!("MCP_BROWSER_REQUIRED=1 but chromium cannot be installed"),
-        Err(e) => panic!("browser setup failed:\n{e}"),
+    if !ready() {
+        return;
     }
     let dir = std::env::temp_dir().join(format!("mcp-browser-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -219,5 +237,110 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
         "the page could not read WWW-Authenticate: {}",
         context()
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_mcp_app_renders_in_the_ext_apps_host_and_calls_a_tool_through_it() {
+    if !ready() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mcp-browser-apps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("tests/browser/apps/host.html"),
+        dir.join("apps.html"),
+    )
+    .unwrap();
+    let port = static_server(dir.clone());
+    let origin = format!("http://127.0.0.1:{port}");
+    // drive.mjs writes app.html (the `App` API app) before it opens a page.
+    let app_html = dir.join("app.html");
+    let example = support::example("apps");
+    let mut with_sdk_app = HttpServer::start_with_env(
+        &example,
+        &[
+            ("MCP_ALLOWED_ORIGINS", &origin),
+            ("APPS_COUNTER_HTML", app_html.to_str().unwrap()),
+        ],
+    );
+    let mut embedded = HttpServer::start_with_env(&example, &[("MCP_ALLOWED_ORIGINS", &origin)]);
+    let page = |server: &HttpServer| format!("{origin}/apps.html?mcp={}", server.url("/mcp"));
+    // The third run: the example's page again, the host pinned to the stateless era.
+    let stateless = format!("{}&era=2026-07-28", page(&embedded));
+    let out = Command::new("node")
+        .arg(Path::new(ROOT).join("tests/browser/apps/drive.mjs"))
+        .arg(&dir)
+        .arg(page(&with_sdk_app))
+        .arg(page(&embedded))
+        .arg(&stateless)
+        .env(
+            "MCP_BROWSER_NODE_DIR",
+            Path::new(ROOT).join(".interop/browser-apps"),
+        )
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let logs = format!("server logs:\n{}\n{}", with_sdk_app.log(), embedded.log());
+    assert!(
+        out.status.success(),
+        "drive.mjs exited with {}:\n{stderr}\n{stdout}\n{logs}",
+        out.status
+    );
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("drive.mjs printed no report ({e}):\n{stdout}\n{stderr}"));
+    let context = || format!("{report:#}\n{logs}");
+
+    // (run, protocol version, count before the click, count after).
+    let runs = [
+        (&report[0], "2025-11-25", 0, 2),
+        (&report[1], "2025-11-25", 0, 1),
+        (&report[2], "2026-07-28", 1, 2),
+    ];
+    for (run, version, before, after) in runs {
+        let host = &run["host"];
+        assert_eq!(host["ok"], true, "the host failed: {}", context());
+        assert_eq!(host["protocolVersion"], version, "{}", context());
+        // What the host read from the server: the extension, the tools' links, the app.
+        assert_eq!(
+            host["serverExtension"]["mimeTypes"][0],
+            "text/html;profile=mcp-app",
+            "{}",
+            context()
+        );
+        assert_eq!(host["uri"], "ui://counter/app.html", "{}", context());
+        assert_eq!(host["incrementAppOnly"], true, "{}", context());
+        assert_eq!(
+            host["showMeta"]["ui/resourceUri"],
+            "ui://counter/app.html",
+            "{}",
+            context()
+        );
+        assert_eq!(
+            host["page"]["mimeType"],
+            "text/html;profile=mcp-app",
+            "{}",
+            context()
+        );
+        assert_eq!(
+            host["page"]["meta"]["ui"]["prefersBorder"],
+            true,
+            "{}",
+            context()
+        );
+        // The server saw a client that renders apps.
+        let shown = format!("Counter: {before} (the app below has a button to add one)");
+        assert_eq!(host["modelResult"], shown.as_str(), "{}", context());
+        // The app got the tool result from the host, then called `increment` through it.
+        assert_eq!(run["app"]["shown"], shown.as_str(), "{}", context());
+        assert_eq!(
+            run["app"]["clicked"],
+            format!("Counter: {after}").as_str(),
+            "{}",
+            context()
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

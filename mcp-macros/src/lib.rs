@@ -42,7 +42,9 @@ use proc_macro::TokenStream;
 /// comment), `annotations(title = "…", read_only, destructive = false, idempotent, open_world)`,
 /// `icon(src = "…", mime_type = "…", sizes = ["48x48"], theme = "dark")` (repeatable),
 /// `meta("key" = value, …)`, `task = "optional"` / `task = "required"` (calls may or must run
-/// as tasks, see `mcp_runtime::task`), `crate = path` (when `mcp_runtime` is renamed).
+/// as tasks, see `mcp_runtime::task`), `ui = "ui://…"` (the MCP App that shows its results)
+/// and `visibility = ["model", "app"]` (who may call it; see `mcp_runtime::apps`),
+/// `crate = path` (when `mcp_runtime` is renamed).
 ///
 /// Parameter attributes: doc comments (the argument's description), `#[arg(rename = "…")]`,
 /// `#[arg(default)]` / `#[arg(default = expr)]`, `#[arg(description = "…")]`, and any
@@ -112,6 +114,11 @@ pub fn tool(args: TokenStream, input: TokenStream) -> TokenStream {
 /// resources in `resources/list`), `complete(var = path)` (a `fn(&CompletionRequest) ->
 /// Vec<String>`), `crate = path`. Parameters take `#[arg(rename = "…")]` (the variable's name)
 /// and `#[inject]` (see [`macro@tool`]).
+///
+/// A URI starting with `ui://` is an MCP App (SEP-1865): served as `text/html;profile=mcp-app`,
+/// with `ui(csp(connect_domains = [...], resource_domains = [...], frame_domains = [...],
+/// base_uri_domains = [...]), permissions(camera, microphone, geolocation, clipboard_write),
+/// domain = "…", prefers_border = true)` for its `_meta.ui` (see `mcp_runtime::apps`).
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::resource(args.into(), input.into()).into()

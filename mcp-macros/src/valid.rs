@@ -237,6 +237,29 @@ pub(crate) fn resource(attr: &ResourceAttr, model: &FnModel<'_>, errors: &mut Er
         );
     }
     completions(&attr.complete, &vars, "template variable", errors);
+    app(attr, errors);
+}
+
+/// An MCP App: `ui(...)` goes with a `ui://` URI, which is served as the one MIME type the
+/// spec allows for it.
+fn app(attr: &ResourceAttr, errors: &mut Errors) {
+    if let (Some(ui), false) = (&attr.ui, attr.is_app()) {
+        errors.spanned(
+            &ui.path,
+            "`ui(...)` sets an MCP App's settings; an app's URI starts with `ui://`",
+        );
+    }
+    if let (Some(mime), true) = (&attr.mime_type, attr.is_app())
+        && mime.value() != crate::attr::ui::APP_MIME_TYPE
+    {
+        errors.spanned(
+            mime,
+            format!(
+                "a `ui://` resource is an MCP App, served as {:?} (the default): remove `mime_type`",
+                crate::attr::ui::APP_MIME_TYPE
+            ),
+        );
+    }
 }
 
 /// `#[prompt]`: completions name arguments.

@@ -90,6 +90,7 @@
 //!
 //! ## Modules
 //!
+//! - [`apps`](mod@apps): MCP Apps, interactive HTML a host renders for a tool.
 //! - [`ask`](mod@ask): asking the client (elicitation, sampling, roots).
 //! - [`auth`](mod@auth): OAuth 2.1 bearer tokens and the [`Principal`] they name.
 //! - [`catalog`](mod@catalog): enabling and disabling registered items at run time, list-changed
@@ -128,6 +129,7 @@
     allow(dead_code, unused_imports)
 )]
 
+pub mod apps;
 pub mod ask;
 pub mod auth;
 pub mod catalog;
@@ -318,6 +320,7 @@ pub mod __private {
     //! Used by the code the macros generate; not a public API.
     pub use crate::Context;
     pub use crate::FromContext;
+    pub use crate::apps::{MIME_TYPE as APP_MIME_TYPE, UiResourceDef, UiToolDef};
     pub use crate::completion::CompleteFn;
     pub use crate::prompt::{
         PromptArgDef, PromptCall, PromptDef, PromptFuture, PromptReturnProbe, PromptViaOutput,

@@ -5,6 +5,10 @@
 #   $ROOT/.interop/browser npm project from tests/browser/package.json + package-lock.json:
 #                         the TypeScript SDK, esbuild (bundles the page) and playwright-core
 #                         (drives chromium; it downloads no browser of its own)
+#   $ROOT/.interop/browser-apps
+#                         npm project from tests/browser/apps/package.json + package-lock.json:
+#                         @modelcontextprotocol/ext-apps (the MCP Apps host and app APIs) with
+#                         the TypeScript SDK v2 client it builds on, esbuild and playwright-core
 #
 # Safe to run again and again: the npm half keeps a stamp holding a hash of its pin files and is
 # skipped while it matches. Logs go to stderr; stdout stays empty.
@@ -51,24 +55,35 @@ else
   log "chromium installed"
 fi
 
-# ---------- npm: SDK, esbuild, playwright-core ----------
-KEY="$(cat "$HERE/package.json" "$HERE/package-lock.json" | sha256sum | cut -d' ' -f1)"
-STAMP="$NODE_DIR/.browser-stamp"
-if [ -f "$NODE_DIR/node_modules/playwright-core/package.json" ] \
-  && [ "$(cat "$STAMP" 2>/dev/null)" = "$KEY" ]; then
-  log "npm tools up to date ($NODE_DIR)"
-else
+# ---------- npm projects, each locked, each skipped while its stamp matches ----------
+# install_npm DIR PIN_DIR PACKAGE...: `npm ci` of PIN_DIR's package.json + package-lock.json
+# into DIR, then checks that each PACKAGE is there.
+install_npm() {
+  local dir="$1" pins="$2"
+  shift 2
+  local key stamp
+  key="$(cat "$pins/package.json" "$pins/package-lock.json" | sha256sum | cut -d' ' -f1)"
+  stamp="$dir/.browser-stamp"
+  if [ -f "$dir/node_modules/playwright-core/package.json" ] \
+    && [ "$(cat "$stamp" 2>/dev/null)" = "$key" ]; then
+    log "npm tools up to date ($dir)"
+    return
+  fi
   command -v "$NPM" >/dev/null 2>&1 || die "$NPM not found (need Node >= 20 with npm)"
-  rm -f "$STAMP"
-  mkdir -p "$NODE_DIR"
-  cp "$HERE/package.json" "$HERE/package-lock.json" "$NODE_DIR/"
-  log "npm ci in $NODE_DIR (locked by tests/browser/package-lock.json)"
+  rm -f "$stamp"
+  mkdir -p "$dir"
+  cp "$pins/package.json" "$pins/package-lock.json" "$dir/"
+  log "npm ci in $dir (locked by ${pins#"$ROOT"/}/package-lock.json)"
   # playwright-core has no install script; this only keeps any other package from fetching a browser.
-  (cd "$NODE_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$NPM" ci --no-audit --no-fund --loglevel=error >&2) \
+  (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 "$NPM" ci --no-audit --no-fund --loglevel=error >&2) \
     || die "npm ci failed (is the npm registry reachable?)"
-  for pkg in esbuild playwright-core @modelcontextprotocol/sdk; do
-    [ -f "$NODE_DIR/node_modules/$pkg/package.json" ] || die "$pkg is missing after the install"
+  for pkg in "$@"; do
+    [ -f "$dir/node_modules/$pkg/package.json" ] || die "$pkg is missing after the install"
   done
-  echo "$KEY" > "$STAMP"
-  log "npm tools installed"
-fi
+  echo "$key" > "$stamp"
+  log "npm tools installed ($dir)"
+}
+
+install_npm "$NODE_DIR" "$HERE" esbuild playwright-core @modelcontextprotocol/sdk
+install_npm "$OUT/browser-apps" "$HERE/apps" esbuild playwright-core \
+  @modelcontextprotocol/ext-apps @modelcontextprotocol/client

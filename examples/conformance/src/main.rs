@@ -666,6 +666,7 @@ fn static_binary() -> ResourceContents {
         uri: "test://static-binary".into(),
         mime_type: Some("image/png".into()),
         blob: PNG_BASE64.into(),
+        meta: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@ mod common;
 mod prompt;
 mod resource;
 mod tool;
+mod ui;
 
 use proc_macro2::TokenStream;
 use quote::quote;

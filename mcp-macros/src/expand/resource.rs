@@ -55,7 +55,11 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
     let ret = model.return_type();
     let name = common::name(&attr.common, model);
     let description = common::description(&attr.common, model);
-    let (title, mime) = (opt(&attr.common.title), opt(&attr.mime_type));
+    let (title, mime) = (
+        opt(&attr.common.title),
+        super::ui::mime_type(attr, &private),
+    );
+    let ui = super::ui::resource(attr, &private);
     let size = opt(&attr.size.as_ref().map(|s| quote!(#s as u64)));
     let a = &attr.annotations;
     let (audience, priority, last_modified) =
@@ -114,6 +118,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
                     meta: #meta,
                     read: __mcp_read,
                     scopes: #scopes,
+                    ui: #ui,
                     list: #list,
                     complete: #complete,
                     location: #location,

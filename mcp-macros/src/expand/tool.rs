@@ -127,6 +127,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         _ => quote!(#private::TaskSupport::Forbidden),
     };
     let scopes = common::scopes(&attr.common);
+    let ui = super::ui::tool(attr, &private);
     let (icons, meta, location, cfgs) = (
         common::icons(&attr.common, &private),
         common::meta(&attr.common, &private),
@@ -192,6 +193,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
                     call: __mcp_call,
                     task: #task,
                     scopes: #scopes,
+                    ui: #ui,
                     location: #location,
                 }
             }

@@ -42,6 +42,9 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// The text.
         text: String,
+        /// `_meta` (for example an MCP App's `ui` settings, see [`apps`](crate::apps)).
+        #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
+        meta: Map<String, Value>,
     },
     /// Binary contents, base64-encoded.
     Blob {
@@ -52,6 +55,9 @@ pub enum ResourceContents {
         mime_type: Option<String>,
         /// The base64-encoded bytes.
         blob: String,
+        /// `_meta`.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Map::is_empty")]
+        meta: Map<String, Value>,
     },
 }
 
@@ -62,6 +68,7 @@ impl ResourceContents {
             uri: uri.into(),
             mime_type: None,
             text: text.into(),
+            meta: Map::new(),
         }
     }
 
@@ -75,12 +82,33 @@ impl ResourceContents {
         self
     }
 
+    /// Its `_meta`.
+    pub fn meta(&self) -> &Map<String, Value> {
+        match self {
+            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => meta,
+        }
+    }
+
+    /// Its `_meta`, to change.
+    pub fn meta_mut(&mut self) -> &mut Map<String, Value> {
+        match self {
+            ResourceContents::Text { meta, .. } | ResourceContents::Blob { meta, .. } => meta,
+        }
+    }
+
+    /// Sets the `_meta` member `key`.
+    pub fn with_meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta_mut().insert(key.into(), value);
+        self
+    }
+
     /// Binary contents for `uri`, base64-encoded here.
     pub fn blob(uri: impl Into<String>, bytes: &[u8], mime_type: impl Into<String>) -> Self {
         ResourceContents::Blob {
             uri: uri.into(),
             mime_type: Some(mime_type.into()),
             blob: base64::engine::general_purpose::STANDARD.encode(bytes),
+            meta: Map::new(),
         }
     }
 }

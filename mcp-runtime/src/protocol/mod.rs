@@ -3,6 +3,7 @@
 //! agree on (the `x-mcp-header` annotations). The JSON-RPC envelope is the runtime's own
 //! business (`jsonrpc`, crate-private).
 
+pub(crate) mod apps;
 pub(crate) mod asks;
 pub mod content;
 pub(crate) mod error;

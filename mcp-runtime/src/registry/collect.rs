@@ -32,6 +32,15 @@ fn meta_map(meta: &[(&str, MetaValue)]) -> Map<String, Value> {
         .collect()
 }
 
+/// `meta(...)` with an app's `_meta.ui`, if it has settings.
+fn resource_meta(def: &ResourceDef) -> Map<String, Value> {
+    let mut meta = meta_map(def.meta);
+    if let Some(ui) = def.ui.and_then(crate::apps::UiResourceDef::to_meta) {
+        meta.insert("ui".into(), ui);
+    }
+    meta
+}
+
 fn raw<T: serde::Serialize>(value: &T) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).expect("listings always serialize")
 }
@@ -131,6 +140,9 @@ fn describe_tool(def: &'static ToolDef) -> RegisteredTool {
         icons: def.icons.iter().map(|i| i.to_icon()).collect(),
         meta: meta_map(def.meta),
     };
+    if let Some(ui) = def.ui {
+        ui.apply(&mut tool.meta);
+    }
     let structured = raw(&tool);
     let with_execution = if def.task == crate::task::TaskSupport::Forbidden {
         structured.clone()
@@ -164,7 +176,7 @@ fn resource_listing(def: &ResourceDef) -> Resource {
         size: def.size,
         annotations: def.annotations.to_annotations(),
         icons: def.icons.iter().map(|i| i.to_icon()).collect(),
-        meta: meta_map(def.meta),
+        meta: resource_meta(def),
     }
 }
 
@@ -219,7 +231,7 @@ pub(super) fn collect_templates() -> Result<Paged<RegisteredTemplate>, BuildErro
                 mime_type: def.mime_type.map(str::to_owned),
                 annotations: def.annotations.to_annotations(),
                 icons: def.icons.iter().map(|i| i.to_icon()).collect(),
-                meta: meta_map(def.meta),
+                meta: resource_meta(def),
             });
             RegisteredTemplate {
                 def,

@@ -99,6 +99,15 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// A tool's `ui = "ui://…"` names no registered resource (see [`apps`](crate::apps)).
+    MissingAppResource {
+        /// The tool.
+        tool: String,
+        /// The URI it names.
+        uri: String,
+        /// Where the tool is defined.
+        location: String,
+    },
     /// The name given to [`ServerBuilder::card_name`](crate::ServerBuilder::card_name) is not
     /// a reverse-DNS `namespace/name`.
     InvalidCardName {
@@ -179,6 +188,15 @@ impl fmt::Display for BuildError {
                 write!(f, "extension {id:?}: {reason}")
             }
             BuildError::InvalidCardName { reason } => write!(f, "card_name: {reason}"),
+            BuildError::MissingAppResource {
+                tool,
+                uri,
+                location,
+            } => write!(
+                f,
+                "tool `{tool}` at {location} shows its results in the app `{uri}`, but no \
+                 resource has that URI: register it with #[resource(\"{uri}\")]"
+            ),
         }
     }
 }

@@ -5,6 +5,7 @@
 mod collect;
 mod error;
 mod items;
+mod links;
 mod paged;
 
 pub use error::BuildError;
@@ -40,13 +41,23 @@ impl Registry {
         let tools = collect_tools(filter)?;
         let mut tool_index: Vec<usize> = (0..tools.items.len()).collect();
         tool_index.sort_by_key(|&i| tools.items[i].def.name);
+        let (resources, templates) = (collect_resources()?, collect_templates()?);
+        links::check_app_links(&tools.items, &resources.items, &templates.items)?;
         Ok(Registry {
             tools,
             tool_index,
-            resources: collect_resources()?,
-            templates: collect_templates()?,
+            resources,
+            templates,
             prompts: collect_prompts()?,
         })
+    }
+
+    /// Whether any MCP App is registered: a `ui://` resource, or a tool with `ui` or
+    /// `visibility` (the extension's tool metadata).
+    pub(crate) fn has_apps(&self) -> bool {
+        self.resources.items.iter().any(|r| r.def.ui.is_some())
+            || self.templates.items.iter().any(|t| t.def.ui.is_some())
+            || self.tools.items.iter().any(|t| t.def.ui.is_some())
     }
 
     /// The tool `name`, if registered (enabled or not).

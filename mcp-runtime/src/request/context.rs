@@ -318,6 +318,14 @@ impl Context {
         self.client_extensions()?.get(id)
     }
 
+    /// Whether the client renders MCP Apps: it declared the `io.modelcontextprotocol/ui`
+    /// extension with the `text/html;profile=mcp-app` MIME type (in either era). A tool linked
+    /// to an app can return a shorter text when it does, and must return a complete one when
+    /// it does not; see [`apps`](crate::apps).
+    pub fn client_supports_apps(&self) -> bool {
+        crate::protocol::apps::supported_by(&self.inner.client.capabilities)
+    }
+
     /// Every extension the client declared (`capabilities.extensions`), by identifier;
     /// `None` when it declared none.
     pub fn client_extensions(&self) -> Option<&serde_json::Map<String, Value>> {

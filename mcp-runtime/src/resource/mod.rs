@@ -107,6 +107,8 @@ pub struct ResourceDef {
     pub complete: &'static [(&'static str, CompleteFn)],
     /// OAuth scopes a caller needs (`scopes = [...]`; HTTP with authorization only).
     pub scopes: &'static [&'static str],
+    /// For an app (a `ui://` URI), its `ui(...)` settings (see [`apps`](crate::apps)).
+    pub ui: Option<crate::apps::UiResourceDef>,
     /// Where it is defined (`file`, `line`).
     pub location: (&'static str, u32),
 }

@@ -54,6 +54,7 @@ impl ResourceOutput for String {
             uri: uri.to_owned(),
             mime_type: Some(mime_type.unwrap_or("text/plain").to_owned()),
             text: self,
+            meta: serde_json::Map::new(),
         }]
     }
 }
@@ -93,6 +94,7 @@ fn serde_contents<T: Serialize>(value: &T, uri: &str) -> Result<Vec<ResourceCont
         uri: uri.to_owned(),
         mime_type: Some("application/json".into()),
         text,
+        meta: serde_json::Map::new(),
     }])
 }
 
@@ -230,7 +232,8 @@ mod tests {
             vec![ResourceContents::Text {
                 uri: "x://1".into(),
                 mime_type: Some("text/plain".into()),
-                text: "hi".into()
+                text: "hi".into(),
+                meta: serde_json::Map::new(),
             }]
         );
         let blob = convert!(Vec<u8>, vec![1, 2]).unwrap();

@@ -446,7 +446,8 @@ impl ServerBuilder {
     ///
     /// Extensions are off unless declared: the declaration is the opt-in. The framework
     /// declares the extensions it implements itself (tasks when a tool is a task, skills with
-    /// [`skills_dir`](Self::skills_dir)); its settings for those win. What the client declared
+    /// [`skills_dir`](Self::skills_dir), MCP Apps when an [app](crate::apps) is registered);
+    /// its settings for those win. What the client declared
     /// is [`Context::client_extension`](crate::Context::client_extension). An `id` without a
     /// prefix and a name, or settings that are not a JSON object, fail the
     /// [`build`](Self::build) with [`BuildError::InvalidExtension`](crate::BuildError::InvalidExtension).

@@ -54,6 +54,19 @@ impl Declared {
             }
             capabilities.entry("resources").or_insert_with(|| json!({}));
         }
+        if registry.has_apps() {
+            // SEP-1865 defines only the client's settings; these mirror them (what apps are
+            // served as). Like skills, an app comes with the resources capability.
+            let extensions = capabilities
+                .entry("extensions")
+                .or_insert_with(|| json!({}));
+            if let Some(extensions) = extensions.as_object_mut() {
+                extensions.insert(
+                    crate::apps::EXTENSION.into(),
+                    json!({ "mimeTypes": [crate::apps::MIME_TYPE] }),
+                );
+            }
+        }
         if !registry.prompts.items.is_empty() {
             capabilities.insert("prompts".into(), json!({ "listChanged": true }));
         }

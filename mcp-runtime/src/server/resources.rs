@@ -118,7 +118,10 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
     if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req) {
         return Step::Reply(scope.err(&req.id, e));
     }
-    let read = def.read;
+    let (read, ui) = (
+        def.read,
+        def.ui.and_then(crate::apps::UiResourceDef::to_meta),
+    );
     run(
         conn,
         scope,
@@ -131,7 +134,13 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
                 uri: &uri,
                 variables: &variables,
             });
-            Box::pin(async move { fut.await.map(|contents| ReadResourceResult { contents }) })
+            Box::pin(async move {
+                let mut contents = fut.await?;
+                if let Some(ui) = &ui {
+                    crate::apps::decorate(&mut contents, ui);
+                }
+                Ok(ReadResourceResult { contents })
+            })
         },
     )
 }

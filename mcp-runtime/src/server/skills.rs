@@ -162,6 +162,7 @@ pub(super) fn read(
                         mime_type: Some(file.mime.into()),
                         text: String::from_utf8(bytes)
                             .map_err(|_| McpError::internal("not UTF-8"))?,
+                        meta: serde_json::Map::new(),
                     }
                 } else {
                     ResourceContents::blob(uri, &bytes, file.mime)

@@ -130,6 +130,8 @@ pub struct ToolDef {
     pub task: crate::task::TaskSupport,
     /// OAuth scopes a caller needs (`scopes = [...]`; HTTP with authorization only).
     pub scopes: &'static [&'static str],
+    /// Its app and visibility (`ui = "ui://…"`, `visibility = [...]`; see [`apps`](crate::apps)).
+    pub ui: Option<crate::apps::UiToolDef>,
     /// Where the tool is defined (`file`, `line`), for error messages.
     pub location: (&'static str, u32),
 }

@@ -1,6 +1,9 @@
 //! The arguments of `#[tool(...)]`, `#[resource(...)]` and `#[prompt(...)]`, and the
 //! attributes on their parameters (`#[arg(...)]`, `#[inject]`, docs, `#[serde]`, `#[schemars]`).
 //! Parsing only: whether an attribute makes sense where it is written is `valid.rs`'s call.
+//! MCP Apps' arguments are parsed in `ui.rs`.
+
+pub(crate) mod ui;
 
 use syn::meta::ParseNestedMeta;
 use syn::parse::ParseStream;
@@ -312,6 +315,10 @@ pub(crate) struct ToolAttr {
     pub(crate) input_schema: Option<Path>,
     /// `task = "optional" | "required" | "forbidden"`: whether calls may run as tasks.
     pub(crate) task: Option<LitStr>,
+    /// `ui = "ui://…"`: the MCP App that shows its results.
+    pub(crate) ui: Option<LitStr>,
+    /// `visibility = ["model", "app"]`: who may call it (empty: not given).
+    pub(crate) visibility: Vec<LitStr>,
 }
 
 impl ToolAttr {
@@ -329,6 +336,19 @@ impl ToolAttr {
             if meta.path.is_ident("input_schema") {
                 let path: Path = meta.value()?.parse()?;
                 return set_once(&mut attr.input_schema, path, &meta.path);
+            }
+            if meta.path.is_ident("ui") {
+                return set_once(&mut attr.ui, ui::parse_tool_ui(&meta)?, &meta.path);
+            }
+            if meta.path.is_ident("visibility") {
+                if !attr.visibility.is_empty() {
+                    return Err(syn::Error::new_spanned(
+                        &meta.path,
+                        "duplicate `visibility`",
+                    ));
+                }
+                attr.visibility = ui::parse_visibility(&meta)?;
+                return Ok(());
             }
             if meta.path.is_ident("task") {
                 let task: LitStr = meta.value()?.parse()?;
@@ -369,7 +389,7 @@ impl ToolAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `task`, `icon`, `meta`, `scopes` or `crate`",
+                    "unknown #[tool] argument; expected `name`, `title`, `description`, `annotations`, `input_schema`, `task`, `ui`, `visibility`, `icon`, `meta`, `scopes` or `crate`",
                 ))
             }
         });
@@ -393,9 +413,16 @@ pub(crate) struct ResourceAttr {
     pub(crate) annotations: ResourceAnnotations,
     pub(crate) list: Option<Path>,
     pub(crate) complete: Vec<(Ident, Path)>,
+    /// `ui(...)`: an MCP App's settings.
+    pub(crate) ui: Option<ui::UiResource>,
 }
 
 impl ResourceAttr {
+    /// Whether it is an MCP App: a `ui://` URI.
+    pub(crate) fn is_app(&self) -> bool {
+        self.uri.value().starts_with("ui://")
+    }
+
     pub(crate) fn parse(input: ParseStream<'_>) -> syn::Result<ResourceAttr> {
         let uri: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
@@ -411,6 +438,7 @@ impl ResourceAttr {
             annotations: ResourceAnnotations::default(),
             list: None,
             complete: Vec::new(),
+            ui: None,
         };
         if input.is_empty() {
             return Ok(attr);
@@ -429,6 +457,8 @@ impl ResourceAttr {
                 set_once(&mut attr.list, meta.value()?.parse()?, p)
             } else if p.is_ident("complete") {
                 parse_complete(&meta, &mut attr.complete)
+            } else if p.is_ident("ui") {
+                set_once(&mut attr.ui, ui::UiResource::parse(&meta)?, p)
             } else if p.is_ident("annotations") {
                 let a = &mut attr.annotations;
                 meta.parse_nested_meta(|m| {
@@ -459,7 +489,7 @@ impl ResourceAttr {
                 })
             } else {
                 Err(meta.error(
-                    "unknown #[resource] argument; expected `name`, `title`, `description`, `mime_type`, `size`, `annotations`, `icon`, `meta`, `scopes`, `list`, `complete` or `crate`",
+                    "unknown #[resource] argument; expected `name`, `title`, `description`, `mime_type`, `size`, `annotations`, `icon`, `meta`, `scopes`, `list`, `complete`, `ui` or `crate`",
                 ))
             }
         });
