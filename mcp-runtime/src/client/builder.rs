@@ -367,7 +367,7 @@ impl ClientBuilder {
         let config = self.oauth.take()?;
         Some(Arc::new(super::oauth::Authorizer::new(
             config,
-            super::oauth::Fetch::new(&self.tls),
+            super::oauth::Fetch::new(super::http::authorization_client(&self.tls)),
             uri.clone(),
             url.to_owned(),
         )))

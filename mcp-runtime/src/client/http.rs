@@ -92,6 +92,20 @@ pub(crate) fn hyper_client(url: &Uri, tls: &Tls) -> Result<Hyper, ClientError> {
     }
 }
 
+/// The client for an MCP server's authorization servers: `https://` under the builder's TLS
+/// settings too, whatever the MCP server's own scheme (with the `tls` feature).
+pub(crate) fn authorization_client(tls: &Tls) -> Result<Hyper, String> {
+    #[cfg(feature = "tls")]
+    {
+        crate::http_client::build(tls, true)
+    }
+    #[cfg(not(feature = "tls"))]
+    {
+        let _ = tls;
+        Ok(crate::http_client::plain())
+    }
+}
+
 /// The builder's TLS settings (nothing without the `tls` feature).
 #[cfg(feature = "tls")]
 pub(crate) type Tls = crate::http_client::TlsSettings;

@@ -195,7 +195,8 @@ mod tests {
                 resource_metadata: Some(elsewhere.into()),
                 ..Challenge::default()
             };
-            let fetch = fetch::Fetch::new(&Default::default());
+            // Refused before anything is sent: the client is never used.
+            let fetch = fetch::Fetch::new(Err("not used".into()));
             let e = resource_metadata(&fetch, &server, &challenge)
                 .await
                 .unwrap_err();

@@ -56,15 +56,9 @@ pub(crate) struct Fetch {
 }
 
 impl Fetch {
-    /// A client under `tls`, the `ClientBuilder`'s settings.
-    pub(crate) fn new(tls: &crate::client::http::Tls) -> Fetch {
-        #[cfg(feature = "tls")]
-        let client = crate::http_client::build(tls, true);
-        #[cfg(not(feature = "tls"))]
-        let client = {
-            let _ = tls;
-            Ok(crate::http_client::plain())
-        };
+    /// Requests on `client` (see `client::http::authorization_client`), or failing with its
+    /// error.
+    pub(crate) fn new(client: Result<crate::http_client::HttpClient, String>) -> Fetch {
         Fetch { client }
     }
 
