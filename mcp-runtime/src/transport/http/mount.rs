@@ -30,7 +30,7 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The Streamable HTTP endpoint (and the legacy `/sse` and `/messages` routes, when on) as a
 /// hyper [`Service`](hyper::service::Service), to mount in an app that owns the HTTP server;
-/// with the `tower` feature also a [`tower_service::Service`], for axum's `Router::route_service`
+/// with the `tower` feature also a `tower_service::Service`, for axum's `Router::route_service`
 /// or `nest_service`.
 ///
 /// It serves the path of [`HttpConfig::path`] (default `/mcp`) as the request reaches it:
