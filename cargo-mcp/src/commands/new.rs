@@ -1,0 +1,8 @@
+//! `new`
+
+use crate::Failure;
+use crate::cli::NewArgs;
+
+pub(crate) fn run(_a: NewArgs) -> Result<(), Failure> {
+    Err(Failure::new("not yet"))
+}
