@@ -2,4 +2,5 @@
 //! example servers. One test binary (each costs a link), one module per command.
 
 mod call;
+mod inspect;
 mod support;
