@@ -224,6 +224,10 @@ pub(crate) struct InstallArgs {
     /// Write to this file instead of the client's usual one.
     #[arg(long, value_name = "PATH")]
     pub(crate) config: Option<PathBuf>,
+    /// Install this server binary (an mcp-runtime server) instead of building the current
+    /// package's in release mode.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["bin", "example", "package"])]
+    pub(crate) binary: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) package: PackageArgs,
 }
@@ -261,8 +265,10 @@ pub(crate) struct DevArgs {
 pub(crate) struct ConformanceArgs {
     #[command(flatten)]
     pub(crate) package: PackageArgs,
-    /// The address the server listens on during the run.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    /// The address the server listens on during the run (the suite speaks Streamable HTTP;
+    /// default: a free port on loopback).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_value = "127.0.0.1:0",
+          default_missing_value = "127.0.0.1:0")]
     pub(crate) http: String,
     /// Which requirements to score: `2025-11-25`, `2026-07-28`, or `all` (every scenario).
     #[arg(long, value_name = "WHICH", default_value = "2025-11-25")]

@@ -6,6 +6,7 @@
 
 mod args;
 mod cli;
+mod clients;
 mod commands;
 mod connect;
 mod failure;

@@ -3,4 +3,5 @@
 
 mod call;
 mod inspect;
+mod install;
 mod support;
