@@ -42,7 +42,10 @@ fn app_data() -> Result<PathBuf, Failure> {
     if cfg!(windows) {
         return env_path("APPDATA").ok_or_else(|| Failure::new("APPDATA is not set"));
     }
-    Ok(env_path("XDG_CONFIG_HOME").map_or_else(|| home().map(|h| h.join(".config")), Ok)?)
+    match env_path("XDG_CONFIG_HOME") {
+        Some(dir) => Ok(dir),
+        None => Ok(home()?.join(".config")),
+    }
 }
 
 impl ClientKind {
