@@ -78,7 +78,8 @@ pub(crate) async fn connect(args: &ServerArgs) -> Result<Client, Failure> {
             let binary = tokio::task::block_in_place(|| {
                 package::build_or_fail(&args.package, Profile::Debug)
             })?;
-            vec![binary.to_string_lossy().into_owned()]
+            // `--stdio`: a `run!()` server whose code picks HTTP (`run!("ADDR")`) serves stdio.
+            vec![binary.to_string_lossy().into_owned(), "--stdio".to_owned()]
         }
     };
     let mut cmd = tokio::process::Command::new(&command[0]);

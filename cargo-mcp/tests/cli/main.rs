@@ -4,4 +4,5 @@
 mod call;
 mod inspect;
 mod install;
+mod new;
 mod support;
