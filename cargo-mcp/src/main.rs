@@ -13,6 +13,7 @@ mod failure;
 mod output;
 mod package;
 mod terminal;
+mod watch;
 
 use std::process::ExitCode;
 

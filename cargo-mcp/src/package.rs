@@ -106,6 +106,54 @@ pub(crate) fn build_or_fail(package: &PackageArgs, profile: Profile) -> Result<P
     }
 }
 
+/// The directory of the package `package` selects, and the target directory.
+pub(crate) fn locate(package: &PackageArgs) -> Result<(PathBuf, PathBuf), Failure> {
+    let mut cmd = cargo();
+    cmd.args(["metadata", "--no-deps", "--format-version", "1"]);
+    if let Some(path) = &package.manifest_path {
+        cmd.arg("--manifest-path").arg(path);
+    }
+    let out = cmd
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| Failure::new(format!("cannot run cargo: {e}")))?;
+    if !out.status.success() {
+        return Err(Failure::new(
+            "cargo metadata failed: is this a cargo package?",
+        ));
+    }
+    let metadata: Value = serde_json::from_slice(&out.stdout)
+        .map_err(|e| Failure::new(format!("cargo metadata printed no JSON: {e}")))?;
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(PathBuf::from);
+    let target = text(&metadata, "target_directory")
+        .ok_or_else(|| Failure::new("cargo metadata names no target directory"))?;
+    let manifest = match (&package.package, &package.manifest_path) {
+        (Some(name), _) => metadata
+            .get("packages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|p| text(p, "manifest_path"))
+            .ok_or_else(|| Failure::usage(format!("no package {name:?} in this workspace")))?,
+        (None, Some(path)) => std::path::absolute(path)
+            .map_err(|e| Failure::new(format!("{}: {e}", path.display())))?,
+        (None, None) => {
+            let out = cargo()
+                .args(["locate-project", "--message-format", "plain"])
+                .stderr(Stdio::inherit())
+                .output()
+                .map_err(|e| Failure::new(format!("cannot run cargo: {e}")))?;
+            PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+        }
+    };
+    let dir = manifest
+        .parent()
+        .map(PathBuf::from)
+        .ok_or_else(|| Failure::new(format!("{} has no directory", manifest.display())))?;
+    Ok((dir, target))
+}
+
 /// An executable cargo built: (kind, target name, path).
 type Executable = (String, String, PathBuf);
 
