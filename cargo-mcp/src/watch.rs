@@ -1,6 +1,6 @@
 //! Waiting for a source file of the package to change: notify's recommended watcher on the
-//! package's directory, with the target directory, hidden directories (`.git`) and editors'
-//! scratch files left out.
+//! package's directory, with the target directory, hidden directories (`.git`), editors'
+//! scratch files and `Cargo.lock` (which cargo itself rewrites) left out.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -30,7 +30,8 @@ fn counts(path: &Path, root: &Path, target: &Path) -> bool {
         .map(|n| n.to_string_lossy())
         .unwrap_or_default();
     let scratch = name.ends_with('~') || name.ends_with(".swp") || name.starts_with(".#");
-    !hidden && !scratch
+    // Cargo rewrites Cargo.lock itself when it builds: a change there is not a source change.
+    !hidden && !scratch && name != "Cargo.lock"
 }
 
 impl Watch {
@@ -82,5 +83,6 @@ mod tests {
         assert!(!counts(Path::new("/p/.git/index"), root, target));
         assert!(!counts(Path::new("/p/src/main.rs~"), root, target));
         assert!(!counts(Path::new("/p/src/.main.rs.swp"), root, target));
+        assert!(!counts(Path::new("/p/Cargo.lock"), root, target));
     }
 }

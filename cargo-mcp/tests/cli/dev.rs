@@ -40,8 +40,10 @@ impl Dev {
 impl Drop for Dev {
     fn drop(&mut self) {
         // The whole group: dev and the server it runs.
+        // `-s KILL --` spelled out: procps's `kill -KILL -PGID` reads the group as a signal
+        // number and signals another group.
         let _ = std::process::Command::new("kill")
-            .args(["-KILL", &format!("-{}", self.child.id())])
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
             .status();
         let _ = self.child.wait();
     }
@@ -104,6 +106,7 @@ fn dev_rebuilds_and_restarts_on_a_change() {
     )
     .unwrap();
     dev.wait_for("main.rs changed: rebuilding");
+    dev.wait_for("expected `u8`, found `&str`");
     dev.wait_for("the build failed");
     // Fixed, with a new greeting: rebuilt, restarted.
     std::fs::write(
@@ -111,7 +114,7 @@ fn dev_rebuilds_and_restarts_on_a_change() {
         source.replace("format!(\"Hi {name}!\")", "format!(\"Hello {name}!\")"),
     )
     .unwrap();
-    dev.wait_for("main.rs changed: rebuilding");
+    dev.wait_for("changed: rebuilding");
     let second = url_in(&dev.wait_for("serving MCP on http://"));
     assert_eq!(greet(&second), "Hello Ada!\n", "{}", dev.seen.join("\n"));
     // Said once, when the first server started (before or after the server's own line).
