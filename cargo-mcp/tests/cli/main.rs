@@ -2,6 +2,7 @@
 //! example servers. One test binary (each costs a link), one module per command.
 
 mod call;
+mod conformance;
 mod dev;
 mod inspect;
 mod install;
