@@ -1,4 +1,4 @@
-//! `list` and `call`: against the quickstart over stdio and over HTTP in both
+//! `list`, `call`, `read`, `prompt`, `complete`: against the quickstart over stdio and over HTTP in both
 //! eras, with elicitation and sampling answered on stdin.
 
 use serde_json::Value;
@@ -193,4 +193,62 @@ fn every_command_has_help() {
             "{command}: {ran:?}"
         );
     }
+}
+
+#[test]
+fn read_prompt_and_complete_against_the_conformance_fixture() {
+    let fixture = crate::support::binary("conformance")
+        .to_string_lossy()
+        .into_owned();
+    let mut cmd = cargo_mcp(ROOT);
+    cmd.args(["read", "test://static-text", "--stdio", &fixture]);
+    let ran = run(cmd, "");
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert_eq!(
+        ran.stdout, "This is the content of the static text resource.\n",
+        "{ran:?}"
+    );
+
+    let mut cmd = cargo_mcp(ROOT);
+    cmd.args([
+        "prompt",
+        "test_prompt_with_arguments",
+        "arg1=a",
+        "arg2=b",
+        "--stdio",
+        &fixture,
+    ]);
+    let ran = run(cmd, "");
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    assert_eq!(
+        ran.stdout, "user: Prompt with arguments: arg1='a', arg2='b'\n",
+        "{ran:?}"
+    );
+
+    let mut cmd = cargo_mcp(ROOT);
+    cmd.args([
+        "complete",
+        "--prompt",
+        "test_prompt_with_arguments",
+        "arg1",
+        "test",
+    ]);
+    cmd.args(["--json", "--stdio", &fixture]);
+    let ran = run(cmd, "");
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    let completion: Value = serde_json::from_str(&ran.stdout).expect("JSON");
+    assert_eq!(
+        completion["values"],
+        serde_json::json!(["testValue1", "testValue2"]),
+        "{ran:?}"
+    );
+
+    let mut cmd = cargo_mcp(ROOT);
+    cmd.args(["read", "test://nowhere", "--stdio", &fixture]);
+    let ran = run(cmd, "");
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr.contains("error: reading test://nowhere: "),
+        "{ran:?}"
+    );
 }

@@ -73,6 +73,13 @@ pub fn example(name: &str) -> PathBuf {
     target_dir().join("debug/examples").join(name)
 }
 
+/// A binary of a workspace package (`conformance`, the suite's fixture server), built with
+/// the examples.
+pub fn binary(name: &str) -> PathBuf {
+    let _ = example("quickstart");
+    target_dir().join("debug").join(name)
+}
+
 /// What a finished command printed.
 pub struct Ran {
     pub code: Option<i32>,
