@@ -101,7 +101,8 @@ pub(crate) fn build_or_fail(package: &PackageArgs, profile: Profile) -> Result<P
     match build(package, profile, true)? {
         Built::Binary(path) => Ok(path),
         Built::Failed => Err(Failure::new(
-            "the build failed (cargo's messages are above)",
+            "the current package's server did not build (cargo says why above); outside a \
+             cargo package, name the server with --stdio \"COMMAND\" or --url URL",
         )),
     }
 }

@@ -97,6 +97,20 @@ fn unknown_tools_bad_arguments_and_missing_servers_are_named() {
         "{ran:?}"
     );
 
+    // No server named, and no cargo package here.
+    let empty = std::env::temp_dir().join(format!("cargo-mcp-test-{}-empty", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut cmd = cargo_mcp(&empty);
+    cmd.arg("list");
+    let ran = run(cmd, "");
+    let _ = std::fs::remove_dir_all(&empty);
+    assert_eq!(ran.code, Some(1), "{ran:?}");
+    assert!(
+        ran.stderr
+            .contains("name the server with --stdio \"COMMAND\" or --url URL"),
+        "{ran:?}"
+    );
+
     let mut cmd = cargo_mcp(ROOT);
     cmd.args(["list", "--url", "http://127.0.0.1:1/mcp"]);
     let ran = run(cmd, "");

@@ -3,6 +3,7 @@
 
 mod call;
 mod conformance;
+#[cfg(unix)] // process groups
 mod dev;
 mod inspect;
 mod install;

@@ -44,14 +44,19 @@ fn new_scaffolds_a_crate_whose_test_passes() {
 
     // The workspace's target directory and its profile (a different `debug` would rebuild
     // every dependency).
-    let status = cargo()
-        .args(["test", "--offline", "--quiet"])
+    // Its output captured: the inner test run's summary lines are not this run's.
+    let mut test = cargo();
+    test.args(["test", "--offline", "--quiet"])
         .current_dir(&dir)
         .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "the scaffolded crate's tests fail");
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only");
+    let ran = run(test, "");
+    assert_eq!(
+        ran.code,
+        Some(0),
+        "the scaffolded crate's tests fail: {ran:?}"
+    );
+    assert!(ran.stdout.contains("2 passed"), "{ran:?}");
 
     // The current package's server, built and spoken to over stdio.
     let mut cmd = cargo_mcp(&dir);
