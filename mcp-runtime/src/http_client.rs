@@ -62,7 +62,6 @@ mod tls {
     use std::time::{Duration, SystemTime};
 
     use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
     use rustls::{CertificateError, ClientConfig, RootCertStore};
 
     use super::*;
@@ -92,8 +91,11 @@ mod tls {
 
     impl TlsSettings {
         /// Adds the certificates of `cert`: PEM (every `CERTIFICATE` block in it) or one DER
-        /// certificate.
+        /// certificate (`ClientBuilder::add_root_certificate`).
+        #[cfg(feature = "client")]
         pub(crate) fn add_root(&mut self, cert: &[u8]) -> Result<(), String> {
+            use rustls::pki_types::pem::PemObject;
+
             let text = cert.trim_ascii_start();
             if text.starts_with(b"-----BEGIN") {
                 let mut found = 0;
@@ -393,6 +395,7 @@ mod tls {
         }
 
         #[test]
+        #[cfg(feature = "client")]
         fn roots_read_as_pem_or_der_and_garbage_is_refused() {
             let mut settings = TlsSettings::default();
             assert!(settings.add_root(b"not a certificate").is_err());
