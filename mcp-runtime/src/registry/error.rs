@@ -105,6 +105,14 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// A [`ServerBuilder::mount`](crate::ServerBuilder::mount) prefix is empty, has characters
+    /// a tool name cannot have (or a `/`), or is mounted twice.
+    InvalidMount {
+        /// The prefix as given.
+        prefix: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -179,6 +187,9 @@ impl fmt::Display for BuildError {
                 write!(f, "extension {id:?}: {reason}")
             }
             BuildError::InvalidCardName { reason } => write!(f, "card_name: {reason}"),
+            BuildError::InvalidMount { prefix, reason } => {
+                write!(f, "mount {prefix:?}: {reason}")
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ mod items;
 mod paged;
 
 pub use error::BuildError;
-pub use items::ToolInfo;
+pub use items::{ItemInfo, ToolInfo};
 pub(crate) use items::{
     Listed, RegisteredPrompt, RegisteredResource, RegisteredTemplate, RegisteredTool,
 };
@@ -36,16 +36,20 @@ impl Registry {
             .any(|t| t.def.task != crate::task::TaskSupport::Forbidden)
     }
 
-    pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
-        let tools = collect_tools(filter)?;
+    /// Collects what `tools` and `items` both keep.
+    pub(crate) fn collect(
+        tools: &dyn Fn(&ToolInfo) -> bool,
+        items: &dyn Fn(&ItemInfo) -> bool,
+    ) -> Result<Registry, BuildError> {
+        let tools = collect_tools(tools, items)?;
         let mut tool_index: Vec<usize> = (0..tools.items.len()).collect();
         tool_index.sort_by_key(|&i| tools.items[i].def.name);
         Ok(Registry {
             tools,
             tool_index,
-            resources: collect_resources()?,
-            templates: collect_templates()?,
-            prompts: collect_prompts()?,
+            resources: collect_resources(items)?,
+            templates: collect_templates(items)?,
+            prompts: collect_prompts(items)?,
         })
     }
 

@@ -1,0 +1,474 @@
+//! Composition: servers mounted into one (`ServerBuilder::mount`), in both protocol eras,
+//! through the in-process client.
+//!
+//! One test binary for composition (mounts, proxies, bridges): each binary costs a link.
+
+#[path = "compose/weather.rs"]
+mod weather;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_runtime::middleware::{self, McpRequest, Next};
+use mcp_runtime::prelude::*;
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{BuildError, ProtocolVersion, Server};
+use serde_json::{Value, json};
+
+/// Says hello (the main server's own tool).
+#[tool]
+async fn hello() -> &'static str {
+    "hi"
+}
+
+/// The main server's own resource.
+#[resource("main://about")]
+fn about() -> &'static str {
+    "the main server"
+}
+
+const ERAS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2026_07_28,
+];
+
+fn in_weather(item: &mcp_runtime::registry::ItemInfo) -> bool {
+    item.location.0.ends_with("weather.rs")
+}
+
+/// The weather server, recording each request its middleware sees as `method name-or-uri`.
+fn weather(seen: Arc<Mutex<Vec<String>>>) -> Server {
+    Server::builder()
+        .name("weather")
+        .item_filter(in_weather)
+        .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+            let what = format!(
+                "{} {}",
+                req.method(),
+                req.name().or(req.uri()).unwrap_or_default()
+            );
+            seen.lock().unwrap().push(what);
+            next.run(req)
+        }))
+        .build()
+        .expect("the weather server builds")
+}
+
+fn main_with(weather: Server) -> Server {
+    Server::builder()
+        .name("main")
+        .item_filter(|item| !in_weather(item))
+        .mount("weather", weather)
+        .build()
+        .expect("the main server builds")
+}
+
+fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_mounted_server_serves_its_items_under_its_prefix_in_both_eras() {
+    for version in ERAS {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let server = main_with(weather(seen.clone()));
+        let client = TestClient::connect_to(server, version).await.unwrap();
+
+        let tools = client.request("tools/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&tools, "tools", "name"),
+            ["hello", "weather_forecast", "weather_greet", "weather_slow"],
+            "{version}"
+        );
+        let forecast = &tools["tools"][1];
+        assert_eq!(forecast["description"], "The forecast for a city.");
+        assert_eq!(forecast["inputSchema"]["required"], json!(["city"]));
+        let r = client
+            .call_tool("weather_forecast", json!({"city": "Paris"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "sunny in Paris", "{version}");
+        assert_eq!(
+            client.call_tool("hello", json!({})).await.unwrap().text(),
+            "hi"
+        );
+
+        let resources = client.request("resources/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&resources, "resources", "uri"),
+            ["main://about", "weather://weather/current"]
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/current"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "mild");
+        assert_eq!(read["contents"][0]["uri"], "weather://weather/current");
+        let templates = client
+            .request("resources/templates/list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&templates, "resourceTemplates", "uriTemplate"),
+            ["weather://weather/{city}/now"]
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/oslo/now"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "oslo: mild");
+        assert_eq!(read["contents"][0]["uri"], "weather://weather/oslo/now");
+
+        let prompts = client.request("prompts/list", json!({})).await.unwrap();
+        assert_eq!(names(&prompts, "prompts", "name"), ["weather_umbrella"]);
+        let got = client
+            .request(
+                "prompts/get",
+                json!({"name": "weather_umbrella", "arguments": {"city": "Oslo"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got["messages"][0]["content"]["text"],
+            "Do I need an umbrella in Oslo?"
+        );
+
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "weather_umbrella"},
+                       "argument": {"name": "city", "value": "p"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["paris", "porto"]));
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "weather://weather/{city}/now"},
+                       "argument": {"name": "city", "value": "o"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["oslo"]));
+
+        // The mounted server's middleware saw each of its requests, under its own names.
+        let seen = seen.lock().unwrap().clone();
+        for expected in [
+            "tools/call forecast",
+            "resources/read weather://current",
+            "resources/read weather://oslo/now",
+            "prompts/get umbrella",
+            "completion/complete ",
+        ] {
+            assert!(seen.iter().any(|s| s == expected), "{expected}: {seen:?}");
+        }
+        assert!(
+            !seen.iter().any(|s| s.contains("hello")),
+            "the main server's own calls stay there: {seen:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_parent_declares_what_its_mounts_serve() {
+    // A parent with nothing of its own: its capabilities come from the mount.
+    let weather = weather(Default::default());
+    let server = Server::builder()
+        .item_filter(|_| false)
+        .mount("weather", weather)
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let manifest = server.manifest();
+    assert_eq!(manifest["tools"][0]["name"], "weather_forecast");
+    assert_eq!(
+        manifest["resourceTemplates"][0]["uriTemplate"],
+        "weather://weather/{city}/now"
+    );
+    assert_eq!(manifest["prompts"][0]["name"], "weather_umbrella");
+    let stateless = TestClient::connect_to(server, ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
+    let discovered = stateless
+        .request("server/discover", json!({}))
+        .await
+        .unwrap();
+    let caps = &discovered["capabilities"];
+    for kind in ["tools", "resources", "prompts", "completions"] {
+        assert!(caps.get(kind).is_some(), "{kind}: {caps}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_names_under_a_prefix_are_clear_errors() {
+    for version in ERAS {
+        let client = TestClient::connect_to(main_with(weather(Default::default())), version)
+            .await
+            .unwrap();
+        let e = client
+            .call_tool("weather_rain", json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602, "{version}");
+        assert!(e.message.contains("weather_rain"), "{}", e.message);
+        let e = client
+            .call_tool("nowhere_forecast", json!({}))
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("nowhere_forecast"), "{}", e.message);
+        let e = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/none/at/all"}),
+            )
+            .await
+            .unwrap_err();
+        assert!(e.code.0 == -32002 || e.code.0 == -32602, "{e:?}");
+        let e = client
+            .request("prompts/get", json!({"name": "weather_", "arguments": {}}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602);
+    }
+}
+
+#[test]
+fn bad_mounts_fail_the_build() {
+    for (prefix, separator, says) in [
+        ("", "_", "empty"),
+        ("we ather", "_", "A-Z"),
+        ("weather", "/", "separator"),
+    ] {
+        let e = Server::builder()
+            .mount_separator(separator)
+            .mount(prefix, weather(Default::default()))
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, BuildError::InvalidMount { .. }), "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+    let e = Server::builder()
+        .mount("w", weather(Default::default()))
+        .mount("w", weather(Default::default()))
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[tokio::test]
+async fn the_separator_is_configurable_and_tool_filter_servers_mount() {
+    // A server built from a tool filter alone (its resources and prompts are everyone's).
+    let only_forecast = Server::builder()
+        .tool_filter(|t| t.name == "forecast")
+        .item_filter(in_weather)
+        .build()
+        .unwrap();
+    let server = Server::builder()
+        .item_filter(|item| !in_weather(item))
+        .mount_separator(".")
+        .mount("wx", only_forecast)
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(tools, ["hello", "wx.forecast"]);
+    let r = client
+        .call_tool("wx.forecast", json!({"city": "Rome"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "sunny in Rome");
+}
+
+/// Waits (bounded) until the client got a notification `method` (with `uri`, if given).
+async fn notified(client: &TestClient, method: &str, uri: Option<&str>) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(n) = client
+            .take_notifications()
+            .into_iter()
+            .find(|n| n["method"] == method && uri.is_none_or(|u| n["params"]["uri"] == u))
+        {
+            return n;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {method} notification"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_mounted_catalog_hides_items_and_its_changes_reach_the_parent_clients() {
+    let weather = weather(Default::default());
+    let catalog = weather.catalog().clone();
+    let client = TestClient::connect_to(main_with(weather), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    // Subscribed under the mounted URI.
+    client
+        .request(
+            "resources/subscribe",
+            json!({"uri": "weather://weather/current"}),
+        )
+        .await
+        .unwrap();
+    let e = client
+        .request(
+            "resources/subscribe",
+            json!({"uri": "weather://weather/nothing"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("weather://weather/nothing"), "{e:?}");
+
+    catalog.disable(mcp_runtime::catalog::ItemKind::Tool, "greet");
+    notified(&client, "notifications/tools/list_changed", None).await;
+    let tools = client.list_tools().await.unwrap();
+    assert!(
+        tools.iter().all(|t| t["name"] != "weather_greet"),
+        "{tools:?}"
+    );
+    let e = client
+        .call_tool("weather_greet", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32602);
+
+    catalog.resource_updated("weather://current");
+    notified(
+        &client,
+        "notifications/resources/updated",
+        Some("weather://weather/current"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn asks_progress_and_cancellation_cross_the_mount() {
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
+            assert_eq!(method, "elicitation/create");
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        });
+        let client = TestClient::connect_answering(
+            main_with(weather(Default::default())),
+            version,
+            json!({"elicitation": {}}),
+            Some(answer),
+        )
+        .await
+        .unwrap();
+        let r = client.call_tool("weather_greet", json!({})).await.unwrap();
+        assert_eq!(r.text(), "hello Ada", "{version}");
+        assert_eq!(client.take_asks().len(), 1, "{version}");
+
+        // Progress with the client's token.
+        client.take_notifications();
+        let r = client
+            .request(
+                "tools/call",
+                json!({"name": "weather_forecast", "arguments": {"city": "Oslo"},
+                       "_meta": {"progressToken": "p1"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["content"][0]["text"], "sunny in Oslo");
+        let progress = client
+            .take_notifications()
+            .into_iter()
+            .find(|n| n["method"] == "notifications/progress")
+            .expect("progress reached the client");
+        assert_eq!(progress["params"]["progressToken"], "p1");
+    }
+
+    // A session-era cancellation reaches the mounted server's handler.
+    let client = Arc::new(
+        TestClient::connect_to(
+            main_with(weather(Default::default())),
+            ProtocolVersion::V2025_11_25,
+        )
+        .await
+        .unwrap(),
+    );
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .send_request(json!("slow"), "tools/call", json!({"name": "weather_slow"}))
+                .await
+        })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !weather::SLOW_STARTED.load(Ordering::SeqCst) {
+        assert!(tokio::time::Instant::now() < deadline, "slow never started");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    client.notify("notifications/cancelled", json!({"requestId": "slow"}));
+    let response = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response, None, "no response for a cancelled request");
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_the_mounted_servers_changes() {
+    let weather = weather(Default::default());
+    let catalog = weather.catalog().clone();
+    let client = Arc::new(
+        TestClient::connect_to(main_with(weather), ProtocolVersion::V2026_07_28)
+            .await
+            .unwrap(),
+    );
+    let listening = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .request(
+                    "subscriptions/listen",
+                    json!({"notifications": {"toolsListChanged": true,
+                           "resourceSubscriptions": ["weather://weather/current"]}}),
+                )
+                .await
+        })
+    };
+    let ack = notified(&client, "notifications/subscriptions/acknowledged", None).await;
+    assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+    catalog.tools_changed();
+    notified(&client, "notifications/tools/list_changed", None).await;
+    catalog.resource_updated("weather://current");
+    notified(
+        &client,
+        "notifications/resources/updated",
+        Some("weather://weather/current"),
+    )
+    .await;
+    listening.abort();
+}
