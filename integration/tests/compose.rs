@@ -252,11 +252,8 @@ async fn unknown_names_under_a_prefix_are_clear_errors() {
 
 #[test]
 fn bad_mounts_fail_the_build() {
-    for (prefix, separator, says) in [
-        ("", "_", "empty"),
-        ("we ather", "_", "A-Z"),
-        ("weather", "/", "separator"),
-    ] {
+    // An empty prefix is no prefix (a proxy served alone); twice is still twice.
+    for (prefix, separator, says) in [("we ather", "_", "A-Z"), ("weather", "/", "separator")] {
         let e = Server::builder()
             .mount_separator(separator)
             .mount(prefix, weather(Default::default()))
@@ -471,4 +468,266 @@ async fn a_listen_stream_hears_the_mounted_servers_changes() {
     )
     .await;
     listening.abort();
+}
+
+// ---- Proxy: a server elsewhere, through mcp_runtime::client ----
+
+mod support;
+
+use mcp_runtime::client::{Client, ProtocolChoice, Stderr};
+use mcp_runtime::compose::Proxy;
+use mcp_runtime::transport::{HttpConfig, serve_http_on};
+
+/// The weather server alone over Streamable HTTP on a free port, on a runtime of its own;
+/// its URL.
+fn weather_over_http() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let server = Server::builder()
+                .name("weather-upstream")
+                .version("2.0.0")
+                .instructions("Ask for forecasts by city.")
+                .item_filter(in_weather)
+                .build()
+                .unwrap();
+            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
+        });
+    });
+    format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+const UPSTREAM_ERAS: [ProtocolChoice; 2] = [
+    ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+    ProtocolChoice::Stateless,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_proxy_forwards_every_primitive_across_eras() {
+    let url = weather_over_http();
+    for upstream_era in UPSTREAM_ERAS {
+        let upstream = Client::builder()
+            .protocol(upstream_era)
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+            .await
+            .unwrap();
+        let server = Server::builder()
+            .name("gateway")
+            .item_filter(|item| !in_weather(item))
+            .mount("up", Proxy::new(upstream))
+            .build()
+            .unwrap();
+        for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+            let what = format!("{upstream_era:?} behind a {version} client");
+            let client = TestClient::connect_to(server.clone(), version)
+                .await
+                .unwrap();
+            let tools = client.request("tools/list", json!({})).await.unwrap();
+            assert_eq!(
+                names(&tools, "tools", "name"),
+                ["hello", "up_forecast", "up_greet", "up_slow"],
+                "{what}"
+            );
+            assert_eq!(tools["tools"][1]["description"], "The forecast for a city.");
+            assert_eq!(
+                tools["tools"][1]["inputSchema"]["required"],
+                json!(["city"])
+            );
+            client.take_notifications();
+            let r = client
+                .request(
+                    "tools/call",
+                    json!({"name": "up_forecast", "arguments": {"city": "Lima"},
+                           "_meta": {"progressToken": 7}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(r["content"][0]["text"], "sunny in Lima", "{what}");
+            assert!(r.get("resultType").is_none() || version == ProtocolVersion::V2026_07_28);
+            let progress = client
+                .take_notifications()
+                .into_iter()
+                .find(|n| n["method"] == "notifications/progress")
+                .unwrap_or_else(|| panic!("{what}: no progress"));
+            assert_eq!(progress["params"]["progressToken"], 7);
+            assert_eq!(progress["params"]["message"], "looked it up");
+
+            let resources = client.request("resources/list", json!({})).await.unwrap();
+            assert_eq!(
+                names(&resources, "resources", "uri"),
+                ["main://about", "weather://up/current"],
+                "{what}"
+            );
+            let read = client
+                .request("resources/read", json!({"uri": "weather://up/oslo/now"}))
+                .await
+                .unwrap();
+            assert_eq!(read["contents"][0]["text"], "oslo: mild", "{what}");
+            assert_eq!(read["contents"][0]["uri"], "weather://up/oslo/now");
+            let templates = client
+                .request("resources/templates/list", json!({}))
+                .await
+                .unwrap();
+            assert_eq!(
+                names(&templates, "resourceTemplates", "uriTemplate"),
+                ["weather://up/{city}/now"]
+            );
+            let got = client
+                .request(
+                    "prompts/get",
+                    json!({"name": "up_umbrella", "arguments": {"city": "Lima"}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                got["messages"][0]["content"]["text"],
+                "Do I need an umbrella in Lima?"
+            );
+            let completed = client
+                .request(
+                    "completion/complete",
+                    json!({"ref": {"type": "ref/resource", "uri": "weather://up/{city}/now"},
+                           "argument": {"name": "city", "value": "p"}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(completed["completion"]["values"], json!(["paris", "porto"]));
+
+            // The upstream's own errors, as it sent them.
+            let e = client.call_tool("up_rain", json!({})).await.unwrap_err();
+            assert_eq!(e.code.0, -32602, "{what}");
+            assert!(e.message.contains("rain"), "{}", e.message);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_served_alone_keeps_the_upstreams_identity_and_a_dead_upstream_is_an_error() {
+    let url = weather_over_http();
+    let proxy = Proxy::new(Client::builder().connect(&url).await.unwrap());
+    let server = proxy.clone().server().build().unwrap();
+    assert_eq!(server.info().name, "weather-upstream");
+    assert_eq!(server.info().version, "2.0.0");
+    assert_eq!(server.instructions(), Some("Ask for forecasts by city."));
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let r = client
+        .call_tool("forecast", json!({"city": "Kyiv"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "sunny in Kyiv");
+    let caps = client.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(caps["tools"].as_array().unwrap().len(), 3);
+
+    proxy.client().close().await;
+    let e = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call_tool("forecast", json!({"city": "Kyiv"})),
+    )
+    .await
+    .expect("a dead upstream answers at once")
+    .unwrap_err();
+    assert_eq!(e.code.0, -32603);
+    assert!(e.message.contains("upstream"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_server_through_a_proxy() {
+    support::interop::install_clients();
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(std::path::Path::new(support::interop::ROOT).join("tests/interop/ts_server.mjs"))
+        .current_dir(support::interop::ROOT)
+        .env(
+            "MCP_INTEROP_NODE_DIR",
+            std::path::Path::new(support::interop::ROOT).join(".interop/node"),
+        );
+    let upstream = Client::builder()
+        .stderr(Stderr::Null)
+        .request_timeout(Duration::from_secs(20))
+        .spawn(command)
+        .await
+        .unwrap();
+    let server = Proxy::new(upstream).server().build().unwrap();
+    assert_eq!(server.info().name, "ts-interop");
+    for version in [
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ] {
+        let client = TestClient::connect_to(server.clone(), version)
+            .await
+            .unwrap();
+        let tools = client.request("tools/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&tools, "tools", "name"),
+            ["add", "count", "greet", "fail"],
+            "{version}"
+        );
+        assert!(tools["tools"][0]["outputSchema"].is_object());
+        let r = client
+            .call_tool("add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), r#"{"result":5}"#, "{version}");
+        if version >= ProtocolVersion::V2025_06_18 {
+            assert_eq!(r.structured(), Some(&json!({"result": 5})), "{version}");
+        } else {
+            assert_eq!(r.structured(), None, "{version}");
+        }
+        let r = client.call_tool("fail", json!({})).await.unwrap();
+        assert!(r.is_error(), "{version}");
+        client.take_notifications();
+        let r = client
+            .request(
+                "tools/call",
+                json!({"name": "count", "arguments": {"steps": 3}, "_meta": {"progressToken": "c"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["content"][0]["text"], "counted 3");
+        let steps = client
+            .take_notifications()
+            .into_iter()
+            .filter(|n| {
+                n["method"] == "notifications/progress" && n["params"]["progressToken"] == "c"
+            })
+            .count();
+        assert_eq!(steps, 3, "{version}");
+        let read = client
+            .request("resources/read", json!({"uri": "greeting://ada"}))
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "Hello, ada!");
+        let got = client
+            .request(
+                "prompts/get",
+                json!({"name": "review", "arguments": {"code": "x"}}),
+            )
+            .await
+            .unwrap();
+        assert!(
+            got["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("review")
+        );
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "review"},
+                       "argument": {"name": "code", "value": "r"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["rust", "ruby"]));
+    }
 }

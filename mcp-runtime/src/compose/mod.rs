@@ -22,5 +22,15 @@
 //!
 //! How names and URIs are rewritten, and what a mount does not carry, is in
 //! [`ServerBuilder::mount`](crate::ServerBuilder::mount).
+//!
+//! With the `client` feature, `Proxy` serves a server reached through a
+//! [`Client`](crate::client::Client) (over stdio or HTTP, in either protocol era) the same way:
+//! mounted under a prefix next to other servers (a gateway), or alone under its own name
+//! (a bridge from one transport to another, as `examples/bridge` does).
 
 pub use crate::server::Mounted;
+
+#[cfg(feature = "client")]
+mod proxy;
+#[cfg(feature = "client")]
+pub use proxy::Proxy;

@@ -92,6 +92,13 @@ impl ServerBuilder {
         }
     }
 
+    /// The whole `serverInfo` (a proxy takes its upstream's).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
     /// The server's programmatic name (`serverInfo.name`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.info.name = name.into();

@@ -305,7 +305,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
         )
         && let Some(found) = mount::route(conn, &req)
     {
-        return mount::forward(conn, &scope, req, routed_meta, found, on_request_guarded);
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
     }
     // Methods behind a capability the server did not advertise are "not found".
     let inner = &conn.server.inner;

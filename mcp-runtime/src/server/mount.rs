@@ -130,17 +130,22 @@ pub(crate) trait Source: Send + Sync + 'static {
     /// The scopes a request needs (as `Registry::scopes_for`), `method` being `tools/call`,
     /// `prompts/get`, `resources/read`, `template` or `subscribe`.
     fn scopes_for(&self, method: &str, name: &str) -> Vec<&'static str>;
-    /// Serves `req`, already rewritten to its own names, for the client of `parent`. `slot`
-    /// is the mount's index (per-connection state of the source is kept under it);
-    /// `dispatch` is the dispatcher (with middleware), for a server of this process.
+    /// Serves `req`, already rewritten to its own names, for the client of `parent` (`scope`
+    /// is the request as the parent resolved it; `req` has its `_meta` back). `slot` is the
+    /// mount's index (per-connection state of the source is kept under it); `dispatch` is the
+    /// dispatcher (with middleware), for a server of this process.
     fn forward(
         &self,
         slot: usize,
         parent: &Arc<Connection>,
+        scope: Scope,
         req: Request,
-        arrival: Arrival,
         dispatch: Dispatch,
     ) -> Step;
+    /// The client subscribed to `uri` (its own URI) through the parent.
+    fn subscribe(&self, _uri: &str) {}
+    /// The client unsubscribed from `uri`.
+    fn unsubscribe(&self, _uri: &str) {}
     /// Its changes, to be announced by the parent (`None`: it announces none, or it shares
     /// `parent`'s catalog).
     fn changes(&self, parent: &Catalog) -> Option<broadcast::Receiver<Change>>;
@@ -154,21 +159,30 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    /// `forecast` → `weather_forecast`.
+    /// `forecast` → `weather_forecast` (unchanged without a prefix).
     pub(crate) fn name(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            return name.to_owned();
+        }
         format!("{}{}{name}", self.prefix, self.separator)
     }
 
     /// `weather_forecast` → `forecast`.
     pub(crate) fn strip_name<'a>(&self, name: &'a str) -> Option<&'a str> {
+        if self.prefix.is_empty() {
+            return Some(name);
+        }
         name.strip_prefix(&*self.prefix)?
             .strip_prefix(&*self.separator)
             .filter(|rest| !rest.is_empty())
     }
 
     /// `weather://current` → `weather://weather/current`; a URI without `://` gets the
-    /// prefix as a first segment (`x` → `weather/x`).
+    /// prefix as a first segment (`x` → `weather/x`); unchanged without a prefix.
     pub(crate) fn uri(&self, uri: &str) -> String {
+        if self.prefix.is_empty() {
+            return uri.to_owned();
+        }
         match uri.split_once("://") {
             Some((scheme, rest)) => format!("{scheme}://{}/{rest}", self.prefix),
             None => format!("{}/{uri}", self.prefix),
@@ -177,6 +191,9 @@ impl Names {
 
     /// `weather://weather/current` → `weather://current`.
     pub(crate) fn strip_uri(&self, uri: &str) -> Option<String> {
+        if self.prefix.is_empty() {
+            return Some(uri.to_owned());
+        }
         match uri.split_once("://") {
             Some((scheme, rest)) => {
                 let rest = rest.strip_prefix(&*self.prefix)?.strip_prefix('/')?;
@@ -258,9 +275,22 @@ impl Mounts {
         })
     }
 
-    /// Whether a mount serves the resource `uri` (for subscriptions).
-    pub(crate) fn knows_resource(&self, uri: &str) -> bool {
-        self.by_uri(Kind::Resource, uri).is_some()
+    /// Tells the mount serving `uri` that the client subscribed to it; `false` if none does.
+    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+        match self.by_uri(Kind::Resource, uri) {
+            Some((i, own)) => {
+                self.list[i].source.subscribe(&own);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Tells the mount serving `uri` that the client unsubscribed.
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        if let Some((i, own)) = self.by_uri(Kind::Resource, uri) {
+            self.list[i].source.unsubscribe(&own);
+        }
     }
 
     /// The scopes a mounted item needs (see [`Source::scopes_for`]); none for a name no
@@ -375,7 +405,7 @@ impl From<Server> for Mounted {
 
 impl Mounted {
     /// A source made once its names are known.
-    #[allow(dead_code)]
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
     pub(crate) fn source(make: impl FnOnce(&Names) -> Arc<dyn Source> + Send + 'static) -> Self {
         Mounted(Pending::Source(Box::new(make)))
     }
@@ -399,10 +429,8 @@ pub(super) fn build(mounts: Vec<(String, Mounted)>, separator: &str) -> Result<M
     };
     let mut list: Vec<Mount> = Vec::with_capacity(mounts.len());
     for (prefix, mounted) in mounts {
-        let problem = if prefix.is_empty() {
-            Some("the prefix is empty".to_owned())
-        } else if !name_chars(&prefix) || prefix.len() > 64 {
-            Some("a prefix is 1 to 64 of A-Z a-z 0-9 _ - .".to_owned())
+        let problem = if !name_chars(&prefix) || prefix.len() > 64 {
+            Some("a prefix is up to 64 of A-Z a-z 0-9 _ - . (empty: no prefix)".to_owned())
         } else if separator.is_empty() || !name_chars(separator) {
             Some(format!(
                 "the separator {separator:?} must be 1 or more of A-Z a-z 0-9 _ - ."
@@ -426,6 +454,101 @@ pub(super) fn build(mounts: Vec<(String, Mounted)>, separator: &str) -> Result<M
         list.push(Mount { names, source });
     }
     Ok(Mounts::new(list))
+}
+
+/// A result answered elsewhere (by an upstream server), as it came: its `_meta` kept, without
+/// what belonged to its own hop (2026-07-28 `resultType` and cache hints, the upstream's
+/// `serverInfo`), which the era adapter adds for this server.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) struct Forwarded {
+    body: Map<String, Value>,
+    meta: Map<String, Value>,
+}
+
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+impl Forwarded {
+    pub(crate) fn new(result: Value) -> Forwarded {
+        let mut body = match result {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        for hop in ["resultType", "ttlMs", "cacheScope"] {
+            body.remove(hop);
+        }
+        let mut meta = match body.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        meta.remove("io.modelcontextprotocol/serverInfo");
+        Forwarded { body, meta }
+    }
+}
+
+impl serde::Serialize for Forwarded {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.body.serialize(s)
+    }
+}
+
+impl super::handler::Outcome for Forwarded {
+    fn shape_for(&mut self, version: ProtocolVersion) {
+        if !version.has_structured_output() {
+            self.body.remove("structuredContent");
+        }
+    }
+    fn meta(&self) -> Option<&Map<String, Value>> {
+        Some(&self.meta)
+    }
+    fn is_tool_error(&self) -> bool {
+        self.body.get("isError") == Some(&Value::Bool(true))
+    }
+}
+
+/// The future of a call answered elsewhere.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, McpError>> + Send>>;
+
+/// Runs a call answered elsewhere as a request of `parent`: cancellable (its future is dropped
+/// when the client cancels), within the connection's limits and timeout, its result shaped
+/// for the request's era ([`Forwarded`]).
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn run_forwarded(
+    parent: &Arc<Connection>,
+    scope: Scope,
+    req: &Request,
+    call: impl FnOnce(crate::request::Context) -> CallFuture,
+) -> Step {
+    let (what, cache) = match &*req.method {
+        "tools/call" => ("tools/call", Cache::No),
+        "prompts/get" => ("prompts/get", Cache::No),
+        "resources/read" => ("resources/read", Cache::Data),
+        "completion/complete" => ("completion/complete", Cache::No),
+        _ => ("forwarded", Cache::No),
+    };
+    run(parent, scope, &req.id, what, cache, move |ctx| {
+        let fut = call(ctx);
+        Box::pin(async move { fut.await.map(Forwarded::new) })
+    })
+}
+
+/// The params of `req` as JSON, for a server elsewhere: without what belongs to this hop
+/// (`_meta`, 2026-07-28 `inputResponses` and `requestState`).
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) fn params_json(req: &Request) -> Value {
+    let value = match &req.params.body {
+        Body::CallTool(p) => serde_json::to_value(p),
+        Body::GetPrompt(p) => serde_json::to_value(p),
+        Body::Uri(p) => serde_json::to_value(p),
+        Body::Complete(p) => serde_json::to_value(p),
+        _ => Ok(Value::Object(Map::new())),
+    };
+    let mut value = value.unwrap_or_else(|_| Value::Object(Map::new()));
+    if let Value::Object(map) = &mut value {
+        for hop in ["_meta", "inputResponses", "requestState"] {
+            map.remove(hop);
+        }
+    }
+    value
 }
 
 /// Which mount serves the item a request names, when the server does not own it: the mount's
@@ -464,7 +587,7 @@ pub(super) fn route(conn: &Connection, req: &Request) -> Option<(usize, String)>
 /// with its `_meta` back (the mount's dispatcher reads it again).
 pub(super) fn forward(
     conn: &Arc<Connection>,
-    scope: &Scope,
+    scope: Scope,
     mut req: Request,
     meta: Option<RequestMeta>,
     (slot, renamed): (usize, String),
@@ -482,16 +605,9 @@ pub(super) fn forward(
         _ => {}
     }
     req.params.meta = meta.map(Box::new);
-    let arrival = Arrival {
-        sink: scope.sink.clone(),
-        headers: scope.headers.clone(),
-        closer: scope.closer.clone(),
-        principal: scope.principal.clone(),
-        peer: scope.peer,
-    };
     let read = req.method == "resources/read";
     let mount = &mounts.list[slot];
-    let step = mount.source.forward(slot, conn, req, arrival, dispatch);
+    let step = mount.source.forward(slot, conn, scope, req, dispatch);
     if !read {
         return step;
     }
@@ -862,10 +978,17 @@ impl Source for Child {
         &self,
         slot: usize,
         parent: &Arc<Connection>,
+        scope: Scope,
         req: Request,
-        arrival: Arrival,
         dispatch: Dispatch,
     ) -> Step {
+        let arrival = Arrival {
+            sink: scope.sink,
+            headers: scope.headers,
+            closer: scope.closer,
+            principal: scope.principal,
+            peer: scope.peer,
+        };
         dispatch(&parent.child(slot, &self.server), req, arrival)
     }
 

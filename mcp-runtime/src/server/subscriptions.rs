@@ -264,8 +264,8 @@ fn knows_resource(conn: &Connection, uri: &str) -> bool {
             .any(|t| t.enabled(catalog) && t.template.matches(uri).is_some()),
     };
     // A mounted server's resource is subscribed to here, under its mounted URI: its updates
-    // are announced here under that URI.
-    own || conn.server.inner.mounts.knows_resource(uri)
+    // are announced here under that URI (and an upstream is asked for them).
+    own || conn.server.inner.mounts.subscribe(uri)
 }
 
 pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
@@ -299,6 +299,7 @@ pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request) -> St
     if let Some(subscribed) = conn.subscriptions() {
         subscribed.lock().expect("subscriptions lock").remove(&uri);
     }
+    conn.server.inner.mounts.unsubscribe(&uri);
     reply(conn, scope, req, &Map::new(), Cache::No)
 }
 
