@@ -731,3 +731,94 @@ async fn the_typescript_sdk_server_through_a_proxy() {
         assert_eq!(completed["completion"]["values"], json!(["rust", "ruby"]));
     }
 }
+
+// ---- The bridge program (examples/bridge) ----
+
+/// A child process killed on drop.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
+/// client in both eras (the SDK server itself speaks only the session era).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
+    support::interop::install_clients();
+    let bridge = support::interop::build_examples(&["mcp-bridge"])
+        .expect("the bridge builds")
+        .remove(0);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let child = std::process::Command::new(bridge)
+        .args([
+            "serve",
+            "--http",
+            &format!("127.0.0.1:{port}"),
+            "--",
+            "node",
+        ])
+        .arg(root.join("tests/interop/ts_server.mjs"))
+        .current_dir(root)
+        .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the bridge starts");
+    let mut child = Killed(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!("the bridge exited with {status}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bridge never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for era in UPSTREAM_ERAS {
+        let client = Client::builder()
+            .protocol(era)
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+            .await
+            .unwrap();
+        assert_eq!(client.server_info().unwrap().name, "ts-interop", "{era:?}");
+        let tools: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(tools, ["add", "count", "greet", "fail"], "{era:?}");
+        let sum: serde_json::Value = client
+            .call_tool_as("add", json!({"a": 20, "b": 22}))
+            .await
+            .unwrap();
+        assert_eq!(sum, json!({"result": 42}));
+        let steps = Arc::new(Mutex::new(Vec::new()));
+        let seen = steps.clone();
+        let r = client
+            .call_tool_with_progress("count", json!({"steps": 3}), move |p| {
+                seen.lock().unwrap().push(p.progress)
+            })
+            .await
+            .unwrap();
+        assert!(!r.is_error());
+        assert_eq!(*steps.lock().unwrap(), [1.0, 2.0, 3.0], "{era:?}");
+        let contents = client.read_resource("config://app").await.unwrap();
+        assert_eq!(contents.len(), 1);
+        client.close().await;
+    }
+}
