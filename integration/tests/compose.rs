@@ -650,22 +650,43 @@ async fn the_typescript_sdk_server_through_a_proxy() {
             "MCP_INTEROP_NODE_DIR",
             std::path::Path::new(support::interop::ROOT).join(".interop/node"),
         );
-    let upstream = Client::builder()
+    let builder = Client::builder()
         .stderr(Stderr::Null)
-        .request_timeout(Duration::from_secs(20))
-        .spawn(command)
-        .await
-        .unwrap();
-    let server = Proxy::new(upstream).server().build().unwrap();
+        .request_timeout(Duration::from_secs(20));
+    // The upstream's elicitation goes to the client in front.
+    let proxy = Proxy::spawn(builder, command).await.unwrap();
+    let server = proxy.server().build().unwrap();
     assert_eq!(server.info().name, "ts-interop");
     for version in [
         ProtocolVersion::V2025_03_26,
         ProtocolVersion::V2025_11_25,
         ProtocolVersion::V2026_07_28,
     ] {
-        let client = TestClient::connect_to(server.clone(), version)
-            .await
-            .unwrap();
+        let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, params: &Value| {
+            assert_eq!(method, "elicitation/create");
+            assert_eq!(params["message"], "What is your name?");
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        });
+        let client = TestClient::connect_answering(
+            server.clone(),
+            version,
+            json!({"elicitation": {}}),
+            Some(answer),
+        )
+        .await
+        .unwrap();
+        if version >= ProtocolVersion::V2025_06_18 {
+            let r = client.call_tool("greet", json!({})).await.unwrap();
+            assert_eq!(r.text(), "Hello, Ada!", "{version}");
+            assert_eq!(client.take_asks().len(), 1, "{version}");
+        } else {
+            // Elicitation is newer than this client: the upstream hears the refusal.
+            let r = client.call_tool("greet", json!({})).await;
+            assert!(
+                r.as_ref().is_err() || r.as_ref().unwrap().is_error(),
+                "{version}: {r:?}"
+            );
+        }
         let tools = client.request("tools/list", json!({})).await.unwrap();
         assert_eq!(
             names(&tools, "tools", "name"),
@@ -790,10 +811,22 @@ async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
         let client = Client::builder()
             .protocol(era)
             .request_timeout(Duration::from_secs(20))
+            .on_elicitation(|_| async {
+                Ok(mcp_runtime::client::ElicitResult::accept(
+                    json!({"name": "Ada"}),
+                ))
+            })
             .connect(&url)
             .await
             .unwrap();
         assert_eq!(client.server_info().unwrap().name, "ts-interop", "{era:?}");
+        // The SDK server's elicitation reaches this client through the bridge.
+        let greeted = client.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(
+            greeted.content,
+            [mcp_runtime::protocol::Content::text("Hello, Ada!")],
+            "{era:?}"
+        );
         let tools: Vec<String> = client
             .list_tools()
             .await

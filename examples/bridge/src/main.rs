@@ -4,7 +4,8 @@
 //! stdio, for clients that only launch commands).
 //!
 //! A bridge is a [`Proxy`] served alone: the upstream's tools, resources, templates, prompts,
-//! completion, progress, cancellation, subscriptions and change notifications pass through,
+//! completion, progress, cancellation, subscriptions, change notifications and asks
+//! (elicitation, sampling, roots, to the client whose call is waiting) pass through,
 //! under the upstream's own `serverInfo` and `instructions`, in whichever protocol era each
 //! side speaks (the upstream's is probed: 2026-07-28 when it serves it, the session era
 //! otherwise). The HTTP side is this framework's Streamable HTTP transport with everything its
@@ -59,16 +60,17 @@ fn parse(args: &[String]) -> Result<Bridge, String> {
 }
 
 async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
+    // The upstream's asks (elicitation, sampling, roots) go to the client in front.
     let client = Client::builder().info("mcp-bridge", env!("CARGO_PKG_VERSION"));
-    let (upstream, transport) = match bridge {
+    let (proxy, transport) = match bridge {
         Bridge::Serve { addr, command } => {
             let mut server = tokio::process::Command::new(&command[0]);
             server.args(&command[1..]);
-            (client.spawn(server).await?, Transport::http(addr))
+            (Proxy::spawn(client, server).await?, Transport::http(addr))
         }
-        Bridge::Connect { url } => (client.connect(&url).await?, Transport::Stdio),
+        Bridge::Connect { url } => (Proxy::connect(client, &url).await?, Transport::Stdio),
     };
-    let server = Proxy::new(upstream).server().with_env()?.build()?;
+    let server = proxy.server().with_env()?.build()?;
     server.serve(transport).await?;
     Ok(())
 }

@@ -8,8 +8,10 @@ use tokio::sync::broadcast;
 
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
-use crate::client::{Client, ClientError};
+use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
+use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::{McpError, ProtocolVersion};
+use crate::request::Context;
 use crate::server::mount::{
     CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, params_json,
     run_forwarded,
@@ -33,14 +35,78 @@ const MAX_PAGES: usize = 1000;
 /// it), resource subscriptions and the upstream's list-changed and resource-updated
 /// notifications; with [`Proxy::server`], its `serverInfo`, `instructions` and capabilities.
 ///
-/// Not forwarded yet: the upstream's requests to the client (elicitation, sampling, roots) are
-/// answered by the [`Client`]'s own handlers (configure them on its
-/// [`ClientBuilder`](crate::client::ClientBuilder)), its log messages, and task-augmented
-/// calls. An upstream that went away fails each request with an internal error (-32603) that
-/// says so; it is not reconnected.
+/// The upstream's requests to the client (elicitation, sampling, roots) go to the client whose
+/// call is waiting for the upstream, and its answers back, when the proxy was made with
+/// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
+/// answer them). A 2026-07-28 client in front answers through an input round: its call is
+/// then run again with the answer, and so is the upstream call, which must be repeatable. A
+/// session-era upstream names no call in its asks: each goes to the latest call still waiting.
+///
+/// Not forwarded yet: the upstream's log messages, and task-augmented calls. An upstream that
+/// went away fails each request with an internal error (-32603) that says so; it is not
+/// reconnected, and one upstream connection serves every client in front.
 #[derive(Clone)]
 pub struct Proxy {
     client: Arc<Client>,
+    /// The calls being served, where the upstream's asks go (made by [`Proxy::connect`] and
+    /// [`Proxy::spawn`], which install the handlers that read it).
+    calls: Option<Arc<Calls>>,
+}
+
+tokio::task_local! {
+    /// The call a proxied request serves, while it waits for the upstream (a 2026-07-28
+    /// upstream's asks are answered in this task).
+    static CALL: Context;
+}
+
+/// The calls a proxy is serving, most recent last: a session-era upstream's ask arrives on
+/// no task of a call, and goes to the most recent call still waiting.
+#[derive(Default)]
+struct Calls {
+    live: Mutex<Vec<(u64, Context)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Calls {
+    /// Registers `ctx` until the returned guard drops.
+    fn enter(self: &Arc<Self>, ctx: Context) -> CallGuard {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.live.lock().expect("calls lock").push((id, ctx));
+        CallGuard {
+            calls: self.clone(),
+            id,
+        }
+    }
+
+    /// The call an upstream ask belongs to: the one whose task asks, else the latest.
+    fn current(&self) -> Option<Context> {
+        CALL.try_with(Context::clone).ok().or_else(|| {
+            let live = self.live.lock().expect("calls lock");
+            live.last().map(|(_, ctx)| ctx.clone())
+        })
+    }
+
+    /// Asks the client of the current call what the upstream asked.
+    async fn ask(&self, method: &str, params: Value) -> Result<Value, McpError> {
+        let ctx = self.current().ok_or_else(|| {
+            McpError::internal(format!(
+                "Cannot forward `{method}`: no call of this proxy's clients is waiting for the upstream"
+            ))
+        })?;
+        ctx.ask_forwarded(method, params).await
+    }
+}
+
+struct CallGuard {
+    calls: Arc<Calls>,
+    id: u64,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        let mut live = self.calls.live.lock().expect("calls lock");
+        live.retain(|(id, _)| *id != self.id);
+    }
 }
 
 impl std::fmt::Debug for Proxy {
@@ -52,11 +118,41 @@ impl std::fmt::Debug for Proxy {
 }
 
 impl Proxy {
-    /// A proxy to the server `client` is connected to.
+    /// A proxy to the server `client` is connected to. The upstream's asks (elicitation,
+    /// sampling, roots) are answered by `client`'s own handlers; [`connect`](Self::connect)
+    /// and [`spawn`](Self::spawn) pass them on to the clients in front instead.
     pub fn new(client: Client) -> Proxy {
         Proxy {
             client: Arc::new(client),
+            calls: None,
         }
+    }
+
+    /// Connects `builder` to the server at `url` (Streamable HTTP), passing the upstream's
+    /// asks (`elicitation/create`, `sampling/createMessage`, `roots/list`) on to the client
+    /// whose call is waiting for it, with that client's answer back. The capabilities are
+    /// declared upstream (elicitation with URL mode, sampling, roots); an ask the client in
+    /// front cannot take fails with the error a server's own ask would get.
+    pub async fn connect(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
+        let calls = Arc::new(Calls::default());
+        let client = forwarding(builder, &calls).connect(url).await?;
+        Ok(Proxy {
+            client: Arc::new(client),
+            calls: Some(calls),
+        })
+    }
+
+    /// [`connect`](Self::connect) to a stdio server started with `command`.
+    pub async fn spawn(
+        builder: ClientBuilder,
+        command: tokio::process::Command,
+    ) -> Result<Proxy, ClientError> {
+        let calls = Arc::new(Calls::default());
+        let client = forwarding(builder, &calls).spawn(command).await?;
+        Ok(Proxy {
+            client: Arc::new(client),
+            calls: Some(calls),
+        })
     }
 
     /// The upstream connection.
@@ -104,6 +200,7 @@ impl From<Proxy> for Mounted {
             };
             Arc::new(Upstream {
                 client: proxy.client,
+                calls: proxy.calls,
                 names: names.clone(),
                 offers,
                 changes: OnceLock::new(),
@@ -113,9 +210,50 @@ impl From<Proxy> for Mounted {
     }
 }
 
+/// `builder` with handlers that pass the upstream's asks on to the current call's client.
+fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
+    let (elicit, sample, roots) = (calls.clone(), calls.clone(), calls.clone());
+    builder
+        .url_elicitation(true)
+        .on_elicitation(move |req: ElicitRequest| {
+            let calls = elicit.clone();
+            async move {
+                let answer = calls.ask("elicitation/create", req.raw).await?;
+                let action = match answer.get("action").and_then(Value::as_str) {
+                    Some("accept") => ElicitAction::Accept,
+                    Some("decline") => ElicitAction::Decline,
+                    _ => ElicitAction::Cancel,
+                };
+                Ok(ElicitResult {
+                    action,
+                    content: answer.get("content").cloned(),
+                })
+            }
+        })
+        .on_sampling(move |params: Value| {
+            let calls = sample.clone();
+            async move {
+                let answer = calls.ask("sampling/createMessage", params).await?;
+                serde_json::from_value::<SampledMessage>(answer).map_err(|e| {
+                    McpError::internal(format!("The client's sampling answer is malformed: {e}"))
+                })
+            }
+        })
+        .on_roots(move || {
+            let calls = roots.clone();
+            async move {
+                let answer = calls.ask("roots/list", json!({})).await?;
+                serde_json::from_value::<Vec<Root>>(answer["roots"].clone()).map_err(|e| {
+                    McpError::internal(format!("The client's roots are malformed: {e}"))
+                })
+            }
+        })
+}
+
 /// The [`Source`] of a [`Proxy`].
 struct Upstream {
     client: Arc<Client>,
+    calls: Option<Arc<Calls>>,
     names: Names,
     offers: Offers,
     /// The upstream's changes, read from its notifications by a task started on first use.
@@ -210,8 +348,11 @@ impl Source for Upstream {
         let method = req.method.to_string();
         let params = params_json(&req);
         let client = self.client.clone();
+        let calls = self.calls.clone();
         run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
             Box::pin(async move {
+                // Where the upstream's asks during this call go.
+                let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
                 let on_progress = {
                     let ctx = ctx.clone();
                     Arc::new(move |p: &Value| {
@@ -226,10 +367,8 @@ impl Source for Upstream {
                         );
                     })
                 };
-                client
-                    .request_with_progress(&method, params, on_progress)
-                    .await
-                    .map_err(upstream_error)
+                let call = client.request_with_progress(&method, params, on_progress);
+                CALL.scope(ctx, call).await.map_err(upstream_error)
             })
         })
     }

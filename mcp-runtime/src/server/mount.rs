@@ -514,10 +514,14 @@ pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, McpError>
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) fn run_forwarded(
     parent: &Arc<Connection>,
-    scope: Scope,
+    mut scope: Scope,
     req: &Request,
     call: impl FnOnce(crate::request::Context) -> CallFuture,
 ) -> Step {
+    // A 2026-07-28 call may ask the client (what the upstream asks) through an input round.
+    if let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
+        return Step::Reply(scope.err(&req.id, e));
+    }
     let (what, cache) = match &*req.method {
         "tools/call" => ("tools/call", Cache::No),
         "prompts/get" => ("prompts/get", Cache::No),
