@@ -765,28 +765,14 @@ impl Drop for Killed {
     }
 }
 
-/// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
-/// client in both eras (the SDK server itself speaks only the session era).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
-    support::interop::install_clients();
+/// Starts `mcp-bridge` with `args`, waits until it listens on `port`.
+async fn start_bridge(args: &[String], port: u16) -> Killed {
     let bridge = support::interop::build_examples(&["mcp-bridge"])
         .expect("the bridge builds")
         .remove(0);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
     let root = std::path::Path::new(support::interop::ROOT);
     let child = std::process::Command::new(bridge)
-        .args([
-            "serve",
-            "--http",
-            &format!("127.0.0.1:{port}"),
-            "--",
-            "node",
-        ])
-        .arg(root.join("tests/interop/ts_server.mjs"))
+        .args(args)
         .current_dir(root)
         .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"))
         .stdin(std::process::Stdio::null())
@@ -806,6 +792,105 @@ async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    child
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port()
+}
+
+/// `mcp-bridge gateway`: the servers of an `mcpServers` file (the TypeScript SDK's over stdio,
+/// ours over HTTP) served as one, each under its name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
+    support::interop::install_clients();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let config = json!({"mcpServers": {
+        "ts": {"command": "node",
+               "args": [root.join("tests/interop/ts_server.mjs")],
+               "env": {"MCP_INTEROP_NODE_DIR": root.join(".interop/node")}},
+        "wx": {"url": weather_over_http()},
+        "off": {"command": "does-not-exist", "disabled": true},
+    }});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let port = free_port();
+    let _bridge = start_bridge(
+        &[
+            "gateway".into(),
+            "--http".into(),
+            format!("127.0.0.1:{port}"),
+            file.display().to_string(),
+        ],
+        port,
+    )
+    .await;
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(20))
+        .connect(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .unwrap();
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "ts_add",
+            "ts_count",
+            "ts_greet",
+            "ts_fail",
+            "wx_forecast",
+            "wx_greet",
+            "wx_slow"
+        ]
+    );
+    let sum: Value = client
+        .call_tool_as("ts_add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!({"result": 3}));
+    let r = client
+        .call_tool("wx_forecast", json!({"city": "Quito"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("sunny in Quito")]
+    );
+    client.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
+/// client in both eras (the SDK server itself speaks only the session era).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
+    support::interop::install_clients();
+    let port = free_port();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let script = root.join("tests/interop/ts_server.mjs");
+    let _bridge = start_bridge(
+        &[
+            "serve".into(),
+            "--http".into(),
+            format!("127.0.0.1:{port}"),
+            "--".into(),
+            "node".into(),
+            script.display().to_string(),
+        ],
+        port,
+    )
+    .await;
     let url = format!("http://127.0.0.1:{port}/mcp");
     for era in UPSTREAM_ERAS {
         let client = Client::builder()

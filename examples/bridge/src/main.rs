@@ -1,7 +1,8 @@
 //! Run with: `cargo run -p example-bridge -- serve --http 127.0.0.1:8000 -- npx -y
 //! @modelcontextprotocol/server-everything` (a stdio server over Streamable HTTP), or
 //! `cargo run -p example-bridge -- connect http://127.0.0.1:8000/mcp` (an HTTP server over
-//! stdio, for clients that only launch commands).
+//! stdio, for clients that only launch commands), or `cargo run -p example-bridge -- gateway
+//! --http 127.0.0.1:8000 mcp.json` (every server of an `mcpServers` file as one).
 //!
 //! A bridge is a [`Proxy`] served alone: the upstream's tools, resources, templates, prompts,
 //! completion, progress, cancellation, subscriptions, change notifications and asks
@@ -14,15 +15,20 @@
 
 use std::process::ExitCode;
 
-use mcp_runtime::Transport;
-use mcp_runtime::client::Client;
+use mcp_runtime::client::{
+    Client, ClientBuilder, ClientError, ServerConfig, ServerTransport, ServersConfig,
+};
 use mcp_runtime::compose::Proxy;
+use mcp_runtime::{Server, ServerBuilder, Transport};
 
 const USAGE: &str = "\
 usage: mcp-bridge serve --http ADDR -- COMMAND [ARGS...]
            serve a stdio MCP server (started with COMMAND) over Streamable HTTP at http://ADDR/mcp
        mcp-bridge connect URL
-           serve the MCP server at URL (Streamable HTTP) over stdio";
+           serve the MCP server at URL (Streamable HTTP) over stdio
+       mcp-bridge gateway [--http ADDR] FILE
+           serve every server of an mcpServers FILE as one, each under its name
+           (tool `forecast` of server `weather` as `weather_forecast`), over stdio or HTTP";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -31,6 +37,8 @@ enum Bridge {
     Serve { addr: String, command: Vec<String> },
     /// An HTTP server, served over stdio.
     Connect { url: String },
+    /// The servers of an `mcpServers` file, mounted under their names.
+    Gateway { addr: Option<String>, file: String },
 }
 
 fn parse(args: &[String]) -> Result<Bridge, String> {
@@ -54,14 +62,85 @@ fn parse(args: &[String]) -> Result<Bridge, String> {
             [url] => Ok(Bridge::Connect { url: url.clone() }),
             _ => Err("connect: give one URL".into()),
         },
+        Some("gateway") => match &args[1..] {
+            [file] => Ok(Bridge::Gateway {
+                addr: None,
+                file: file.clone(),
+            }),
+            [flag, addr, file] if flag == "--http" => Ok(Bridge::Gateway {
+                addr: Some(addr.clone()),
+                file: file.clone(),
+            }),
+            _ => Err("gateway: give the mcpServers file (and `--http ADDR` before it)".into()),
+        },
         Some("-h" | "--help") => Err(String::new()),
         _ => Err("give `serve` or `connect`".into()),
     }
 }
 
+/// A proxy to one server of an `mcpServers` file.
+async fn proxy_to(server: &ServerConfig, client: ClientBuilder) -> Result<Proxy, ClientError> {
+    match &server.transport {
+        ServerTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
+            let mut child = tokio::process::Command::new(command);
+            child.args(args).envs(env);
+            if let Some(cwd) = cwd {
+                child.current_dir(cwd);
+            }
+            Proxy::spawn(client, child).await
+        }
+        ServerTransport::Http { url, headers } => {
+            let client = headers
+                .iter()
+                .fold(client, |client, (name, value)| client.header(name, value));
+            Proxy::connect(client, url).await
+        }
+        ServerTransport::Sse { url, headers } => {
+            let client = headers
+                .iter()
+                .fold(client, |client, (name, value)| client.header(name, value));
+            Ok(Proxy::new(client.connect_sse(url).await?))
+        }
+        other => Err(ClientError::Protocol(format!(
+            "unsupported transport {other:?}"
+        ))),
+    }
+}
+
+/// Every enabled server of `file`, each mounted under its name; a server that cannot be
+/// reached is left out with a warning, as a host would.
+async fn gateway(
+    file: &str,
+    client: ClientBuilder,
+) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
+    let config = ServersConfig::read(file)?;
+    let mut builder = Server::builder()
+        .name("mcp-gateway")
+        .version(env!("CARGO_PKG_VERSION"))
+        .item_filter(|_| false);
+    for server in config.enabled() {
+        match proxy_to(server, client.clone()).await {
+            Ok(proxy) => builder = builder.mount(&server.name, proxy),
+            Err(e) => eprintln!("warning: leaving out {}: {e}", server.name),
+        }
+    }
+    Ok(builder)
+}
+
 async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
     // The upstream's asks (elicitation, sampling, roots) go to the client in front.
     let client = Client::builder().info("mcp-bridge", env!("CARGO_PKG_VERSION"));
+    if let Bridge::Gateway { addr, file } = bridge {
+        let server = gateway(&file, client).await?.with_env()?.build()?;
+        let transport = addr.map_or(Transport::Stdio, Transport::http);
+        server.serve(transport).await?;
+        return Ok(());
+    }
     let (proxy, transport) = match bridge {
         Bridge::Serve { addr, command } => {
             let mut server = tokio::process::Command::new(&command[0]);
@@ -69,6 +148,7 @@ async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
             (Proxy::spawn(client, server).await?, Transport::http(addr))
         }
         Bridge::Connect { url } => (Proxy::connect(client, &url).await?, Transport::Stdio),
+        Bridge::Gateway { .. } => unreachable!("served above"),
     };
     let server = proxy.server().with_env()?.build()?;
     server.serve(transport).await?;

@@ -306,7 +306,8 @@ impl Source for Upstream {
                     .await
                     .map_err(upstream_error)?;
                 if let Some(Value::Array(items)) = page.get_mut(key).map(Value::take) {
-                    for item in items {
+                    // An upstream's item that is not an object is no item: left out.
+                    for item in items.into_iter().filter(Value::is_object) {
                         let raw = serde_json::value::to_raw_value(&item)
                             .map_err(|e| McpError::internal(e.to_string()))?;
                         out.push(names.listing(&raw, field));

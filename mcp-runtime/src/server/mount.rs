@@ -208,9 +208,11 @@ impl Names {
     }
 
     /// The mounted form of a listing: its `field` (`name`, `uri`, `uriTemplate`) renamed.
+    /// Our own listings are objects; an upstream's item that is not passes as it is.
     pub(crate) fn listing(&self, raw: &RawValue, field: &str) -> Box<RawValue> {
-        let mut value: Map<String, Value> =
-            serde_json::from_str(raw.get()).expect("listings are JSON objects");
+        let Ok(mut value) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+            return raw.to_owned();
+        };
         if let Some(Value::String(own)) = value.get(field) {
             let mounted = if field == "name" {
                 self.name(own)
