@@ -95,6 +95,14 @@ async fn a_mounted_server_serves_its_items_under_its_prefix_in_both_eras() {
             .await
             .unwrap();
         assert_eq!(r.text(), "sunny in Paris", "{version}");
+        if version == ProtocolVersion::V2026_07_28 {
+            // Every result names the server the client talks to, mounted items' too.
+            assert_eq!(
+                r.raw["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "main",
+                "{}",
+                r.raw
+            );
+        }
         assert_eq!(
             client.call_tool("hello", json!({})).await.unwrap().text(),
             "hi"
@@ -939,4 +947,80 @@ async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
         assert_eq!(contents.len(), 1);
         client.close().await;
     }
+}
+
+// ---- A mounted server's scopes, enforced by the parent's HTTP authorization ----
+
+/// Tokens: `reader` holds `weather:read`, `nobody` holds nothing.
+struct Tokens;
+
+impl mcp_runtime::auth::TokenVerifier for Tokens {
+    fn verify<'a>(&'a self, token: &'a str) -> mcp_runtime::auth::VerifyFuture<'a> {
+        Box::pin(async move {
+            let scope = match token {
+                "reader" => "weather:read",
+                "nobody" => "",
+                _ => {
+                    return Err(mcp_runtime::auth::TokenError::Invalid(
+                        "unknown token".into(),
+                    ));
+                }
+            };
+            let mut claims = serde_json::Map::new();
+            claims.insert("iss".into(), json!("https://as.example"));
+            claims.insert("sub".into(), json!(token));
+            claims.insert("scope".into(), json!(scope));
+            mcp_runtime::Principal::from_claims(claims)
+                .map_err(mcp_runtime::auth::TokenError::Invalid)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let auth = mcp_runtime::auth::Auth::with_verifier("https://as.example", &url, Tokens);
+    let config = HttpConfig::new("127.0.0.1:0").auth(auth);
+    tokio::spawn(serve_http_on(
+        main_with(weather(Default::default())),
+        listener,
+        config,
+    ));
+    let connect = |token: &'static str| {
+        Client::builder()
+            .header("authorization", &format!("Bearer {token}"))
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+    };
+    let reader = connect("reader").await.unwrap();
+    let r = reader
+        .call_tool("weather_forecast", json!({"city": "Bern"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("sunny in Bern")]
+    );
+    let nobody = connect("nobody").await.unwrap();
+    let listed: Vec<String> = nobody
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        !listed.iter().any(|t| t == "weather_forecast"),
+        "hidden from a caller without its scope: {listed:?}"
+    );
+    let refused = nobody
+        .call_tool("weather_forecast", json!({"city": "Bern"}))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("weather:read") || refused.to_string().contains("403"),
+        "{refused}"
+    );
 }

@@ -342,9 +342,7 @@ impl ServerBuilder {
     /// A prefix that is empty, holds characters a tool name cannot have, or is mounted twice
     /// fails the [`build`](Self::build) with [`BuildError::InvalidMount`].
     ///
-    /// Not served through a mount (yet): a mounted server's skills and task-augmented calls;
-    /// in protocol 2026-07-28 the results of a mounted item carry the mounted server's
-    /// `serverInfo` in `_meta`.
+    /// Not served through a mount (yet): a mounted server's skills and task-augmented calls.
     pub fn mount(
         mut self,
         prefix: impl Into<String>,
@@ -643,7 +641,8 @@ impl ServerBuilder {
         {
             return Err(BuildError::InvalidCardName { reason });
         }
-        let mounts = super::mount::build(self.mounts, &self.mount_separator)?;
+        let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
+        let mounts = super::mount::build(self.mounts, &self.mount_separator, &info_raw)?;
         let registry = Registry::collect(&*self.filter, &*self.items)?;
         let skills = match &self.skills_dir {
             Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
@@ -665,7 +664,6 @@ impl ServerBuilder {
             Some(keys) => Sealer::new(keys, audience, self.state_ttl, self.state_guard),
             None => Sealer::random(audience, self.state_ttl, self.state_guard),
         };
-        let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         // Last: a build that fails leaves the handle without the bus.
         let catalog = self.catalog.unwrap_or_default();
         if let Some(bus) = self.change_bus {
@@ -678,7 +676,7 @@ impl ServerBuilder {
                 info: self.info,
                 info_raw,
                 instructions: self.instructions,
-                registry,
+                registry: Arc::new(registry),
                 capabilities,
                 stateless_capabilities,
                 tasks_capabilities,
@@ -693,11 +691,11 @@ impl ServerBuilder {
                 catalog,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
-                sealer,
+                sealer: Arc::new(sealer),
                 skills,
                 card_name: self.card_name,
                 repository: self.repository,
-                mounts,
+                mounts: Arc::new(mounts),
             }),
         })
     }

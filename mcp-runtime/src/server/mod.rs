@@ -63,7 +63,7 @@ pub(crate) struct ServerInner {
     /// `serverInfo` serialized once, for every stateless result's `_meta`.
     pub(crate) info_raw: Box<RawValue>,
     pub(crate) instructions: Option<String>,
-    pub(crate) registry: Registry,
+    pub(crate) registry: Arc<Registry>,
     pub(crate) capabilities: Value,
     /// What `server/discover` declares: the capabilities and the 2026-07-28 extensions.
     pub(crate) stateless_capabilities: Value,
@@ -82,7 +82,7 @@ pub(crate) struct ServerInner {
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
-    pub(crate) sealer: crate::request_state::seal::Sealer,
+    pub(crate) sealer: Arc<crate::request_state::seal::Sealer>,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
     pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
     /// The server card's name, when configured ([`ServerBuilder::card_name`]).
@@ -90,7 +90,7 @@ pub(crate) struct ServerInner {
     /// The source repository's URL ([`ServerBuilder::repository`]).
     pub(crate) repository: Option<String>,
     /// The servers mounted into this one ([`ServerBuilder::mount`]).
-    pub(crate) mounts: mount::Mounts,
+    pub(crate) mounts: Arc<mount::Mounts>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.
@@ -213,6 +213,38 @@ impl Server {
     /// ```
     pub fn server_card(&self, url: Option<&str>) -> Option<Value> {
         card::of(self, url, &crate::protocol::ProtocolVersion::ALL)
+    }
+}
+
+impl Server {
+    /// This server as mounted into one whose `serverInfo` is `info_raw`: the same server (its
+    /// registry, catalog, middleware, tasks), whose 2026-07-28 results carry the parent's
+    /// `serverInfo`, as the client expects of every result it gets from the parent.
+    pub(crate) fn presented_as(&self, info_raw: &RawValue) -> Server {
+        let i = &self.inner;
+        Server {
+            inner: Arc::new(ServerInner {
+                info: i.info.clone(),
+                info_raw: info_raw.to_owned(),
+                instructions: i.instructions.clone(),
+                registry: i.registry.clone(),
+                capabilities: i.capabilities.clone(),
+                stateless_capabilities: i.stateless_capabilities.clone(),
+                tasks_capabilities: i.tasks_capabilities.clone(),
+                tasks: i.tasks.clone(),
+                middleware: i.middleware.clone(),
+                limits: i.limits.clone(),
+                states: i.states.clone(),
+                catalog: i.catalog.clone(),
+                forwarder: Default::default(),
+                state_caller: i.state_caller.clone(),
+                sealer: i.sealer.clone(),
+                skills: i.skills.clone(),
+                card_name: i.card_name.clone(),
+                repository: i.repository.clone(),
+                mounts: i.mounts.clone(),
+            }),
+        }
     }
 }
 

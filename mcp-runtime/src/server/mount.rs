@@ -33,9 +33,11 @@
 //! session-era clients, `subscriptions/listen` streams and change buses see one server.
 //! Subscriptions are kept by the parent, under the mounted URIs.
 //!
+//! The mounted server is served as a copy presenting the parent's `serverInfo` (2026-07-28
+//! results name it in `_meta`); everything else of it is shared.
+//!
 //! Limits, by design for now: a mounted server's tasks (task-augmented calls) and skills are
-//! not served through the mount; in 2026-07-28 results of a mounted item carry the mounted
-//! server's `serverInfo` in `_meta`; a mounted server that shares the parent's catalog handle
+//! not served through the mount; a mounted server that shares the parent's catalog handle
 //! (both built with [`catalog()`](crate::catalog())) announces its resource updates under its
 //! own URIs.
 
@@ -424,7 +426,11 @@ impl std::fmt::Debug for Mounted {
 
 /// The mounts of a builder, checked: a prefix (and the separator) of tool-name characters, no
 /// prefix twice.
-pub(super) fn build(mounts: Vec<(String, Mounted)>, separator: &str) -> Result<Mounts, BuildError> {
+pub(super) fn build(
+    mounts: Vec<(String, Mounted)>,
+    separator: &str,
+    info_raw: &RawValue,
+) -> Result<Mounts, BuildError> {
     let name_chars = |s: &str| {
         s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
@@ -450,7 +456,9 @@ pub(super) fn build(mounts: Vec<(String, Mounted)>, separator: &str) -> Result<M
             separator: separator.to_owned(),
         };
         let source: Arc<dyn Source> = match mounted.0 {
-            Pending::Server(server) => Arc::new(Child::new(server, names.clone())),
+            Pending::Server(server) => {
+                Arc::new(Child::new(server.presented_as(info_raw), names.clone()))
+            }
             Pending::Source(make) => make(&names),
         };
         list.push(Mount { names, source });
@@ -1026,5 +1034,35 @@ mod tests {
         }
         assert_eq!(names.strip_uri("weather://current"), None);
         assert_eq!(names.strip_uri("weather://weatherx/current"), None);
+        let none = Names {
+            prefix: String::new(),
+            separator: "_".into(),
+        };
+        assert_eq!(none.name("forecast"), "forecast");
+        assert_eq!(none.strip_name("forecast"), Some("forecast"));
+        assert_eq!(none.uri("file:///x"), "file:///x");
+    }
+
+    #[test]
+    fn a_listing_that_is_not_an_object_passes_as_it_is() {
+        let names = Names {
+            prefix: "up".into(),
+            separator: "_".into(),
+        };
+        let raw =
+            serde_json::value::to_raw_value(&serde_json::json!({"name": "add", "x": 1})).unwrap();
+        assert_eq!(
+            names.listing(&raw, "name").get(),
+            r#"{"name":"up_add","x":1}"#
+        );
+        for odd in ["[1,2]", "\"add\"", "null", "{\"name\": 3}"] {
+            let raw = serde_json::value::RawValue::from_string(odd.to_owned()).unwrap();
+            let out = names.listing(&raw, "name");
+            let same: serde_json::Value = serde_json::from_str(out.get()).unwrap();
+            assert_eq!(
+                same,
+                serde_json::from_str::<serde_json::Value>(odd).unwrap()
+            );
+        }
     }
 }
