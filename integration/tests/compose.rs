@@ -645,6 +645,36 @@ async fn a_proxy_served_alone_keeps_the_upstreams_identity_and_a_dead_upstream_i
     .unwrap_err();
     assert_eq!(e.code.0, -32603);
     assert!(e.message.contains("upstream"), "{}", e.message);
+    // Served alone, its list is its error too.
+    let e = client.request("tools/list", json!({})).await.unwrap_err();
+    assert!(e.message.contains("upstream"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_upstream_leaves_the_other_items_listed() {
+    let proxy = Proxy::new(
+        Client::builder()
+            .connect(&weather_over_http())
+            .await
+            .unwrap(),
+    );
+    let server = Server::builder()
+        .item_filter(|item| !in_weather(item))
+        .mount("up", proxy.clone())
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 4);
+    proxy.client().close().await;
+    let tools = client.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(names(&tools, "tools", "name"), ["hello"]);
+    let e = client
+        .call_tool("up_forecast", json!({"city": "Oslo"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -706,8 +706,17 @@ pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request, kind: Kin
     run(conn, scope, &req.id, what, cache, move |_ctx| {
         Box::pin(async move {
             let mut all = own.await?;
-            for source in sources {
-                all.extend(source.list(kind, version, caller.clone()).await?);
+            // A source that fails (an upstream gone) leaves its items out of a list that has
+            // others, with a warning; a list that has nothing else is its error.
+            let alone = all.is_empty() && sources.len() == 1;
+            for (i, source) in sources.iter().enumerate() {
+                match source.list(kind, version, caller.clone()).await {
+                    Ok(items) => all.extend(items),
+                    Err(e) if alone => return Err(e),
+                    Err(e) => {
+                        tracing::warn!(mount = i, error = %e, "{what}: leaving out a mount that failed")
+                    }
+                }
             }
             let fingerprint = {
                 use std::hash::{Hash, Hasher};
