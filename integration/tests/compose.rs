@@ -909,6 +909,32 @@ async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn the_bridge_prints_the_client_config_of_a_remote_server() {
+    let bridge = support::interop::build_examples(&["mcp-bridge"])
+        .expect("the bridge builds")
+        .remove(0);
+    let out = std::process::Command::new(&bridge)
+        .args(["connect", "https://mcp.example.com/mcp", "--client-config"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let entry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &entry["mcpServers"]["mcp.example.com"];
+    assert_eq!(server["command"], bridge.display().to_string());
+    assert_eq!(
+        server["args"],
+        json!(["connect", "https://mcp.example.com/mcp"])
+    );
+    // A command line it cannot use is a usage error, not a start.
+    let out = std::process::Command::new(&bridge)
+        .args(["serve", "--http", "127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("after `--`"));
+}
+
 /// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
 /// client in both eras (the SDK server itself speaks only the session era).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -24,8 +24,9 @@ use mcp_runtime::{Server, ServerBuilder, Transport};
 const USAGE: &str = "\
 usage: mcp-bridge serve --http ADDR -- COMMAND [ARGS...]
            serve a stdio MCP server (started with COMMAND) over Streamable HTTP at http://ADDR/mcp
-       mcp-bridge connect URL
-           serve the MCP server at URL (Streamable HTTP) over stdio
+       mcp-bridge connect URL [--client-config]
+           serve the MCP server at URL (Streamable HTTP) over stdio; with --client-config,
+           print the mcpServers entry that runs this command instead
        mcp-bridge gateway [--http ADDR] FILE
            serve every server of an mcpServers FILE as one, each under its name
            (tool `forecast` of server `weather` as `weather_forecast`), over stdio or HTTP";
@@ -39,6 +40,27 @@ enum Bridge {
     Connect { url: String },
     /// The servers of an `mcpServers` file, mounted under their names.
     Gateway { addr: Option<String>, file: String },
+    /// The `mcpServers` entry that runs `connect URL`.
+    ClientConfig { url: String },
+}
+
+/// The `mcpServers` entry a desktop client needs to run `mcp-bridge connect url`, named after
+/// the URL's host.
+fn client_config(url: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let exe = std::env::current_exe()?;
+    let host = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split(['/', ':', '?'])
+        .next()
+        .filter(|h| !h.is_empty())
+        .unwrap_or("remote");
+    let entry = serde_json::json!({
+        "mcpServers": {
+            host: {"command": exe, "args": ["connect", url]}
+        }
+    });
+    Ok(serde_json::to_string_pretty(&entry)?)
 }
 
 fn parse(args: &[String]) -> Result<Bridge, String> {
@@ -60,6 +82,9 @@ fn parse(args: &[String]) -> Result<Bridge, String> {
         }
         Some("connect") => match &args[1..] {
             [url] => Ok(Bridge::Connect { url: url.clone() }),
+            [url, flag] | [flag, url] if flag == "--client-config" => {
+                Ok(Bridge::ClientConfig { url: url.clone() })
+            }
             _ => Err("connect: give one URL".into()),
         },
         Some("gateway") => match &args[1..] {
@@ -135,6 +160,10 @@ async fn gateway(
 async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
     // The upstream's asks (elicitation, sampling, roots) go to the client in front.
     let client = Client::builder().info("mcp-bridge", env!("CARGO_PKG_VERSION"));
+    if let Bridge::ClientConfig { url } = &bridge {
+        println!("{}", client_config(url)?);
+        return Ok(());
+    }
     if let Bridge::Gateway { addr, file } = bridge {
         let server = gateway(&file, client).await?.with_env()?.build()?;
         let transport = addr.map_or(Transport::Stdio, Transport::http);
@@ -148,7 +177,7 @@ async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
             (Proxy::spawn(client, server).await?, Transport::http(addr))
         }
         Bridge::Connect { url } => (Proxy::connect(client, &url).await?, Transport::Stdio),
-        Bridge::Gateway { .. } => unreachable!("served above"),
+        Bridge::Gateway { .. } | Bridge::ClientConfig { .. } => unreachable!("done above"),
     };
     let server = proxy.server().with_env()?.build()?;
     server.serve(transport).await?;
