@@ -651,6 +651,54 @@ async fn a_proxy_served_alone_keeps_the_upstreams_identity_and_a_dead_upstream_i
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_proxy_passes_the_upstreams_asks_and_logs_on() {
+    let url = weather_over_http();
+    for upstream_era in UPSTREAM_ERAS {
+        let builder = Client::builder()
+            .protocol(upstream_era)
+            .request_timeout(Duration::from_secs(20));
+        let proxy = Proxy::connect(builder, &url).await.unwrap();
+        let server = Server::builder()
+            .item_filter(|item| !in_weather(item))
+            .mount("up", proxy)
+            .build()
+            .unwrap();
+        for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+            let what = format!("{upstream_era:?} behind a {version} client");
+            let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
+                assert_eq!(method, "elicitation/create");
+                Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+            });
+            let client = TestClient::connect_answering(
+                server.clone(),
+                version,
+                json!({"elicitation": {}}),
+                Some(answer),
+            )
+            .await
+            .unwrap();
+            let r = client.call_tool("up_greet", json!({})).await.unwrap();
+            assert_eq!(r.text(), "hello Ada", "{what}");
+            assert_eq!(client.take_asks().len(), 1, "{what}");
+            if version == ProtocolVersion::V2025_11_25 {
+                // 2026-07-28 clients get log messages only when a request asks for them.
+                client.take_notifications();
+                client
+                    .call_tool("up_forecast", json!({"city": "Oslo"}))
+                    .await
+                    .unwrap();
+                let logged = client
+                    .take_notifications()
+                    .into_iter()
+                    .find(|n| n["method"] == "notifications/message")
+                    .unwrap_or_else(|| panic!("{what}: no log message"));
+                assert_eq!(logged["params"]["data"], "looking up Oslo", "{what}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_upstream_leaves_the_other_items_listed() {
     let proxy = Proxy::new(
         Client::builder()

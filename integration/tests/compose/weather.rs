@@ -12,6 +12,7 @@ pub static SLOW_CANCELLED: AtomicBool = AtomicBool::new(false);
 /// The forecast for a city.
 #[tool(scopes = ["weather:read"])]
 pub async fn forecast(city: String, ctx: Context) -> String {
+    ctx.info(format!("looking up {city}"));
     ctx.progress(1.0, Some(1.0), Some("looked it up"));
     format!("sunny in {city}")
 }

@@ -42,7 +42,10 @@ const MAX_PAGES: usize = 1000;
 /// then run again with the answer, and so is the upstream call, which must be repeatable. A
 /// session-era upstream names no call in its asks: each goes to the latest call still waiting.
 ///
-/// Not forwarded yet: the upstream's log messages, and task-augmented calls. An upstream that
+/// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
+/// latest call still waiting (and are dropped when none is).
+///
+/// Not forwarded yet: task-augmented calls. An upstream that
 /// went away fails each request with an internal error (-32603) that says so; it is not
 /// reconnected, and one upstream connection serves every client in front.
 #[derive(Clone)]
@@ -212,9 +215,28 @@ impl From<Proxy> for Mounted {
 
 /// `builder` with handlers that pass the upstream's asks on to the current call's client.
 fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
-    let (elicit, sample, roots) = (calls.clone(), calls.clone(), calls.clone());
+    let (elicit, sample, roots, logs) =
+        (calls.clone(), calls.clone(), calls.clone(), calls.clone());
     builder
         .url_elicitation(true)
+        .on_notification(move |n| {
+            // The upstream's log messages go to the client of the latest call still waiting
+            // (with its level filter); none waiting, they are dropped.
+            if n.method != "notifications/message" {
+                return;
+            }
+            let Some(ctx) = logs.current() else { return };
+            let level = n
+                .params
+                .get("level")
+                .and_then(Value::as_str)
+                .unwrap_or("info");
+            let Ok(level) = crate::protocol::LogLevel::parse(level) else {
+                return;
+            };
+            let logger = n.params.get("logger").and_then(Value::as_str);
+            ctx.log_as(level, logger, n.params.get("data").unwrap_or(&Value::Null));
+        })
         .on_elicitation(move |req: ElicitRequest| {
             let calls = elicit.clone();
             async move {
@@ -347,13 +369,27 @@ impl Source for Upstream {
         _dispatch: Dispatch,
     ) -> crate::server::connection::Step {
         let method = req.method.to_string();
-        let params = params_json(&req);
+        let mut params = params_json(&req);
+        let forwards_logs = self.calls.is_some();
         let client = self.client.clone();
         let calls = self.calls.clone();
         run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
             Box::pin(async move {
-                // Where the upstream's asks during this call go.
+                // Where the upstream's asks (and logs) during this call go.
                 let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
+                // A 2026-07-28 upstream logs only when the request asks: at the level the
+                // client in front wants (a session-era upstream ignores the member).
+                if let (true, Some(level), Value::Object(map)) =
+                    (forwards_logs, ctx.wanted_log_level(), &mut params)
+                {
+                    let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                    if let Value::Object(meta) = meta {
+                        meta.insert(
+                            "io.modelcontextprotocol/logLevel".into(),
+                            json!(level.as_str()),
+                        );
+                    }
+                }
                 let on_progress = {
                     let ctx = ctx.clone();
                     Arc::new(move |p: &Value| {

@@ -157,6 +157,13 @@ impl Context {
         self.report_progress(progress, total, message, true);
     }
 
+    /// The least severe log level the client wants for this request (`None`: no log
+    /// messages), for a proxy asking its upstream for the same.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn wanted_log_level(&self) -> Option<LogLevel> {
+        self.inner.log_level
+    }
+
     /// [`progress`](Self::progress) without the 10 ms interval: for progress a server
     /// elsewhere reported (a proxy passes each one on; the upstream paced them already).
     #[cfg_attr(not(feature = "client"), allow(dead_code))]
