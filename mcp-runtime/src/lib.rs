@@ -97,6 +97,7 @@
 //!   and resource-updated announcements, the change bus of a fleet.
 //! - `client` (feature `client`): a client for any MCP server, over stdio or HTTP.
 //! - [`completion`](mod@completion): argument completion for prompts and resource templates.
+//! - [`compose`](mod@compose): several servers served as one ([`ServerBuilder::mount`]).
 //! - [`middleware`](mod@middleware): an ordered chain of hooks around the dispatcher.
 //! - [`prompt`](mod@prompt): how a prompt's return value becomes messages.
 //! - [`protocol`](mod@protocol): the MCP types on the wire, versions and error codes.
@@ -136,6 +137,7 @@ pub mod catalog;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod completion;
+pub mod compose;
 mod desktop_config;
 mod env;
 // The one hyper client factory (the client's HTTP links, `auth`'s calls out), https:// with `tls`.

@@ -175,6 +175,11 @@ impl Catalog {
         }
     }
 
+    /// Whether `self` and `other` are the same handle (clones of one another).
+    pub(crate) fn same_as(&self, other: &Catalog) -> bool {
+        Arc::ptr_eq(&self.hub, &other.hub)
+    }
+
     fn send(&self, change: Change) {
         if let Some(bus) = self.hub.bus.get()
             && let Some(event) = ChangeEvent::of(&change)

@@ -304,6 +304,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Answers `roots/list` with what `f` gives at the time and declares the capability.
+    pub(crate) fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, McpError>> + Send + 'static,
+    {
+        self.handlers.set_roots(f);
+        self
+    }
+
     /// Answers `roots/list` with these roots and declares the capability.
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.handlers.set_roots(move || {

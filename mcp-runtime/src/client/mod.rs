@@ -281,6 +281,25 @@ impl Client {
         }
     }
 
+    /// [`request`](Self::request) asking for progress, with each `notifications/progress`
+    /// params of the request passed to `on_progress` (a proxy passes them on).
+    pub(crate) async fn request_with_progress(
+        &self,
+        method: &str,
+        mut params: Value,
+        on_progress: core::ProgressFn,
+    ) -> Result<Value, ClientError> {
+        let token = self.core.next_progress_token();
+        let _watch = self.core.watch_progress(token.clone(), on_progress);
+        if let Value::Object(map) = &mut params {
+            let meta = map.entry("_meta").or_insert_with(|| json!({}));
+            if let Value::Object(meta) = meta {
+                meta.insert("progressToken".into(), json!(token));
+            }
+        }
+        self.request(method, params).await
+    }
+
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         self.core.notify(method, params).await

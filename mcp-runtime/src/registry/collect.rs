@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::error::BuildError;
 use super::items::{
-    RegisteredPrompt, RegisteredResource, RegisteredTemplate, RegisteredTool, ToolInfo,
+    ItemInfo, RegisteredPrompt, RegisteredResource, RegisteredTemplate, RegisteredTool, ToolInfo,
 };
 use super::paged::Paged;
 use crate::prompt::PromptDef;
@@ -72,12 +72,18 @@ fn no_duplicates<T>(
 
 pub(super) fn collect_tools(
     filter: &dyn Fn(&ToolInfo) -> bool,
+    items: &dyn Fn(&ItemInfo) -> bool,
 ) -> Result<Paged<RegisteredTool>, BuildError> {
     let mut defs: Vec<&'static ToolDef> = inventory::iter::<ToolDef>
         .into_iter()
         .filter(|d| {
             filter(&ToolInfo {
                 name: d.name,
+                location: d.location,
+            }) && items(&ItemInfo {
+                kind: crate::catalog::ItemKind::Tool,
+                name: d.name,
+                uri: None,
                 location: d.location,
             })
         })
@@ -180,9 +186,19 @@ fn resource_listing(def: &ResourceDef) -> Resource {
     }
 }
 
-fn parsed_defs() -> Result<Vec<(&'static ResourceDef, UriTemplate)>, BuildError> {
+fn parsed_defs(
+    items: &dyn Fn(&ItemInfo) -> bool,
+) -> Result<Vec<(&'static ResourceDef, UriTemplate)>, BuildError> {
     inventory::iter::<ResourceDef>
         .into_iter()
+        .filter(|def| {
+            items(&ItemInfo {
+                kind: crate::catalog::ItemKind::Resource,
+                name: def.name,
+                uri: Some(def.uri),
+                location: def.location,
+            })
+        })
         .map(|def| {
             UriTemplate::parse(def.uri)
                 .map(|t| (def, t))
@@ -195,8 +211,10 @@ fn parsed_defs() -> Result<Vec<(&'static ResourceDef, UriTemplate)>, BuildError>
         .collect()
 }
 
-pub(super) fn collect_resources() -> Result<Paged<RegisteredResource>, BuildError> {
-    let mut defs: Vec<&'static ResourceDef> = parsed_defs()?
+pub(super) fn collect_resources(
+    items: &dyn Fn(&ItemInfo) -> bool,
+) -> Result<Paged<RegisteredResource>, BuildError> {
+    let mut defs: Vec<&'static ResourceDef> = parsed_defs(items)?
         .into_iter()
         .filter(|(_, t)| !t.has_variables())
         .map(|(d, _)| d)
@@ -213,8 +231,10 @@ pub(super) fn collect_resources() -> Result<Paged<RegisteredResource>, BuildErro
     Ok(Paged::new(items, |r: &RegisteredResource| r.def.uri))
 }
 
-pub(super) fn collect_templates() -> Result<Paged<RegisteredTemplate>, BuildError> {
-    let mut defs: Vec<_> = parsed_defs()?
+pub(super) fn collect_templates(
+    items: &dyn Fn(&ItemInfo) -> bool,
+) -> Result<Paged<RegisteredTemplate>, BuildError> {
+    let mut defs: Vec<_> = parsed_defs(items)?
         .into_iter()
         .filter(|(_, t)| t.has_variables())
         .collect();
@@ -243,8 +263,20 @@ pub(super) fn collect_templates() -> Result<Paged<RegisteredTemplate>, BuildErro
     Ok(Paged::new(items, |t: &RegisteredTemplate| t.def.uri))
 }
 
-pub(super) fn collect_prompts() -> Result<Paged<RegisteredPrompt>, BuildError> {
-    let mut defs: Vec<&'static PromptDef> = inventory::iter::<PromptDef>.into_iter().collect();
+pub(super) fn collect_prompts(
+    items: &dyn Fn(&ItemInfo) -> bool,
+) -> Result<Paged<RegisteredPrompt>, BuildError> {
+    let mut defs: Vec<&'static PromptDef> = inventory::iter::<PromptDef>
+        .into_iter()
+        .filter(|d| {
+            items(&ItemInfo {
+                kind: crate::catalog::ItemKind::Prompt,
+                name: d.name,
+                uri: None,
+                location: d.location,
+            })
+        })
+        .collect();
     defs.sort_by(|a, b| a.name.cmp(b.name).then(a.location.cmp(&b.location)));
     no_duplicates(&defs, "prompt", |d| d.name, |d| d.location)?;
     let items = defs

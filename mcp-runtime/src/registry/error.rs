@@ -114,6 +114,14 @@ pub enum BuildError {
         /// What is wrong.
         reason: String,
     },
+    /// A [`ServerBuilder::mount`](crate::ServerBuilder::mount) prefix is empty, has characters
+    /// a tool name cannot have (or a `/`), or is mounted twice.
+    InvalidMount {
+        /// The prefix as given.
+        prefix: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -197,6 +205,9 @@ impl fmt::Display for BuildError {
                 "tool `{tool}` at {location} shows its results in the app `{uri}`, but no \
                  resource has that URI: register it with #[resource(\"{uri}\")]"
             ),
+            BuildError::InvalidMount { prefix, reason } => {
+                write!(f, "mount {prefix:?}: {reason}")
+            }
         }
     }
 }

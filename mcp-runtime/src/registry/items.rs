@@ -44,11 +44,16 @@ pub(crate) struct RegisteredPrompt {
 impl RegisteredTool {
     /// Its `tools/list` entry for a client of `version`.
     pub(crate) fn listing_for(&self, version: crate::protocol::ProtocolVersion) -> &RawValue {
+        &self.listing[self.listing_index(version)]
+    }
+
+    /// Which of [`listing`](Self::listing) a client of `version` gets.
+    pub(crate) fn listing_index(&self, version: crate::protocol::ProtocolVersion) -> usize {
         use crate::protocol::ProtocolVersion;
         if version == ProtocolVersion::V2025_11_25 {
-            &self.listing[2]
+            2
         } else {
-            &self.listing[usize::from(!version.has_structured_output())]
+            usize::from(!version.has_structured_output())
         }
     }
 }
@@ -59,6 +64,21 @@ pub struct ToolInfo {
     /// The tool's name.
     pub name: &'static str,
     /// Where it is defined.
+    pub location: (&'static str, u32),
+}
+
+/// What an item filter ([`ServerBuilder::item_filter`](crate::ServerBuilder::item_filter)) sees
+/// of each registered tool, resource, resource template and prompt.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ItemInfo {
+    /// Which kind of item it is (templates are [`ItemKind::Resource`](crate::catalog::ItemKind::Resource)).
+    pub kind: crate::catalog::ItemKind,
+    /// Its name (a resource's `name`, not its URI).
+    pub name: &'static str,
+    /// A resource's URI or URI template; `None` for tools and prompts.
+    pub uri: Option<&'static str>,
+    /// Where it is defined: the file as `file!()` writes it, and the line.
     pub location: (&'static str, u32),
 }
 

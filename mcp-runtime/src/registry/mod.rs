@@ -9,7 +9,7 @@ mod links;
 mod paged;
 
 pub use error::BuildError;
-pub use items::ToolInfo;
+pub use items::{ItemInfo, ToolInfo};
 pub(crate) use items::{
     Listed, RegisteredPrompt, RegisteredResource, RegisteredTemplate, RegisteredTool,
 };
@@ -37,18 +37,22 @@ impl Registry {
             .any(|t| t.def.task != crate::task::TaskSupport::Forbidden)
     }
 
-    pub(crate) fn collect(filter: &dyn Fn(&ToolInfo) -> bool) -> Result<Registry, BuildError> {
-        let tools = collect_tools(filter)?;
+    /// Collects what `tools` and `items` both keep.
+    pub(crate) fn collect(
+        tools: &dyn Fn(&ToolInfo) -> bool,
+        items: &dyn Fn(&ItemInfo) -> bool,
+    ) -> Result<Registry, BuildError> {
+        let tools = collect_tools(tools, items)?;
         let mut tool_index: Vec<usize> = (0..tools.items.len()).collect();
         tool_index.sort_by_key(|&i| tools.items[i].def.name);
-        let (resources, templates) = (collect_resources()?, collect_templates()?);
+        let (resources, templates) = (collect_resources(items)?, collect_templates(items)?);
         links::check_app_links(&tools.items, &resources.items, &templates.items)?;
         Ok(Registry {
             tools,
             tool_index,
             resources,
             templates,
-            prompts: collect_prompts()?,
+            prompts: collect_prompts(items)?,
         })
     }
 

@@ -103,6 +103,34 @@ pub struct Ask<'a> {
     pub(super) upfront: bool,
 }
 
+impl super::Context {
+    /// Asks the client what a server elsewhere asked (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`: a proxy passes its upstream's asks on), with
+    /// the capability checks and era rules of any ask; the client's answer as it gave it.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) async fn ask_forwarded(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, McpError> {
+        let kind = match method {
+            "elicitation/create" if params.get("mode").and_then(Value::as_str) == Some("url") => {
+                AskKind::Url
+            }
+            "elicitation/create" => AskKind::Form,
+            "sampling/createMessage" => AskKind::Sample,
+            "roots/list" => AskKind::Roots,
+            other => return Err(McpError::method_not_found(other)),
+        };
+        let ask = Ask {
+            ctx: self,
+            key: None,
+            upfront: false,
+        };
+        ask.ask::<Value>(kind, params).await
+    }
+}
+
 impl Ask<'_> {
     /// [`Context::elicit`] under this key.
     pub async fn elicit<T>(self, message: impl Into<String>) -> Result<Elicitation<T>, McpError>

@@ -154,6 +154,35 @@ impl Context {
     /// finished, when `progress` does not increase, or when called faster than the client needs
     /// (at most one every 10 ms; reaching `total` always goes).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.report_progress(progress, total, message, true);
+    }
+
+    /// The least severe log level the client wants for this request (`None`: no log
+    /// messages), for a proxy asking its upstream for the same.
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn wanted_log_level(&self) -> Option<LogLevel> {
+        self.inner.log_level
+    }
+
+    /// [`progress`](Self::progress) without the 10 ms interval: for progress a server
+    /// elsewhere reported (a proxy passes each one on; the upstream paced them already).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn forward_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) {
+        self.report_progress(progress, total, message, false);
+    }
+
+    fn report_progress(
+        &self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+        paced: bool,
+    ) {
         let Some(token) = &self.inner.progress_token else {
             return;
         };
@@ -169,7 +198,7 @@ impl Context {
                 return;
             }
             let done = total.is_some_and(|t| progress >= t);
-            if !done && state.at.is_some_and(|at| at.elapsed() < PROGRESS_INTERVAL) {
+            if paced && !done && state.at.is_some_and(|at| at.elapsed() < PROGRESS_INTERVAL) {
                 return;
             }
             state.last = Some(progress);

@@ -7,10 +7,11 @@ use std::time::Duration;
 use super::capabilities::Declared;
 use super::{CacheScope, Limits, Server, ServerInner};
 use crate::protocol::Implementation;
-use crate::registry::{BuildError, Registry, ToolInfo};
+use crate::registry::{BuildError, ItemInfo, Registry, ToolInfo};
 use crate::request_state::seal::Sealer;
 
 type ToolFilter = Box<dyn Fn(&ToolInfo) -> bool + Send + Sync>;
+type ItemFilter = Box<dyn Fn(&ItemInfo) -> bool + Send + Sync>;
 
 /// Configures a [`Server`]. [`run!`](crate::run) uses it with the package's name and version.
 ///
@@ -35,6 +36,9 @@ pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
     filter: ToolFilter,
+    items: ItemFilter,
+    mounts: Vec<(String, super::mount::Mounted)>,
+    mount_separator: String,
     limits: Limits,
     states: crate::request::StateMap,
     state_keys: Option<Vec<Vec<u8>>>,
@@ -66,6 +70,9 @@ impl ServerBuilder {
             },
             instructions: None,
             filter: Box::new(|_| true),
+            items: Box::new(|_| true),
+            mounts: Vec::new(),
+            mount_separator: "_".into(),
             limits: Limits::default(),
             states: Default::default(),
             state_keys: None,
@@ -83,6 +90,13 @@ impl ServerBuilder {
             card_name: None,
             repository: None,
         }
+    }
+
+    /// The whole `serverInfo` (a proxy takes its upstream's).
+    #[cfg_attr(not(feature = "client"), allow(dead_code))]
+    pub(crate) fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
     }
 
     /// The server's programmatic name (`serverInfo.name`).
@@ -282,6 +296,67 @@ impl ServerBuilder {
     /// Serves only the registered tools `keep` returns `true` for.
     pub fn tool_filter(mut self, keep: impl Fn(&ToolInfo) -> bool + Send + Sync + 'static) -> Self {
         self.filter = Box::new(keep);
+        self
+    }
+
+    /// Serves only the registered tools, resources, resource templates and prompts `keep`
+    /// returns `true` for (tools must pass [`tool_filter`](Self::tool_filter) too).
+    ///
+    /// Every `#[tool]`, `#[resource]` and `#[prompt]` of the program is registered in one
+    /// place; this is how one program builds several servers from its items, each from its
+    /// own files or names, to serve apart or to [`mount`](Self::mount) into one:
+    ///
+    /// ```standalone_crate
+    /// use mcp_runtime::Server;
+    /// // Everything defined in a `weather` module (its file), and everything else.
+    /// let weather = Server::builder()
+    ///     .name("weather")
+    ///     .item_filter(|item| item.location.0.contains("weather"))
+    ///     .build()?;
+    /// let main = Server::builder()
+    ///     .item_filter(|item| !item.location.0.contains("weather"))
+    ///     .mount("weather", weather)
+    ///     .build()?;
+    /// # drop(main);
+    /// # Ok::<(), mcp_runtime::BuildError>(())
+    /// ```
+    pub fn item_filter(mut self, keep: impl Fn(&ItemInfo) -> bool + Send + Sync + 'static) -> Self {
+        self.items = Box::new(keep);
+        self
+    }
+
+    /// Serves `server`'s tools, resources, templates and prompts as this server's, under
+    /// `prefix`: a tool or prompt `forecast` as `weather_forecast` (see
+    /// [`mount_separator`](Self::mount_separator)), a resource `weather://current` as
+    /// `weather://weather/current` (the prefix becomes the URI's first segment, its scheme
+    /// stays), as FastMCP's `mount` names them.
+    ///
+    /// The mounted server runs in this process with no serialization between the two: a
+    /// request for one of its items is handed to its own dispatcher with the prefix
+    /// stripped, so its middleware, scopes, enable/disable (its own
+    /// [`Catalog`](crate::catalog::Catalog)), completion, asks, progress and cancellation work
+    /// as when it is served alone, in both protocol eras. Its list changes and resource
+    /// updates reach this server's clients under the mounted names. This server's own items
+    /// come first when a name is both; mounts are tried in the order they were added.
+    ///
+    /// A prefix that is empty, holds characters a tool name cannot have, or is mounted twice
+    /// fails the [`build`](Self::build) with [`BuildError::InvalidMount`].
+    ///
+    /// Not served through a mount (yet): a mounted server's skills and task-augmented calls.
+    pub fn mount(
+        mut self,
+        prefix: impl Into<String>,
+        server: impl Into<super::mount::Mounted>,
+    ) -> Self {
+        self.mounts.push((prefix.into(), server.into()));
+        self
+    }
+
+    /// What joins a [`mount`](Self::mount) prefix and the name of a mounted tool or prompt
+    /// (default `_`: `weather_forecast`). It must be characters a tool name may hold
+    /// (`A-Z a-z 0-9 _ - .`).
+    pub fn mount_separator(mut self, separator: impl Into<String>) -> Self {
+        self.mount_separator = separator.into();
         self
     }
 
@@ -567,7 +642,9 @@ impl ServerBuilder {
         {
             return Err(BuildError::InvalidCardName { reason });
         }
-        let registry = Registry::collect(&*self.filter)?;
+        let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
+        let mounts = super::mount::build(self.mounts, &self.mount_separator, &info_raw)?;
+        let registry = Registry::collect(&*self.filter, &*self.items)?;
         let skills = match &self.skills_dir {
             Some(dir) => Some(Arc::new(crate::skills::SkillCatalog::scan(dir)?)),
             None => None,
@@ -576,7 +653,7 @@ impl ServerBuilder {
             capabilities,
             stateless_capabilities,
             tasks_capabilities,
-        } = Declared::of(&registry, skills.is_some(), &self.extensions);
+        } = Declared::of(&registry, mounts.offers, skills.is_some(), &self.extensions);
         let store = self
             .task_store
             .unwrap_or_else(|| Arc::new(crate::task::MemoryTaskStore::new()));
@@ -588,7 +665,6 @@ impl ServerBuilder {
             Some(keys) => Sealer::new(keys, audience, self.state_ttl, self.state_guard),
             None => Sealer::random(audience, self.state_ttl, self.state_guard),
         };
-        let info_raw = serde_json::value::to_raw_value(&self.info).expect("serverInfo serializes");
         // Last: a build that fails leaves the handle without the bus.
         let catalog = self.catalog.unwrap_or_default();
         if let Some(bus) = self.change_bus {
@@ -601,7 +677,7 @@ impl ServerBuilder {
                 info: self.info,
                 info_raw,
                 instructions: self.instructions,
-                registry,
+                registry: Arc::new(registry),
                 capabilities,
                 stateless_capabilities,
                 tasks_capabilities,
@@ -616,10 +692,11 @@ impl ServerBuilder {
                 catalog,
                 state_caller: self.state_caller,
                 forwarder: Default::default(),
-                sealer,
+                sealer: Arc::new(sealer),
                 skills,
                 card_name: self.card_name,
                 repository: self.repository,
+                mounts: Arc::new(mounts),
             }),
         })
     }

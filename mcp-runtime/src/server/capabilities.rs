@@ -18,6 +18,7 @@ impl Declared {
     /// the `extensions` its builder declared (checked with [`extension_problem`]).
     pub(super) fn of(
         registry: &Registry,
+        mounted: super::mount::Offers,
         skills: bool,
         extensions: &[(String, Value)],
     ) -> Declared {
@@ -31,10 +32,10 @@ impl Declared {
             capabilities.insert("extensions".into(), Value::Object(declared));
         }
         // Lists can change at run time (`Catalog`), and resources can be subscribed to.
-        if !registry.tools.items.is_empty() {
+        if !registry.tools.items.is_empty() || mounted.tools {
             capabilities.insert("tools".into(), json!({ "listChanged": true }));
         }
-        if registry.has_resources() {
+        if registry.has_resources() || mounted.resources {
             capabilities.insert(
                 "resources".into(),
                 json!({ "subscribe": true, "listChanged": true }),
@@ -67,10 +68,10 @@ impl Declared {
                 );
             }
         }
-        if !registry.prompts.items.is_empty() {
+        if !registry.prompts.items.is_empty() || mounted.prompts {
             capabilities.insert("prompts".into(), json!({ "listChanged": true }));
         }
-        if registry.has_completions() {
+        if registry.has_completions() || mounted.completions {
             capabilities.insert("completions".into(), json!({}));
         }
         let capabilities = Value::Object(capabilities);

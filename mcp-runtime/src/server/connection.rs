@@ -115,6 +115,9 @@ pub(crate) struct Connection {
     pub(crate) closing: Cancellation,
     /// Names this session as the owner of its tasks (made on first use).
     task_owner: OnceLock<String>,
+    /// For the connection of a mounted server: the connection it serves through, whose
+    /// session it shares and which it reaches the client through (its [`Peer`]).
+    parent: Option<std::sync::Weak<Connection>>,
 }
 
 impl Connection {
@@ -177,7 +180,61 @@ impl Connection {
             closing: Default::default(),
             task_owner: OnceLock::new(),
             sink,
+            parent: None,
         })
+    }
+
+    /// The connection to the server mounted at `slot` ([`mount`](super::mount)) through this
+    /// one, made on first use: it serves the same era as this one, shares its session and
+    /// log level, and reaches the client through it.
+    pub(crate) fn child(self: &Arc<Self>, slot: usize, server: &Server) -> Arc<Connection> {
+        let child = {
+            let mut children = self.extras().children.lock().expect("children lock");
+            if children.len() <= slot {
+                children.resize(slot + 1, None);
+            }
+            children[slot]
+                .get_or_insert_with(|| {
+                    Arc::new(Connection {
+                        server: server.clone(),
+                        wire: self.wire,
+                        stateless_only: self.stateless_only,
+                        log_level: std::sync::atomic::AtomicU8::new(0),
+                        session: OnceLock::new(),
+                        in_flight: Mutex::new(HashMap::new()),
+                        active: Default::default(),
+                        extras: OnceLock::new(),
+                        standalone: Mutex::new(None),
+                        closing: Default::default(),
+                        task_owner: OnceLock::new(),
+                        sink: None,
+                        parent: Some(Arc::downgrade(self)),
+                    })
+                })
+                .clone()
+        };
+        if let Some(session) = self.session.get()
+            && child.session.get().is_none()
+        {
+            let _ = child.session.set(session.clone());
+        }
+        child
+            .log_level
+            .store(self.log_level.load(Ordering::Relaxed), Ordering::Relaxed);
+        child
+    }
+
+    /// The connections of mounted servers made through this one.
+    fn children(&self) -> Vec<Arc<Connection>> {
+        self.extras.get().map_or_else(Vec::new, |e| {
+            let children = e.children.lock().expect("children lock");
+            children.iter().flatten().cloned().collect()
+        })
+    }
+
+    /// The connection this one serves through, for a mounted server's.
+    fn parent(&self) -> Option<Arc<Connection>> {
+        self.parent.as_ref().and_then(std::sync::Weak::upgrade)
     }
 
     /// Names this session's tasks after its HTTP session id, so that every instance holding
@@ -261,19 +318,27 @@ impl Connection {
                     .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
                 // Unknown, finished and malformed cancellations are ignored, as the spec says.
                 // The entry goes at once, so the client may reuse the id straight away.
-                if let Some(Cancelled { request_id }) = parsed
-                    && let Some(ctx) = self
-                        .in_flight
-                        .lock()
-                        .expect("in-flight lock")
-                        .remove(&request_id)
-                {
-                    tracing::debug!(id = %request_id, "request cancelled by the client");
-                    ctx.cancel();
+                if let Some(Cancelled { request_id }) = parsed {
+                    self.cancel_request(&request_id);
                 }
             }
             "notifications/initialized" => tracing::debug!("client initialized"),
             other => tracing::debug!(method = other, "ignoring notification"),
+        }
+    }
+
+    /// Cancels the client's request `id`, here or in a mounted server's connection.
+    fn cancel_request(&self, id: &RequestId) {
+        let found = self.in_flight.lock().expect("in-flight lock").remove(id);
+        match found {
+            Some(ctx) => {
+                tracing::debug!(id = %id, "request cancelled by the client");
+                ctx.cancel();
+            }
+            None => self
+                .children()
+                .iter()
+                .for_each(|child| child.cancel_request(id)),
         }
     }
 
@@ -392,11 +457,13 @@ impl Connection {
     /// Starts passing announced changes to the client (when its session opens).
     pub(crate) fn start_forwarding(self: &Arc<Self>) {
         self.server.inner.forwarder.add(self);
+        self.server.inner.mounts.bridge(&self.server.inner.catalog);
     }
 
     /// Ends `subscriptions/listen` streams (each answers its request).
     pub(crate) fn end_listens(&self) {
         self.closing.cancel();
+        self.children().iter().for_each(|c| c.end_listens());
     }
 
     /// Cancels every request in flight (shutdown).
@@ -416,13 +483,15 @@ impl Connection {
             .expect("in-flight lock")
             .values()
             .for_each(Context::cancel);
+        self.children().iter().for_each(|c| c.cancel_all());
     }
 
     /// How many requests have work running (including cancelled sync tools still blocking)
     /// and listen streams are open.
     pub(crate) fn in_flight(&self) -> usize {
         let listens = self.extras.get().map_or(0, |e| e.listens.get());
-        self.active.get() + listens
+        let children: usize = self.children().iter().map(|c| c.in_flight()).sum();
+        self.active.get() + listens + children
     }
 
     /// Completes when no request has work running and no listen stream is open.
@@ -432,16 +501,31 @@ impl Connection {
             if let Some(extras) = self.extras.get() {
                 extras.listens.idle().await;
             }
+            for child in self.children() {
+                Box::pin(child.drained()).await;
+            }
         }
     }
 }
 
 impl Peer for Connection {
     fn standalone(&self) -> Option<Sink> {
+        if self.parent.is_some() {
+            return self.parent().and_then(|p| p.standalone());
+        }
         self.standalone.lock().expect("standalone lock").clone()
     }
 
     fn start_request(&self) -> (RequestId, ClientAnswer) {
+        // A mounted server's asks go out through the connection the client is on, which
+        // routes the client's answers back (by its own ids).
+        if self.parent.is_some() {
+            if let Some(parent) = self.parent() {
+                return parent.start_request();
+            }
+            // The client is gone: an ask that never gets an answer (its sender dropped).
+            return (RequestId::Number(-1), oneshot::channel().1);
+        }
         let extras = self.extras();
         let id = RequestId::Number(extras.next_outgoing.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
@@ -454,6 +538,9 @@ impl Peer for Connection {
     }
 
     fn forget_request(&self, id: &RequestId) -> bool {
+        if self.parent.is_some() {
+            return self.parent().is_some_and(|p| p.forget_request(id));
+        }
         self.extras.get().is_some_and(|e| {
             e.outgoing
                 .lock()
@@ -478,6 +565,8 @@ pub(crate) struct Extras {
     pub(crate) subscriptions: Mutex<std::collections::HashSet<String>>,
     /// Open `subscriptions/listen` streams (bounded apart from requests).
     listens: Arc<Gauge>,
+    /// The connections of the servers mounted into this one, by mount, made on first use.
+    children: Mutex<Vec<Option<Arc<Connection>>>>,
 }
 
 /// A request in flight; unregisters itself when dropped (finished, cancelled or abandoned).

@@ -14,6 +14,7 @@ use super::connection::{Arrival, Connection, Step, panic_message};
 use super::envelope::{self, Decoded, Envelope, Message, RequestMeta};
 use super::era::{self, Cache, Scope};
 use super::handler::{list_page, reply};
+use super::mount::{self, Kind};
 use super::prompts::get_prompt;
 use super::resources::{list_resources, read_resource};
 use super::skills;
@@ -62,18 +63,7 @@ pub(crate) fn on_envelope(
     arrival: Arrival,
 ) -> Step {
     match envelope.message {
-        Message::Request(req) if !conn.server.inner.middleware.is_empty() => {
-            super::layers::through(conn, req, arrival, on_request)
-        }
-        Message::Request(req) => {
-            let id = req.id.clone();
-            // Handlers run user code (argument parsing, defaults) before any task exists;
-            // a panic there fails this request only.
-            catch_unwind(AssertUnwindSafe(|| super::dispatch::on_request(conn, req, arrival))).unwrap_or_else(|payload| {
-                tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
-                Step::Reply(Reply::error(Some(&id), &McpError::internal("Internal error")))
-            })
-        }
+        Message::Request(req) => on_request_guarded(conn, req, arrival),
         Message::Notification(n) => {
             conn.on_notification(n);
             Step::Nothing
@@ -83,6 +73,25 @@ pub(crate) fn on_envelope(
             Step::Nothing
         }
     }
+}
+
+/// A decoded request through the server's middleware (if any), then the dispatcher; a panic
+/// in a handler's synchronous part fails this request only. Mounts hand requests to their
+/// server here.
+pub(crate) fn on_request_guarded(conn: &Arc<Connection>, req: Request, arrival: Arrival) -> Step {
+    if !conn.server.inner.middleware.is_empty() {
+        return super::layers::through(conn, req, arrival, on_request);
+    }
+    let id = req.id.clone();
+    // Handlers run user code (argument parsing, defaults) before any task exists;
+    // a panic there fails this request only.
+    catch_unwind(AssertUnwindSafe(|| on_request(conn, req, arrival))).unwrap_or_else(|payload| {
+        tracing::error!(id = %id, panic = %panic_message(&*payload), "request handler panicked");
+        Step::Reply(Reply::error(
+            Some(&id),
+            &McpError::internal("Internal error"),
+        ))
+    })
 }
 
 /// Whether a session at `version` (`None`: no session) takes JSON-RPC batches: only 2025-03-26
@@ -241,6 +250,9 @@ pub(crate) fn on_request(conn: &Arc<Connection>, req: Request, arrival: Arrival)
 
 fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) -> Step {
     let meta = req.params.meta.take().map(|meta| *meta);
+    // A request routed to a mount keeps its `_meta`: the mount's dispatcher reads it again.
+    let mounted = !conn.server.inner.mounts.is_empty();
+    let routed_meta = if mounted { meta.clone() } else { None };
     let with_meta = meta.as_ref().is_some_and(RequestMeta::is_stateless);
     if req.method == "initialize" {
         // 2026-07-28 has no `initialize`: with that era's `_meta` (or on a connection that
@@ -285,23 +297,41 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     scope.peer = arrival.peer;
     let stateless = scope.version().era() == ProtocolEra::Stateless;
     tracing::Span::current().record("mcp.protocol.version", scope.version().as_str());
+    // A request naming an item of a mounted server goes to that server.
+    if mounted
+        && matches!(
+            &*req.method,
+            "tools/call" | "prompts/get" | "resources/read" | "completion/complete"
+        )
+        && let Some(found) = mount::route(conn, &req)
+    {
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
+    }
     // Methods behind a capability the server did not advertise are "not found".
-    let registry = &conn.server.inner.registry;
-    let has_tools = !registry.tools.items.is_empty();
-    let has_resources = registry.has_resources();
-    let has_prompts = !registry.prompts.items.is_empty();
-    let has_completions = registry.has_completions();
+    let inner = &conn.server.inner;
+    let registry = &inner.registry;
+    let has_tools = inner.serves_tools();
+    let has_resources = inner.serves_resources();
+    let has_prompts = inner.serves_prompts();
+    let has_completions = inner.serves_completions();
     // Skills (SEP-2640) are resources too: they bring the resources methods with them.
     let has_skills = conn.server.inner.skills.is_some();
     let lists_resources = has_resources || has_skills;
     match &*req.method {
         "server/discover" if stateless => discover(conn, &scope, &req),
         "logging/setLevel" if !stateless => set_level(conn, &scope, &req),
+        "tools/list" if has_tools && mounted => mount::list(conn, scope, req, Kind::Tool),
         "tools/list" if has_tools => list_page(conn, &scope, &req, "tools", &registry.tools, |t| {
             t.listing_for(scope.version())
         }),
         "tools/call" if has_tools => call_tool(conn, scope, req),
+        "resources/list" if lists_resources && mounted => {
+            mount::list(conn, scope, req, Kind::Resource)
+        }
         "resources/list" if lists_resources => list_resources(conn, scope, req),
+        "resources/templates/list" if lists_resources && mounted => {
+            mount::list(conn, scope, req, Kind::Template)
+        }
         "resources/templates/list" if lists_resources => list_page(
             conn,
             &scope,
@@ -315,6 +345,7 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
         "skills/list" if has_skills => skills::list_skills(conn, &scope, &req),
         "skills/get" if has_skills => skills::get_skill(conn, &scope, &req),
         "resources/directory/read" if has_skills => skills::read_directory(conn, &scope, &req),
+        "prompts/list" if has_prompts && mounted => mount::list(conn, scope, req, Kind::Prompt),
         "prompts/list" if has_prompts => {
             list_page(conn, &scope, &req, "prompts", &registry.prompts, |p| {
                 &p.listing

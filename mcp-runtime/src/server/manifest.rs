@@ -43,7 +43,19 @@ pub(super) fn of(server: &Server) -> Value {
         .iter()
         .filter(|t| t.enabled(catalog))
         .map(|t| listing(t.listing_for(ProtocolVersion::V2025_11_25)));
-    out.insert("tools".into(), tools.collect());
+    // A mounted server's items follow, as its lists give them (under the mounted names).
+    let mounted = |kind: super::mount::Kind| -> Vec<Value> {
+        inner
+            .mounts
+            .list
+            .iter()
+            .flat_map(|m| m.source.described(kind))
+            .map(|raw| listing(&raw))
+            .collect()
+    };
+    let mut tools: Vec<Value> = tools.collect();
+    tools.extend(mounted(super::mount::Kind::Tool));
+    out.insert("tools".into(), tools.into());
     let mut resources: Vec<Value> = registry
         .resources
         .items
@@ -54,6 +66,7 @@ pub(super) fn of(server: &Server) -> Value {
     if let Some(skills) = &inner.skills {
         resources.extend(skills.manifests().iter().map(|raw| listing(raw)));
     }
+    resources.extend(mounted(super::mount::Kind::Resource));
     out.insert("resources".into(), resources.into());
     let templates = registry
         .templates
@@ -61,13 +74,17 @@ pub(super) fn of(server: &Server) -> Value {
         .iter()
         .filter(|t| t.enabled(catalog))
         .map(|t| listing(&t.listing));
-    out.insert("resourceTemplates".into(), templates.collect());
+    let mut templates: Vec<Value> = templates.collect();
+    templates.extend(mounted(super::mount::Kind::Template));
+    out.insert("resourceTemplates".into(), templates.into());
     let prompts = registry
         .prompts
         .items
         .iter()
         .filter(|p| p.enabled(catalog))
         .map(|p| listing(&p.listing));
-    out.insert("prompts".into(), prompts.collect());
+    let mut prompts: Vec<Value> = prompts.collect();
+    prompts.extend(mounted(super::mount::Kind::Prompt));
+    out.insert("prompts".into(), prompts.into());
     Value::Object(out)
 }

@@ -13,6 +13,7 @@ mod handler;
 mod input;
 mod layers;
 mod manifest;
+pub(crate) mod mount;
 mod prompts;
 mod resources;
 mod skills;
@@ -32,6 +33,7 @@ use serde_json::value::RawValue;
 pub use builder::ServerBuilder;
 #[cfg(feature = "http")]
 pub(crate) use input::warn_if_request_state_key_is_ephemeral;
+pub use mount::Mounted;
 pub(crate) use subscriptions::reopen_standalone;
 
 use crate::protocol::Implementation;
@@ -61,7 +63,7 @@ pub(crate) struct ServerInner {
     /// `serverInfo` serialized once, for every stateless result's `_meta`.
     pub(crate) info_raw: Box<RawValue>,
     pub(crate) instructions: Option<String>,
-    pub(crate) registry: Registry,
+    pub(crate) registry: Arc<Registry>,
     pub(crate) capabilities: Value,
     /// What `server/discover` declares: the capabilities and the 2026-07-28 extensions.
     pub(crate) stateless_capabilities: Value,
@@ -80,13 +82,15 @@ pub(crate) struct ServerInner {
     /// Identifies the caller a `requestState` is bound to (default: `Authorization`).
     pub(crate) state_caller: Option<StateCaller>,
     /// Seals 2026-07-28 `requestState`.
-    pub(crate) sealer: crate::request_state::seal::Sealer,
+    pub(crate) sealer: Arc<crate::request_state::seal::Sealer>,
     /// The skills served from [`ServerBuilder::skills_dir`], scanned at build.
     pub(crate) skills: Option<Arc<crate::skills::SkillCatalog>>,
     /// The server card's name, when configured ([`ServerBuilder::card_name`]).
     pub(crate) card_name: Option<String>,
     /// The source repository's URL ([`ServerBuilder::repository`]).
     pub(crate) repository: Option<String>,
+    /// The servers mounted into this one ([`ServerBuilder::mount`]).
+    pub(crate) mounts: Arc<mount::Mounts>,
 }
 
 /// How a server identifies the caller of a request from its HTTP headers.
@@ -212,7 +216,92 @@ impl Server {
     }
 }
 
+impl Server {
+    /// This server as mounted into one whose `serverInfo` is `info_raw`: the same server (its
+    /// registry, catalog, middleware, tasks), whose 2026-07-28 results carry the parent's
+    /// `serverInfo`, as the client expects of every result it gets from the parent.
+    pub(crate) fn presented_as(&self, info_raw: &RawValue) -> Server {
+        let i = &self.inner;
+        Server {
+            inner: Arc::new(ServerInner {
+                info: i.info.clone(),
+                info_raw: info_raw.to_owned(),
+                instructions: i.instructions.clone(),
+                registry: i.registry.clone(),
+                capabilities: i.capabilities.clone(),
+                stateless_capabilities: i.stateless_capabilities.clone(),
+                tasks_capabilities: i.tasks_capabilities.clone(),
+                tasks: i.tasks.clone(),
+                middleware: i.middleware.clone(),
+                limits: i.limits.clone(),
+                states: i.states.clone(),
+                catalog: i.catalog.clone(),
+                forwarder: Default::default(),
+                state_caller: i.state_caller.clone(),
+                sealer: i.sealer.clone(),
+                skills: i.skills.clone(),
+                card_name: i.card_name.clone(),
+                repository: i.repository.clone(),
+                mounts: i.mounts.clone(),
+            }),
+        }
+    }
+}
+
 impl ServerInner {
+    /// Whether it serves tools: its own, or a mounted server's.
+    pub(crate) fn serves_tools(&self) -> bool {
+        !self.registry.tools.items.is_empty() || self.mounts.offers.tools
+    }
+
+    /// Whether it serves resources or templates: its own, or a mounted server's.
+    pub(crate) fn serves_resources(&self) -> bool {
+        self.registry.has_resources() || self.mounts.offers.resources
+    }
+
+    /// Whether it serves prompts: its own, or a mounted server's.
+    pub(crate) fn serves_prompts(&self) -> bool {
+        !self.registry.prompts.items.is_empty() || self.mounts.offers.prompts
+    }
+
+    /// Whether it completes arguments: its own, or a mounted server's.
+    pub(crate) fn serves_completions(&self) -> bool {
+        self.registry.has_completions() || self.mounts.offers.completions
+    }
+
+    /// The scopes a request's target needs (`Registry::scopes_for`, `subscribe` as
+    /// `Registry::scopes_covered`), a mounted server's included.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn scopes_for(&self, lookup: &str, target: &str) -> Vec<&'static str> {
+        let mut needed = match lookup {
+            "subscribe" => self.registry.scopes_covered(&self.catalog, target),
+            _ => self
+                .registry
+                .scopes_for(&self.catalog, lookup, target)
+                .to_vec(),
+        };
+        if !self.mounts.is_empty() {
+            for scope in self.mounts.scopes_for(lookup, target) {
+                if !needed.contains(&scope) {
+                    needed.push(scope);
+                }
+            }
+        }
+        needed
+    }
+
+    /// Every scope some primitive asks for, mounted servers' included.
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn all_scopes(&self) -> Vec<&'static str> {
+        let mut all = self.registry.all_scopes();
+        for scope in self.mounts.all_scopes() {
+            if !all.contains(&scope) {
+                all.push(scope);
+            }
+        }
+        all
+    }
+
     /// Who is asking: the verified principal's issuer and subject when the request carries
     /// one, else from the HTTP request's headers what `request_state_caller` returns, by
     /// default the `Authorization` header (its bytes, readable or not). It binds a

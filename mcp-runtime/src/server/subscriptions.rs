@@ -187,11 +187,11 @@ impl Forwarder {
 
 /// Whether the server has anything a change of this kind concerns.
 fn serves(conn: &Connection, change: &Change) -> bool {
-    let registry = &conn.server.inner.registry;
+    let inner = &conn.server.inner;
     match change {
-        Change::Tools => !registry.tools.items.is_empty(),
-        Change::Prompts => !registry.prompts.items.is_empty(),
-        Change::Resources | Change::Updated(_) => registry.has_resources(),
+        Change::Tools => inner.serves_tools(),
+        Change::Prompts => inner.serves_prompts(),
+        Change::Resources | Change::Updated(_) => inner.serves_resources(),
         // Session-era tasks announce themselves (`notifications/tasks/status`).
         Change::Task { .. } => false,
         // Expanded by `forward_everything` before it gets here.
@@ -255,14 +255,17 @@ fn forward_everything(conn: &Connection) {
 fn knows_resource(conn: &Connection, uri: &str) -> bool {
     let registry = &conn.server.inner.registry;
     let catalog = &conn.server.inner.catalog;
-    match registry.static_resource(uri) {
+    let own = match registry.static_resource(uri) {
         Some(r) => r.enabled(catalog),
         None => registry
             .templates
             .items
             .iter()
             .any(|t| t.enabled(catalog) && t.template.matches(uri).is_some()),
-    }
+    };
+    // A mounted server's resource is subscribed to here, under its mounted URI: its updates
+    // are announced here under that URI (and an upstream is asked for them).
+    own || conn.server.inner.mounts.subscribe(uri)
 }
 
 pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
@@ -296,6 +299,7 @@ pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request) -> St
     if let Some(subscribed) = conn.subscriptions() {
         subscribed.lock().expect("subscriptions lock").remove(&uri);
     }
+    conn.server.inner.mounts.unsubscribe(&uri);
     reply(conn, scope, req, &Map::new(), Cache::No)
 }
 
@@ -328,16 +332,17 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
         return Step::Reply(scope.err(&req.id, e));
     }
     // Only what this server can ever send is honoured.
-    let registry = &conn.server.inner.registry;
+    let inner = &conn.server.inner;
+    let registry = &inner.registry;
     let honoured = Filter {
         honoured: ListenFilter {
-            tools_list_changed: asked.tools_list_changed && !registry.tools.items.is_empty(),
-            prompts_list_changed: asked.prompts_list_changed && !registry.prompts.items.is_empty(),
-            resources_list_changed: asked.resources_list_changed && registry.has_resources(),
+            tools_list_changed: asked.tools_list_changed && inner.serves_tools(),
+            prompts_list_changed: asked.prompts_list_changed && inner.serves_prompts(),
+            resources_list_changed: asked.resources_list_changed && inner.serves_resources(),
             resource_subscriptions: asked
                 .resource_subscriptions
                 .clone()
-                .filter(|_| registry.has_resources()),
+                .filter(|_| inner.serves_resources()),
             task_ids: asked
                 .task_ids
                 .clone()
@@ -366,6 +371,7 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
     };
     // Subscribed before the acknowledgement: nothing announced after it is missed.
     let mut changes = conn.server.inner.catalog.subscribe();
+    conn.server.inner.mounts.bridge(&conn.server.inner.catalog);
     let conn = conn.clone();
     Step::Run(Box::pin(async move {
         use tokio::sync::broadcast::error::RecvError;

@@ -130,7 +130,7 @@ mod enabled {
         if method != Method::GET {
             return Some(body::empty(StatusCode::METHOD_NOT_ALLOWED));
         }
-        let doc = auth.metadata(&state.server.inner.registry.all_scopes());
+        let doc = auth.metadata(&state.server.inner.all_scopes());
         let mut r = body::json(StatusCode::OK, serde_json::to_vec(&doc).unwrap_or_default());
         r.headers_mut()
             .insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
@@ -307,15 +307,14 @@ mod enabled {
         let inner = &state.server.inner;
         let mut name = "";
         for (lookup, target) in req.targets() {
-            // Only a subscription collects a list of its own; every other target borrows the
-            // registry's (no allocation on the path every call takes).
+            // Only a subscription, or a server with mounts, collects a list of its own; every
+            // other target borrows the registry's (no allocation on the path every call takes).
             let covered;
-            let needed: &[&'static str] = match lookup {
-                "subscribe" => {
-                    covered = inner.registry.scopes_covered(&inner.catalog, target);
-                    &covered
-                }
-                _ => inner.registry.scopes_for(&inner.catalog, lookup, target),
+            let needed: &[&'static str] = if lookup == "subscribe" || !inner.mounts.is_empty() {
+                covered = inner.scopes_for(lookup, target);
+                &covered
+            } else {
+                inner.registry.scopes_for(&inner.catalog, lookup, target)
             };
             for s in needed {
                 if !scopes.contains(s) {

@@ -1,0 +1,1130 @@
+//! Composition: servers mounted into one (`ServerBuilder::mount`), in both protocol eras,
+//! through the in-process client.
+//!
+//! One test binary for composition (mounts, proxies, bridges): each binary costs a link.
+
+#[path = "compose/weather.rs"]
+mod weather;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_runtime::middleware::{self, McpRequest, Next};
+use mcp_runtime::prelude::*;
+use mcp_runtime::testing::TestClient;
+use mcp_runtime::{BuildError, ProtocolVersion, Server};
+use serde_json::{Value, json};
+
+/// Says hello (the main server's own tool).
+#[tool]
+async fn hello() -> &'static str {
+    "hi"
+}
+
+/// The main server's own resource.
+#[resource("main://about")]
+fn about() -> &'static str {
+    "the main server"
+}
+
+const ERAS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2026_07_28,
+];
+
+fn in_weather(item: &mcp_runtime::registry::ItemInfo) -> bool {
+    item.location.0.ends_with("weather.rs")
+}
+
+/// The weather server, recording each request its middleware sees as `method name-or-uri`.
+fn weather(seen: Arc<Mutex<Vec<String>>>) -> Server {
+    Server::builder()
+        .name("weather")
+        .item_filter(in_weather)
+        .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+            let what = format!(
+                "{} {}",
+                req.method(),
+                req.name().or(req.uri()).unwrap_or_default()
+            );
+            seen.lock().unwrap().push(what);
+            next.run(req)
+        }))
+        .build()
+        .expect("the weather server builds")
+}
+
+fn main_with(weather: Server) -> Server {
+    Server::builder()
+        .name("main")
+        .item_filter(|item| !in_weather(item))
+        .mount("weather", weather)
+        .build()
+        .expect("the main server builds")
+}
+
+fn names(list: &Value, key: &str, field: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i[field].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_mounted_server_serves_its_items_under_its_prefix_in_both_eras() {
+    for version in ERAS {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let server = main_with(weather(seen.clone()));
+        let client = TestClient::connect_to(server, version).await.unwrap();
+
+        let tools = client.request("tools/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&tools, "tools", "name"),
+            ["hello", "weather_forecast", "weather_greet", "weather_slow"],
+            "{version}"
+        );
+        let forecast = &tools["tools"][1];
+        assert_eq!(forecast["description"], "The forecast for a city.");
+        assert_eq!(forecast["inputSchema"]["required"], json!(["city"]));
+        let r = client
+            .call_tool("weather_forecast", json!({"city": "Paris"}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), "sunny in Paris", "{version}");
+        if version == ProtocolVersion::V2026_07_28 {
+            // Every result names the server the client talks to, mounted items' too.
+            assert_eq!(
+                r.raw["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "main",
+                "{}",
+                r.raw
+            );
+        }
+        assert_eq!(
+            client.call_tool("hello", json!({})).await.unwrap().text(),
+            "hi"
+        );
+
+        let resources = client.request("resources/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&resources, "resources", "uri"),
+            ["main://about", "weather://weather/current"]
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/current"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "mild");
+        assert_eq!(read["contents"][0]["uri"], "weather://weather/current");
+        let templates = client
+            .request("resources/templates/list", json!({}))
+            .await
+            .unwrap();
+        assert_eq!(
+            names(&templates, "resourceTemplates", "uriTemplate"),
+            ["weather://weather/{city}/now"]
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/oslo/now"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "oslo: mild");
+        assert_eq!(read["contents"][0]["uri"], "weather://weather/oslo/now");
+
+        let prompts = client.request("prompts/list", json!({})).await.unwrap();
+        assert_eq!(names(&prompts, "prompts", "name"), ["weather_umbrella"]);
+        let got = client
+            .request(
+                "prompts/get",
+                json!({"name": "weather_umbrella", "arguments": {"city": "Oslo"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got["messages"][0]["content"]["text"],
+            "Do I need an umbrella in Oslo?"
+        );
+
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "weather_umbrella"},
+                       "argument": {"name": "city", "value": "p"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["paris", "porto"]));
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/resource", "uri": "weather://weather/{city}/now"},
+                       "argument": {"name": "city", "value": "o"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["oslo"]));
+
+        // The mounted server's middleware saw each of its requests, under its own names.
+        let seen = seen.lock().unwrap().clone();
+        for expected in [
+            "tools/call forecast",
+            "resources/read weather://current",
+            "resources/read weather://oslo/now",
+            "prompts/get umbrella",
+            "completion/complete ",
+        ] {
+            assert!(seen.iter().any(|s| s == expected), "{expected}: {seen:?}");
+        }
+        assert!(
+            !seen.iter().any(|s| s.contains("hello")),
+            "the main server's own calls stay there: {seen:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_parent_declares_what_its_mounts_serve() {
+    // A parent with nothing of its own: its capabilities come from the mount.
+    let weather = weather(Default::default());
+    let server = Server::builder()
+        .item_filter(|_| false)
+        .mount("weather", weather)
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 3);
+    let manifest = server.manifest();
+    assert_eq!(manifest["tools"][0]["name"], "weather_forecast");
+    assert_eq!(
+        manifest["resourceTemplates"][0]["uriTemplate"],
+        "weather://weather/{city}/now"
+    );
+    assert_eq!(manifest["prompts"][0]["name"], "weather_umbrella");
+    let stateless = TestClient::connect_to(server, ProtocolVersion::V2026_07_28)
+        .await
+        .unwrap();
+    let discovered = stateless
+        .request("server/discover", json!({}))
+        .await
+        .unwrap();
+    let caps = &discovered["capabilities"];
+    for kind in ["tools", "resources", "prompts", "completions"] {
+        assert!(caps.get(kind).is_some(), "{kind}: {caps}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_names_under_a_prefix_are_clear_errors() {
+    for version in ERAS {
+        let client = TestClient::connect_to(main_with(weather(Default::default())), version)
+            .await
+            .unwrap();
+        let e = client
+            .call_tool("weather_rain", json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602, "{version}");
+        assert!(e.message.contains("weather_rain"), "{}", e.message);
+        let e = client
+            .call_tool("nowhere_forecast", json!({}))
+            .await
+            .unwrap_err();
+        assert!(e.message.contains("nowhere_forecast"), "{}", e.message);
+        let e = client
+            .request(
+                "resources/read",
+                json!({"uri": "weather://weather/none/at/all"}),
+            )
+            .await
+            .unwrap_err();
+        assert!(e.code.0 == -32002 || e.code.0 == -32602, "{e:?}");
+        let e = client
+            .request("prompts/get", json!({"name": "weather_", "arguments": {}}))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602);
+    }
+}
+
+#[test]
+fn bad_mounts_fail_the_build() {
+    // An empty prefix is no prefix (a proxy served alone); twice is still twice.
+    for (prefix, separator, says) in [("we ather", "_", "A-Z"), ("weather", "/", "separator")] {
+        let e = Server::builder()
+            .mount_separator(separator)
+            .mount(prefix, weather(Default::default()))
+            .build()
+            .unwrap_err();
+        assert!(matches!(e, BuildError::InvalidMount { .. }), "{e}");
+        assert!(e.to_string().contains(says), "{e}");
+    }
+    let e = Server::builder()
+        .mount("w", weather(Default::default()))
+        .mount("w", weather(Default::default()))
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+}
+
+#[tokio::test]
+async fn the_separator_is_configurable_and_tool_filter_servers_mount() {
+    // A server built from a tool filter alone (its resources and prompts are everyone's).
+    let only_forecast = Server::builder()
+        .tool_filter(|t| t.name == "forecast")
+        .item_filter(in_weather)
+        .build()
+        .unwrap();
+    let server = Server::builder()
+        .item_filter(|item| !in_weather(item))
+        .mount_separator(".")
+        .mount("wx", only_forecast)
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(tools, ["hello", "wx.forecast"]);
+    let r = client
+        .call_tool("wx.forecast", json!({"city": "Rome"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "sunny in Rome");
+}
+
+/// Waits (bounded) until the client got a notification `method` (with `uri`, if given).
+async fn notified(client: &TestClient, method: &str, uri: Option<&str>) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(n) = client
+            .take_notifications()
+            .into_iter()
+            .find(|n| n["method"] == method && uri.is_none_or(|u| n["params"]["uri"] == u))
+        {
+            return n;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {method} notification"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_mounted_catalog_hides_items_and_its_changes_reach_the_parent_clients() {
+    let weather = weather(Default::default());
+    let catalog = weather.catalog().clone();
+    let client = TestClient::connect_to(main_with(weather), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    // Subscribed under the mounted URI.
+    client
+        .request(
+            "resources/subscribe",
+            json!({"uri": "weather://weather/current"}),
+        )
+        .await
+        .unwrap();
+    let e = client
+        .request(
+            "resources/subscribe",
+            json!({"uri": "weather://weather/nothing"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("weather://weather/nothing"), "{e:?}");
+
+    catalog.disable(mcp_runtime::catalog::ItemKind::Tool, "greet");
+    notified(&client, "notifications/tools/list_changed", None).await;
+    let tools = client.list_tools().await.unwrap();
+    assert!(
+        tools.iter().all(|t| t["name"] != "weather_greet"),
+        "{tools:?}"
+    );
+    let e = client
+        .call_tool("weather_greet", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32602);
+
+    catalog.resource_updated("weather://current");
+    notified(
+        &client,
+        "notifications/resources/updated",
+        Some("weather://weather/current"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn asks_progress_and_cancellation_cross_the_mount() {
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
+            assert_eq!(method, "elicitation/create");
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        });
+        let client = TestClient::connect_answering(
+            main_with(weather(Default::default())),
+            version,
+            json!({"elicitation": {}}),
+            Some(answer),
+        )
+        .await
+        .unwrap();
+        let r = client.call_tool("weather_greet", json!({})).await.unwrap();
+        assert_eq!(r.text(), "hello Ada", "{version}");
+        assert_eq!(client.take_asks().len(), 1, "{version}");
+
+        // Progress with the client's token.
+        client.take_notifications();
+        let r = client
+            .request(
+                "tools/call",
+                json!({"name": "weather_forecast", "arguments": {"city": "Oslo"},
+                       "_meta": {"progressToken": "p1"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["content"][0]["text"], "sunny in Oslo");
+        let progress = client
+            .take_notifications()
+            .into_iter()
+            .find(|n| n["method"] == "notifications/progress")
+            .expect("progress reached the client");
+        assert_eq!(progress["params"]["progressToken"], "p1");
+    }
+
+    // A session-era cancellation reaches the mounted server's handler.
+    let client = Arc::new(
+        TestClient::connect_to(
+            main_with(weather(Default::default())),
+            ProtocolVersion::V2025_11_25,
+        )
+        .await
+        .unwrap(),
+    );
+    let running = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .send_request(json!("slow"), "tools/call", json!({"name": "weather_slow"}))
+                .await
+        })
+    };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !weather::SLOW_STARTED.load(Ordering::SeqCst) {
+        assert!(tokio::time::Instant::now() < deadline, "slow never started");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    client.notify("notifications/cancelled", json!({"requestId": "slow"}));
+    let response = tokio::time::timeout(Duration::from_secs(10), running)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(response, None, "no response for a cancelled request");
+}
+
+#[tokio::test]
+async fn a_listen_stream_hears_the_mounted_servers_changes() {
+    let weather = weather(Default::default());
+    let catalog = weather.catalog().clone();
+    let client = Arc::new(
+        TestClient::connect_to(main_with(weather), ProtocolVersion::V2026_07_28)
+            .await
+            .unwrap(),
+    );
+    let listening = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            client
+                .request(
+                    "subscriptions/listen",
+                    json!({"notifications": {"toolsListChanged": true,
+                           "resourceSubscriptions": ["weather://weather/current"]}}),
+                )
+                .await
+        })
+    };
+    let ack = notified(&client, "notifications/subscriptions/acknowledged", None).await;
+    assert_eq!(ack["params"]["notifications"]["toolsListChanged"], true);
+    catalog.tools_changed();
+    notified(&client, "notifications/tools/list_changed", None).await;
+    catalog.resource_updated("weather://current");
+    notified(
+        &client,
+        "notifications/resources/updated",
+        Some("weather://weather/current"),
+    )
+    .await;
+    listening.abort();
+}
+
+// ---- Proxy: a server elsewhere, through mcp_runtime::client ----
+
+mod support;
+
+use mcp_runtime::client::{Client, ProtocolChoice, Stderr};
+use mcp_runtime::compose::Proxy;
+use mcp_runtime::transport::{HttpConfig, serve_http_on};
+
+/// The weather server alone over Streamable HTTP on a free port, on a runtime of its own;
+/// its URL.
+fn weather_over_http() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let server = Server::builder()
+                .name("weather-upstream")
+                .version("2.0.0")
+                .instructions("Ask for forecasts by city.")
+                .item_filter(in_weather)
+                .build()
+                .unwrap();
+            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
+        });
+    });
+    format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+const UPSTREAM_ERAS: [ProtocolChoice; 2] = [
+    ProtocolChoice::Session(ProtocolVersion::V2025_11_25),
+    ProtocolChoice::Stateless,
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_proxy_forwards_every_primitive_across_eras() {
+    let url = weather_over_http();
+    for upstream_era in UPSTREAM_ERAS {
+        let upstream = Client::builder()
+            .protocol(upstream_era)
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+            .await
+            .unwrap();
+        let server = Server::builder()
+            .name("gateway")
+            .item_filter(|item| !in_weather(item))
+            .mount("up", Proxy::new(upstream))
+            .build()
+            .unwrap();
+        for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+            let what = format!("{upstream_era:?} behind a {version} client");
+            let client = TestClient::connect_to(server.clone(), version)
+                .await
+                .unwrap();
+            let tools = client.request("tools/list", json!({})).await.unwrap();
+            assert_eq!(
+                names(&tools, "tools", "name"),
+                ["hello", "up_forecast", "up_greet", "up_slow"],
+                "{what}"
+            );
+            assert_eq!(tools["tools"][1]["description"], "The forecast for a city.");
+            assert_eq!(
+                tools["tools"][1]["inputSchema"]["required"],
+                json!(["city"])
+            );
+            client.take_notifications();
+            let r = client
+                .request(
+                    "tools/call",
+                    json!({"name": "up_forecast", "arguments": {"city": "Lima"},
+                           "_meta": {"progressToken": 7}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(r["content"][0]["text"], "sunny in Lima", "{what}");
+            assert!(r.get("resultType").is_none() || version == ProtocolVersion::V2026_07_28);
+            let progress = client
+                .take_notifications()
+                .into_iter()
+                .find(|n| n["method"] == "notifications/progress")
+                .unwrap_or_else(|| panic!("{what}: no progress"));
+            assert_eq!(progress["params"]["progressToken"], 7);
+            assert_eq!(progress["params"]["message"], "looked it up");
+
+            let resources = client.request("resources/list", json!({})).await.unwrap();
+            assert_eq!(
+                names(&resources, "resources", "uri"),
+                ["main://about", "weather://up/current"],
+                "{what}"
+            );
+            let read = client
+                .request("resources/read", json!({"uri": "weather://up/oslo/now"}))
+                .await
+                .unwrap();
+            assert_eq!(read["contents"][0]["text"], "oslo: mild", "{what}");
+            assert_eq!(read["contents"][0]["uri"], "weather://up/oslo/now");
+            let templates = client
+                .request("resources/templates/list", json!({}))
+                .await
+                .unwrap();
+            assert_eq!(
+                names(&templates, "resourceTemplates", "uriTemplate"),
+                ["weather://up/{city}/now"]
+            );
+            let got = client
+                .request(
+                    "prompts/get",
+                    json!({"name": "up_umbrella", "arguments": {"city": "Lima"}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                got["messages"][0]["content"]["text"],
+                "Do I need an umbrella in Lima?"
+            );
+            let completed = client
+                .request(
+                    "completion/complete",
+                    json!({"ref": {"type": "ref/resource", "uri": "weather://up/{city}/now"},
+                           "argument": {"name": "city", "value": "p"}}),
+                )
+                .await
+                .unwrap();
+            assert_eq!(completed["completion"]["values"], json!(["paris", "porto"]));
+
+            // The upstream's own errors, as it sent them.
+            let e = client.call_tool("up_rain", json!({})).await.unwrap_err();
+            assert_eq!(e.code.0, -32602, "{what}");
+            assert!(e.message.contains("rain"), "{}", e.message);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_served_alone_keeps_the_upstreams_identity_and_a_dead_upstream_is_an_error() {
+    let url = weather_over_http();
+    let proxy = Proxy::new(Client::builder().connect(&url).await.unwrap());
+    let server = proxy.clone().server().build().unwrap();
+    assert_eq!(server.info().name, "weather-upstream");
+    assert_eq!(server.info().version, "2.0.0");
+    assert_eq!(server.instructions(), Some("Ask for forecasts by city."));
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let r = client
+        .call_tool("forecast", json!({"city": "Kyiv"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "sunny in Kyiv");
+    let caps = client.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(caps["tools"].as_array().unwrap().len(), 3);
+
+    proxy.client().close().await;
+    let e = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call_tool("forecast", json!({"city": "Kyiv"})),
+    )
+    .await
+    .expect("a dead upstream answers at once")
+    .unwrap_err();
+    assert_eq!(e.code.0, -32603);
+    assert!(e.message.contains("upstream"), "{}", e.message);
+    // Served alone, its list is its error too.
+    let e = client.request("tools/list", json!({})).await.unwrap_err();
+    assert!(e.message.contains("upstream"), "{}", e.message);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_proxy_passes_the_upstreams_asks_and_logs_on() {
+    let url = weather_over_http();
+    for upstream_era in UPSTREAM_ERAS {
+        let builder = Client::builder()
+            .protocol(upstream_era)
+            .request_timeout(Duration::from_secs(20));
+        let proxy = Proxy::connect(builder, &url).await.unwrap();
+        let server = Server::builder()
+            .item_filter(|item| !in_weather(item))
+            .mount("up", proxy)
+            .build()
+            .unwrap();
+        for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+            let what = format!("{upstream_era:?} behind a {version} client");
+            let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
+                assert_eq!(method, "elicitation/create");
+                Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+            });
+            let client = TestClient::connect_answering(
+                server.clone(),
+                version,
+                json!({"elicitation": {}}),
+                Some(answer),
+            )
+            .await
+            .unwrap();
+            let r = client.call_tool("up_greet", json!({})).await.unwrap();
+            assert_eq!(r.text(), "hello Ada", "{what}");
+            assert_eq!(client.take_asks().len(), 1, "{what}");
+            if version == ProtocolVersion::V2025_11_25 {
+                // 2026-07-28 clients get log messages only when a request asks for them.
+                client.take_notifications();
+                client
+                    .call_tool("up_forecast", json!({"city": "Oslo"}))
+                    .await
+                    .unwrap();
+                let logged = client
+                    .take_notifications()
+                    .into_iter()
+                    .find(|n| n["method"] == "notifications/message")
+                    .unwrap_or_else(|| panic!("{what}: no log message"));
+                assert_eq!(logged["params"]["data"], "looking up Oslo", "{what}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_upstream_leaves_the_other_items_listed() {
+    let proxy = Proxy::new(
+        Client::builder()
+            .connect(&weather_over_http())
+            .await
+            .unwrap(),
+    );
+    let server = Server::builder()
+        .item_filter(|item| !in_weather(item))
+        .mount("up", proxy.clone())
+        .build()
+        .unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    assert_eq!(client.list_tools().await.unwrap().len(), 4);
+    proxy.client().close().await;
+    let tools = client.request("tools/list", json!({})).await.unwrap();
+    assert_eq!(names(&tools, "tools", "name"), ["hello"]);
+    let e = client
+        .call_tool("up_forecast", json!({"city": "Oslo"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_typescript_sdk_server_through_a_proxy() {
+    support::interop::install_clients();
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(std::path::Path::new(support::interop::ROOT).join("tests/interop/ts_server.mjs"))
+        .current_dir(support::interop::ROOT)
+        .env(
+            "MCP_INTEROP_NODE_DIR",
+            std::path::Path::new(support::interop::ROOT).join(".interop/node"),
+        );
+    let builder = Client::builder()
+        .stderr(Stderr::Null)
+        .request_timeout(Duration::from_secs(20));
+    // The upstream's elicitation goes to the client in front.
+    let proxy = Proxy::spawn(builder, command).await.unwrap();
+    let server = proxy.server().build().unwrap();
+    assert_eq!(server.info().name, "ts-interop");
+    for version in [
+        ProtocolVersion::V2025_03_26,
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2026_07_28,
+    ] {
+        let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, params: &Value| {
+            assert_eq!(method, "elicitation/create");
+            assert_eq!(params["message"], "What is your name?");
+            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+        });
+        let client = TestClient::connect_answering(
+            server.clone(),
+            version,
+            json!({"elicitation": {}}),
+            Some(answer),
+        )
+        .await
+        .unwrap();
+        if version >= ProtocolVersion::V2025_06_18 {
+            let r = client.call_tool("greet", json!({})).await.unwrap();
+            assert_eq!(r.text(), "Hello, Ada!", "{version}");
+            assert_eq!(client.take_asks().len(), 1, "{version}");
+        } else {
+            // Elicitation is newer than this client: the upstream hears the refusal.
+            let r = client.call_tool("greet", json!({})).await;
+            assert!(
+                r.as_ref().is_err() || r.as_ref().unwrap().is_error(),
+                "{version}: {r:?}"
+            );
+        }
+        let tools = client.request("tools/list", json!({})).await.unwrap();
+        assert_eq!(
+            names(&tools, "tools", "name"),
+            ["add", "count", "greet", "fail"],
+            "{version}"
+        );
+        assert!(tools["tools"][0]["outputSchema"].is_object());
+        let r = client
+            .call_tool("add", json!({"a": 2, "b": 3}))
+            .await
+            .unwrap();
+        assert_eq!(r.text(), r#"{"result":5}"#, "{version}");
+        if version >= ProtocolVersion::V2025_06_18 {
+            assert_eq!(r.structured(), Some(&json!({"result": 5})), "{version}");
+        } else {
+            assert_eq!(r.structured(), None, "{version}");
+        }
+        let r = client.call_tool("fail", json!({})).await.unwrap();
+        assert!(r.is_error(), "{version}");
+        client.take_notifications();
+        let r = client
+            .request(
+                "tools/call",
+                json!({"name": "count", "arguments": {"steps": 3}, "_meta": {"progressToken": "c"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r["content"][0]["text"], "counted 3");
+        let steps = client
+            .take_notifications()
+            .into_iter()
+            .filter(|n| {
+                n["method"] == "notifications/progress" && n["params"]["progressToken"] == "c"
+            })
+            .count();
+        assert_eq!(steps, 3, "{version}");
+        let read = client
+            .request("resources/read", json!({"uri": "greeting://ada"}))
+            .await
+            .unwrap();
+        assert_eq!(read["contents"][0]["text"], "Hello, ada!");
+        let got = client
+            .request(
+                "prompts/get",
+                json!({"name": "review", "arguments": {"code": "x"}}),
+            )
+            .await
+            .unwrap();
+        assert!(
+            got["messages"][0]["content"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("review")
+        );
+        let completed = client
+            .request(
+                "completion/complete",
+                json!({"ref": {"type": "ref/prompt", "name": "review"},
+                       "argument": {"name": "code", "value": "r"}}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(completed["completion"]["values"], json!(["rust", "ruby"]));
+    }
+}
+
+// ---- The bridge program (examples/bridge) ----
+
+/// A child process killed on drop.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `mcp-bridge` with `args`, waits until it listens on `port`.
+async fn start_bridge(args: &[String], port: u16) -> Killed {
+    let bridge = support::interop::build_examples(&["mcp-bridge"])
+        .expect("the bridge builds")
+        .remove(0);
+    let root = std::path::Path::new(support::interop::ROOT);
+    let child = std::process::Command::new(bridge)
+        .args(args)
+        .current_dir(root)
+        .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the bridge starts");
+    let mut child = Killed(child);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!("the bridge exited with {status}");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bridge never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port()
+}
+
+/// `mcp-bridge gateway`: the servers of an `mcpServers` file (the TypeScript SDK's over stdio,
+/// ours over HTTP) served as one, each under its name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
+    support::interop::install_clients();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mcp.json");
+    let config = json!({"mcpServers": {
+        "ts": {"command": "node",
+               "args": [root.join("tests/interop/ts_server.mjs")],
+               "env": {"MCP_INTEROP_NODE_DIR": root.join(".interop/node")}},
+        "wx": {"url": weather_over_http()},
+        "off": {"command": "does-not-exist", "disabled": true},
+    }});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let port = free_port();
+    let _bridge = start_bridge(
+        &[
+            "gateway".into(),
+            "--http".into(),
+            format!("127.0.0.1:{port}"),
+            file.display().to_string(),
+        ],
+        port,
+    )
+    .await;
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(20))
+        .connect(&format!("http://127.0.0.1:{port}/mcp"))
+        .await
+        .unwrap();
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            "ts_add",
+            "ts_count",
+            "ts_greet",
+            "ts_fail",
+            "wx_forecast",
+            "wx_greet",
+            "wx_slow"
+        ]
+    );
+    let sum: Value = client
+        .call_tool_as("ts_add", json!({"a": 1, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!({"result": 3}));
+    let r = client
+        .call_tool("wx_forecast", json!({"city": "Quito"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("sunny in Quito")]
+    );
+    client.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_bridge_prints_the_client_config_of_a_remote_server() {
+    let bridge = support::interop::build_examples(&["mcp-bridge"])
+        .expect("the bridge builds")
+        .remove(0);
+    let out = std::process::Command::new(&bridge)
+        .args(["connect", "https://mcp.example.com/mcp", "--client-config"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let entry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &entry["mcpServers"]["mcp.example.com"];
+    assert_eq!(server["command"], bridge.display().to_string());
+    assert_eq!(
+        server["args"],
+        json!(["connect", "https://mcp.example.com/mcp"])
+    );
+    // A command line it cannot use is a usage error, not a start.
+    let out = std::process::Command::new(&bridge)
+        .args(["serve", "--http", "127.0.0.1:1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("after `--`"));
+}
+
+/// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
+/// client in both eras (the SDK server itself speaks only the session era).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
+    support::interop::install_clients();
+    let port = free_port();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let script = root.join("tests/interop/ts_server.mjs");
+    let _bridge = start_bridge(
+        &[
+            "serve".into(),
+            "--http".into(),
+            format!("127.0.0.1:{port}"),
+            "--".into(),
+            "node".into(),
+            script.display().to_string(),
+        ],
+        port,
+    )
+    .await;
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    for era in UPSTREAM_ERAS {
+        let client = Client::builder()
+            .protocol(era)
+            .request_timeout(Duration::from_secs(20))
+            .on_elicitation(|_| async {
+                Ok(mcp_runtime::client::ElicitResult::accept(
+                    json!({"name": "Ada"}),
+                ))
+            })
+            .connect(&url)
+            .await
+            .unwrap();
+        assert_eq!(client.server_info().unwrap().name, "ts-interop", "{era:?}");
+        // The SDK server's elicitation reaches this client through the bridge.
+        let greeted = client.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(
+            greeted.content,
+            [mcp_runtime::protocol::Content::text("Hello, Ada!")],
+            "{era:?}"
+        );
+        let tools: Vec<String> = client
+            .list_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(tools, ["add", "count", "greet", "fail"], "{era:?}");
+        let sum: serde_json::Value = client
+            .call_tool_as("add", json!({"a": 20, "b": 22}))
+            .await
+            .unwrap();
+        assert_eq!(sum, json!({"result": 42}));
+        let steps = Arc::new(Mutex::new(Vec::new()));
+        let seen = steps.clone();
+        let r = client
+            .call_tool_with_progress("count", json!({"steps": 3}), move |p| {
+                seen.lock().unwrap().push(p.progress)
+            })
+            .await
+            .unwrap();
+        assert!(!r.is_error());
+        assert_eq!(*steps.lock().unwrap(), [1.0, 2.0, 3.0], "{era:?}");
+        let contents = client.read_resource("config://app").await.unwrap();
+        assert_eq!(contents.len(), 1);
+        client.close().await;
+    }
+}
+
+// ---- A mounted server's scopes, enforced by the parent's HTTP authorization ----
+
+/// Tokens: `reader` holds `weather:read`, `nobody` holds nothing.
+struct Tokens;
+
+impl mcp_runtime::auth::TokenVerifier for Tokens {
+    fn verify<'a>(&'a self, token: &'a str) -> mcp_runtime::auth::VerifyFuture<'a> {
+        Box::pin(async move {
+            let scope = match token {
+                "reader" => "weather:read",
+                "nobody" => "",
+                _ => {
+                    return Err(mcp_runtime::auth::TokenError::Invalid(
+                        "unknown token".into(),
+                    ));
+                }
+            };
+            let mut claims = serde_json::Map::new();
+            claims.insert("iss".into(), json!("https://as.example"));
+            claims.insert("sub".into(), json!(token));
+            claims.insert("scope".into(), json!(scope));
+            mcp_runtime::Principal::from_claims(claims)
+                .map_err(mcp_runtime::auth::TokenError::Invalid)
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let auth = mcp_runtime::auth::Auth::with_verifier("https://as.example", &url, Tokens);
+    let config = HttpConfig::new("127.0.0.1:0").auth(auth);
+    tokio::spawn(serve_http_on(
+        main_with(weather(Default::default())),
+        listener,
+        config,
+    ));
+    let connect = |token: &'static str| {
+        Client::builder()
+            .header("authorization", &format!("Bearer {token}"))
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+    };
+    let reader = connect("reader").await.unwrap();
+    let r = reader
+        .call_tool("weather_forecast", json!({"city": "Bern"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("sunny in Bern")]
+    );
+    let nobody = connect("nobody").await.unwrap();
+    let listed: Vec<String> = nobody
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        !listed.iter().any(|t| t == "weather_forecast"),
+        "hidden from a caller without its scope: {listed:?}"
+    );
+    let refused = nobody
+        .call_tool("weather_forecast", json!({"city": "Bern"}))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("weather:read") || refused.to_string().contains("403"),
+        "{refused}"
+    );
+}

@@ -1,0 +1,467 @@
+//! [`Proxy`]: a server elsewhere, reached through a [`Client`], served as this process's own.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::auth::Principal;
+use crate::catalog::{Catalog, Change};
+use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
+use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
+use crate::protocol::{McpError, ProtocolVersion};
+use crate::request::Context;
+use crate::server::mount::{
+    CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, params_json,
+    run_forwarded,
+};
+use crate::server::{Server, ServerBuilder};
+
+/// The most pages of one upstream list read for one downstream list.
+const MAX_PAGES: usize = 1000;
+
+/// A server reached through a [`Client`] connection, served as part of this one: mount it
+/// like any server (`Server::builder().mount("up", Proxy::new(client))`), or serve it alone
+/// under its own name with [`Proxy::server`] (a bridge from one transport to another).
+///
+/// Forwarded, in both protocol eras (on either side): the tools, resources, resource templates
+/// and prompts as the upstream lists them (every field: titles, icons, annotations, output
+/// schemas, `execution`, `_meta`), `tools/call`, `resources/read`, `prompts/get` and
+/// `completion/complete` with their results as the upstream gives them (`_meta` included),
+/// progress (the upstream's `notifications/progress` for a call reach the client that made
+/// it, under its own token), cancellation (a client's cancellation cancels the upstream
+/// request), the upstream's errors (its JSON-RPC error, code, message and data, as it sent
+/// it), resource subscriptions and the upstream's list-changed and resource-updated
+/// notifications; with [`Proxy::server`], its `serverInfo`, `instructions` and capabilities.
+///
+/// The upstream's requests to the client (elicitation, sampling, roots) go to the client whose
+/// call is waiting for the upstream, and its answers back, when the proxy was made with
+/// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
+/// answer them). A 2026-07-28 client in front answers through an input round: its call is
+/// then run again with the answer, and so is the upstream call, which must be repeatable. A
+/// session-era upstream names no call in its asks: each goes to the latest call still waiting.
+///
+/// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
+/// latest call still waiting (and are dropped when none is).
+///
+/// Not forwarded yet: task-augmented calls. An upstream that
+/// went away fails each request with an internal error (-32603) that says so; it is not
+/// reconnected, and one upstream connection serves every client in front.
+#[derive(Clone)]
+pub struct Proxy {
+    client: Arc<Client>,
+    /// The calls being served, where the upstream's asks go (made by [`Proxy::connect`] and
+    /// [`Proxy::spawn`], which install the handlers that read it).
+    calls: Option<Arc<Calls>>,
+}
+
+tokio::task_local! {
+    /// The call a proxied request serves, while it waits for the upstream (a 2026-07-28
+    /// upstream's asks are answered in this task).
+    static CALL: Context;
+}
+
+/// The calls a proxy is serving, most recent last: a session-era upstream's ask arrives on
+/// no task of a call, and goes to the most recent call still waiting.
+#[derive(Default)]
+struct Calls {
+    live: Mutex<Vec<(u64, Context)>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Calls {
+    /// Registers `ctx` until the returned guard drops.
+    fn enter(self: &Arc<Self>, ctx: Context) -> CallGuard {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.live.lock().expect("calls lock").push((id, ctx));
+        CallGuard {
+            calls: self.clone(),
+            id,
+        }
+    }
+
+    /// The call an upstream ask belongs to: the one whose task asks, else the latest.
+    fn current(&self) -> Option<Context> {
+        CALL.try_with(Context::clone).ok().or_else(|| {
+            let live = self.live.lock().expect("calls lock");
+            live.last().map(|(_, ctx)| ctx.clone())
+        })
+    }
+
+    /// Asks the client of the current call what the upstream asked.
+    async fn ask(&self, method: &str, params: Value) -> Result<Value, McpError> {
+        let ctx = self.current().ok_or_else(|| {
+            McpError::internal(format!(
+                "Cannot forward `{method}`: no call of this proxy's clients is waiting for the upstream"
+            ))
+        })?;
+        ctx.ask_forwarded(method, params).await
+    }
+}
+
+struct CallGuard {
+    calls: Arc<Calls>,
+    id: u64,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        let mut live = self.calls.live.lock().expect("calls lock");
+        live.retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl std::fmt::Debug for Proxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxy")
+            .field("upstream", &self.client.server_info().map(|i| i.name))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Proxy {
+    /// A proxy to the server `client` is connected to. The upstream's asks (elicitation,
+    /// sampling, roots) are answered by `client`'s own handlers; [`connect`](Self::connect)
+    /// and [`spawn`](Self::spawn) pass them on to the clients in front instead.
+    pub fn new(client: Client) -> Proxy {
+        Proxy {
+            client: Arc::new(client),
+            calls: None,
+        }
+    }
+
+    /// Connects `builder` to the server at `url` (Streamable HTTP), passing the upstream's
+    /// asks (`elicitation/create`, `sampling/createMessage`, `roots/list`) on to the client
+    /// whose call is waiting for it, with that client's answer back. The capabilities are
+    /// declared upstream (elicitation with URL mode, sampling, roots); an ask the client in
+    /// front cannot take fails with the error a server's own ask would get.
+    pub async fn connect(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
+        let calls = Arc::new(Calls::default());
+        let client = forwarding(builder, &calls).connect(url).await?;
+        Ok(Proxy {
+            client: Arc::new(client),
+            calls: Some(calls),
+        })
+    }
+
+    /// [`connect`](Self::connect) to a stdio server started with `command`.
+    pub async fn spawn(
+        builder: ClientBuilder,
+        command: tokio::process::Command,
+    ) -> Result<Proxy, ClientError> {
+        let calls = Arc::new(Calls::default());
+        let client = forwarding(builder, &calls).spawn(command).await?;
+        Ok(Proxy {
+            client: Arc::new(client),
+            calls: Some(calls),
+        })
+    }
+
+    /// The upstream connection.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// A server builder for the upstream served alone: its `serverInfo` and `instructions`,
+    /// every item under its own name. Add what this side needs (limits, middleware, the
+    /// environment's settings with [`ServerBuilder::with_env`]), then build and serve it on any
+    /// transport.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use mcp_runtime::client::Client;
+    /// use mcp_runtime::compose::Proxy;
+    /// let upstream = Client::builder()
+    ///     .spawn(tokio::process::Command::new("./my-stdio-server"))
+    ///     .await?;
+    /// let server = Proxy::new(upstream).server().with_env()?.build()?;
+    /// server.serve(mcp_runtime::Transport::http("127.0.0.1:8000")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn server(self) -> ServerBuilder {
+        let mut builder = Server::builder();
+        if let Some(info) = self.client.server_info() {
+            builder = builder.info(info);
+        }
+        if let Some(instructions) = self.client.instructions() {
+            builder = builder.instructions(instructions);
+        }
+        builder.item_filter(|_| false).mount("", self)
+    }
+}
+
+impl From<Proxy> for Mounted {
+    fn from(proxy: Proxy) -> Mounted {
+        Mounted::source(move |names: &Names| {
+            let caps = proxy.client.server_capabilities();
+            let offers = Offers {
+                tools: caps.get("tools").is_some(),
+                resources: caps.get("resources").is_some(),
+                prompts: caps.get("prompts").is_some(),
+                completions: caps.get("completions").is_some(),
+            };
+            Arc::new(Upstream {
+                client: proxy.client,
+                calls: proxy.calls,
+                names: names.clone(),
+                offers,
+                changes: OnceLock::new(),
+                subscribed: Mutex::default(),
+            }) as Arc<dyn Source>
+        })
+    }
+}
+
+/// `builder` with handlers that pass the upstream's asks on to the current call's client.
+fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
+    let (elicit, sample, roots, logs) =
+        (calls.clone(), calls.clone(), calls.clone(), calls.clone());
+    builder
+        .url_elicitation(true)
+        .on_notification(move |n| {
+            // The upstream's log messages go to the client of the latest call still waiting
+            // (with its level filter); none waiting, they are dropped.
+            if n.method != "notifications/message" {
+                return;
+            }
+            let Some(ctx) = logs.current() else { return };
+            let level = n
+                .params
+                .get("level")
+                .and_then(Value::as_str)
+                .unwrap_or("info");
+            let Ok(level) = crate::protocol::LogLevel::parse(level) else {
+                return;
+            };
+            let logger = n.params.get("logger").and_then(Value::as_str);
+            ctx.log_as(level, logger, n.params.get("data").unwrap_or(&Value::Null));
+        })
+        .on_elicitation(move |req: ElicitRequest| {
+            let calls = elicit.clone();
+            async move {
+                let answer = calls.ask("elicitation/create", req.raw).await?;
+                let action = match answer.get("action").and_then(Value::as_str) {
+                    Some("accept") => ElicitAction::Accept,
+                    Some("decline") => ElicitAction::Decline,
+                    _ => ElicitAction::Cancel,
+                };
+                Ok(ElicitResult {
+                    action,
+                    content: answer.get("content").cloned(),
+                })
+            }
+        })
+        .on_sampling(move |params: Value| {
+            let calls = sample.clone();
+            async move {
+                let answer = calls.ask("sampling/createMessage", params).await?;
+                serde_json::from_value::<SampledMessage>(answer).map_err(|e| {
+                    McpError::internal(format!("The client's sampling answer is malformed: {e}"))
+                })
+            }
+        })
+        .on_roots(move || {
+            let calls = roots.clone();
+            async move {
+                let answer = calls.ask("roots/list", json!({})).await?;
+                serde_json::from_value::<Vec<Root>>(answer["roots"].clone()).map_err(|e| {
+                    McpError::internal(format!("The client's roots are malformed: {e}"))
+                })
+            }
+        })
+}
+
+/// The [`Source`] of a [`Proxy`].
+struct Upstream {
+    client: Arc<Client>,
+    calls: Option<Arc<Calls>>,
+    names: Names,
+    offers: Offers,
+    /// The upstream's changes, read from its notifications by a task started on first use.
+    changes: OnceLock<broadcast::Sender<Change>>,
+    /// The URIs subscribed to upstream (once each, for every client of this side).
+    subscribed: Mutex<HashSet<String>>,
+}
+
+/// An upstream failure as this side's client sees it: the upstream's own JSON-RPC error as it
+/// sent it, anything else an internal error that names the upstream.
+fn upstream_error(e: ClientError) -> McpError {
+    match e {
+        ClientError::Rpc(e) => e,
+        other => McpError::internal(format!("The upstream server failed: {other}")),
+    }
+}
+
+impl Source for Upstream {
+    fn offers(&self) -> Offers {
+        self.offers
+    }
+
+    fn list(
+        &self,
+        kind: Kind,
+        _version: ProtocolVersion,
+        _caller: Option<Arc<Principal>>,
+    ) -> ListFuture {
+        let (method, key, field) = match kind {
+            Kind::Tool => ("tools/list", "tools", "name"),
+            Kind::Resource => ("resources/list", "resources", "uri"),
+            Kind::Template => (
+                "resources/templates/list",
+                "resourceTemplates",
+                "uriTemplate",
+            ),
+            Kind::Prompt => ("prompts/list", "prompts", "name"),
+        };
+        let (client, names) = (self.client.clone(), self.names.clone());
+        Box::pin(async move {
+            let mut out = Vec::new();
+            let mut cursor: Option<String> = None;
+            for _ in 0..MAX_PAGES {
+                let params = match &cursor {
+                    Some(c) => json!({ "cursor": c }),
+                    None => json!({}),
+                };
+                let mut page = client
+                    .request(method, params)
+                    .await
+                    .map_err(upstream_error)?;
+                if let Some(Value::Array(items)) = page.get_mut(key).map(Value::take) {
+                    // An upstream's item that is not an object is no item: left out.
+                    for item in items.into_iter().filter(Value::is_object) {
+                        let raw = serde_json::value::to_raw_value(&item)
+                            .map_err(|e| McpError::internal(e.to_string()))?;
+                        out.push(names.listing(&raw, field));
+                    }
+                }
+                match page.get("nextCursor").and_then(Value::as_str) {
+                    Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
+                    _ => return Ok(out),
+                }
+            }
+            Err(McpError::internal(format!(
+                "The upstream server's {method} has more than {MAX_PAGES} pages"
+            )))
+        })
+    }
+
+    fn described(&self, _kind: Kind) -> Vec<Box<serde_json::value::RawValue>> {
+        Vec::new()
+    }
+
+    fn knows(&self, _kind: Kind, _name: &str) -> bool {
+        // The upstream decides (and says what it does not know).
+        true
+    }
+
+    fn scopes_for(&self, _method: &str, _name: &str) -> Vec<&'static str> {
+        // The upstream checks its own; this side's are its middleware's and its auth's.
+        Vec::new()
+    }
+
+    fn forward(
+        &self,
+        _slot: usize,
+        parent: &Arc<crate::server::connection::Connection>,
+        scope: crate::server::era::Scope,
+        req: crate::protocol::params::Request,
+        _dispatch: Dispatch,
+    ) -> crate::server::connection::Step {
+        let method = req.method.to_string();
+        let mut params = params_json(&req);
+        let forwards_logs = self.calls.is_some();
+        let client = self.client.clone();
+        let calls = self.calls.clone();
+        run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
+            Box::pin(async move {
+                // Where the upstream's asks (and logs) during this call go.
+                let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
+                // A 2026-07-28 upstream logs only when the request asks: at the level the
+                // client in front wants (a session-era upstream ignores the member).
+                if let (true, Some(level), Value::Object(map)) =
+                    (forwards_logs, ctx.wanted_log_level(), &mut params)
+                {
+                    let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                    if let Value::Object(meta) = meta {
+                        meta.insert(
+                            "io.modelcontextprotocol/logLevel".into(),
+                            json!(level.as_str()),
+                        );
+                    }
+                }
+                let on_progress = {
+                    let ctx = ctx.clone();
+                    Arc::new(move |p: &Value| {
+                        let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
+                            return;
+                        };
+                        let total = p.get("total").and_then(Value::as_f64);
+                        ctx.forward_progress(
+                            progress,
+                            total,
+                            p.get("message").and_then(Value::as_str),
+                        );
+                    })
+                };
+                let call = client.request_with_progress(&method, params, on_progress);
+                CALL.scope(ctx, call).await.map_err(upstream_error)
+            })
+        })
+    }
+
+    fn subscribe(&self, uri: &str) {
+        if !self
+            .subscribed
+            .lock()
+            .expect("subscribed lock")
+            .insert(uri.to_owned())
+        {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (client, uri) = (self.client.clone(), uri.to_owned());
+        runtime.spawn(async move {
+            if let Err(e) = client.subscribe(&uri).await {
+                tracing::warn!(%uri, error = %e, "the upstream refused a subscription");
+            }
+        });
+    }
+
+    fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {
+        let tx = self.changes.get_or_init(|| {
+            let tx = broadcast::channel(1024).0;
+            let mut notifications = self.client.notifications();
+            let out = tx.clone();
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    use tokio::sync::broadcast::error::RecvError;
+                    loop {
+                        let change = match notifications.recv().await {
+                            Ok(n) => match n.method.as_str() {
+                                "notifications/tools/list_changed" => Change::Tools,
+                                "notifications/prompts/list_changed" => Change::Prompts,
+                                "notifications/resources/list_changed" => Change::Resources,
+                                "notifications/resources/updated" => {
+                                    match n.params.get("uri").and_then(Value::as_str) {
+                                        Some(uri) => Change::Updated(uri.into()),
+                                        None => continue,
+                                    }
+                                }
+                                _ => continue,
+                            },
+                            Err(RecvError::Lagged(_)) => Change::Everything,
+                            Err(RecvError::Closed) => return,
+                        };
+                        // No bridge listening yet is not an error.
+                        let _ = out.send(change);
+                    }
+                });
+            }
+            tx
+        });
+        Some(tx.subscribe())
+    }
+}
