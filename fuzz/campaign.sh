@@ -9,6 +9,15 @@
 # The CPU seconds column (user + system, from /usr/bin/time) is what "CPU-hours" count: at
 # nice 19 a run gets only the CPU that nothing else wants, so wall time overstates it.
 set -uo pipefail
+# `nice` orders processes within one autogroup only: where the kernel groups processes by
+# session (CONFIG_SCHED_AUTOGROUP, on by default on most distributions, this machine included),
+# a campaign started in a session of its own is a group that gets as much CPU as a whole build
+# in another session, nice 19 or not. So the campaign runs in a new session whose group's own
+# nice is 19 (/proc/self/autogroup): then the builds and tests of the machine come first.
+if [ -z "${MCP_FUZZ_SESSION:-}" ] && command -v setsid >/dev/null 2>&1; then
+    MCP_FUZZ_SESSION=1 exec setsid -w "$0" "$@"
+fi
+echo 19 >/proc/self/autogroup 2>/dev/null || true
 cd "$(dirname "$0")"
 
 logdir=$1

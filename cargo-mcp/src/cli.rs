@@ -41,7 +41,8 @@ pub(crate) enum Command {
     Prompt(PromptArgs),
     /// Suggest values for an argument of a prompt or a resource template.
     Complete(CompleteArgs),
-    /// Print the server's manifest (or its server card), without connecting a client.
+    /// Print the server's description (identity, capabilities, tools, resources, prompts) or its
+    /// server card, without connecting a client.
     Inspect(InspectArgs),
     /// Build the server in release mode and add it to a desktop client's configuration.
     Install(InstallArgs),
@@ -175,7 +176,7 @@ pub(crate) struct CompleteArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct InspectArgs {
-    /// Print the server card (SEP-2127) instead of the manifest.
+    /// Print the server card (SEP-2127) instead of the description.
     #[arg(long)]
     pub(crate) server_card: bool,
     /// Run this command (the server's binary and its arguments) instead of building the

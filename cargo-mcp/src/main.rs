@@ -1,7 +1,7 @@
 //! `cargo mcp`: the command line of an MCP server author. `cargo mcp new` scaffolds a server,
 //! `cargo mcp dev` runs it and restarts it on every change, `list`/`call`/`read`/`prompt`/
 //! `complete` talk to it (or to any server, over stdio or HTTP) with `mcp_runtime::client`,
-//! `inspect` prints its manifest, `install` writes it into a desktop client's configuration and
+//! `inspect` prints its description, `install` writes it into a desktop client's configuration and
 //! `test conformance` runs the official conformance suite against it.
 
 mod args;

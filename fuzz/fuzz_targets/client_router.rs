@@ -372,14 +372,16 @@ fuzz_target!(|ops: Vec<Op>| {
 
 /// Whether an answer's id is the request's: equal, or, for a number no `i64` or `u64` holds
 /// (a fraction, an exponent, 40 digits), about the same: the client reads it as an `f64` and
-/// prints that back, and serde_json (without `float_roundtrip`) may read the printed text 1 ULP
-/// off (FUZZING.md, O4 and O7).
+/// prints that back, and serde_json (without `float_roundtrip`) reads neither the sent text nor
+/// the printed one correctly rounded: they may differ by several ULPs (5 in the fourth
+/// campaign's input, `fuzz/regressions/client_router/o7-5-ulps`), so "about" is 64 ULPs, far
+/// below the distance between two ids a server would tell apart (FUZZING.md, O4 and O7).
 fn same_id(got: &Value, sent: &Value) -> bool {
     match (got, sent) {
         // An f64 is printed back as one (`1.0`, `1e42`): never as an integer.
         (Value::Number(a), Value::Number(b)) if a.is_f64() && b.is_f64() => {
             let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
-            a == b || (a - b).abs() <= b.abs() * 4.0 * f64::EPSILON
+            a == b || (a - b).abs() <= b.abs() * 64.0 * f64::EPSILON
         }
         _ => got == sent,
     }

@@ -1,5 +1,5 @@
-//! `--manifest`, `--server-card` and `--client-config` on real `run!()` binaries: the JSON alone on stdout, exit
-//! status 0, no client needed.
+//! `--describe`, `--manifest` (the server card, also `--server-card`) and `--client-config` on
+//! real `run!()` binaries: the JSON alone on stdout, exit status 0, no client needed.
 
 mod support;
 
@@ -35,7 +35,7 @@ fn names(list: &Value) -> Vec<&str> {
 
 #[test]
 fn quickstart_manifest_lists_its_tools_with_their_schemas() {
-    let (out, manifest) = run("quickstart", &["--manifest"], &[]);
+    let (out, manifest) = run("quickstart", &["--describe"], &[]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(manifest["name"], "mcp-examples");
     assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
@@ -66,12 +66,12 @@ fn ticket_desk_manifest_has_resources_templates_prompts_and_a_task_tool() {
     let _ = std::fs::remove_file(&db);
     let (out, manifest) = run(
         "tickets",
-        &["--manifest"],
+        &["--describe"],
         &[("TICKETS_DB", db.to_str().unwrap())],
     );
     assert!(out.status.success(), "{out:?}");
     // Describing the server touches no data.
-    assert!(!db.exists(), "--manifest opened the database");
+    assert!(!db.exists(), "--describe opened the database");
     assert!(names(&manifest["tools"]).contains(&"report"));
     let report = manifest["tools"]
         .as_array()
@@ -133,27 +133,33 @@ fn client_config_with_http_is_the_url_form() {
 }
 
 #[test]
-fn manifest_and_client_config_together_are_a_usage_error() {
-    let out = Command::new(support::example("quickstart"))
-        .args(["--manifest", "--client-config"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("choose one"));
+fn two_actions_together_are_a_usage_error() {
+    for pair in [
+        ["--describe", "--client-config"],
+        ["--manifest", "--describe"],
+    ] {
+        let out = Command::new(support::example("quickstart"))
+            .args(pair)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{pair:?}");
+        assert!(out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("choose one"));
+    }
 }
 
-/// `--server-card` prints the card an HTTP server serves at `/mcp/server-card` (no `remotes`:
+/// `--manifest` prints the card an HTTP server serves at `/mcp/server-card` (no `remotes`:
 /// the binary does not know where it will be reached), named from the environment when the
-/// package has no repository; without any name it says how to give one.
+/// package has no repository, and `--server-card` the same card; without any name it says how
+/// to give one.
 #[test]
-fn server_card_prints_the_card_or_says_how_to_name_it() {
-    let (out, card) = run(
-        "quickstart",
-        &["--server-card"],
-        &[("MCP_SERVER_CARD_NAME", "dev.example/quickstart")],
-    );
+fn manifest_prints_the_server_card_or_says_how_to_name_it() {
+    let name = [("MCP_SERVER_CARD_NAME", "dev.example/quickstart")];
+    let (out, card) = run("quickstart", &["--manifest"], &name);
+    assert!(out.status.success(), "{out:?}");
+    let (_, same) = run("quickstart", &["--server-card"], &name);
+    assert_eq!(card, same);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         card["$schema"],
@@ -168,7 +174,7 @@ fn server_card_prints_the_card_or_says_how_to_name_it() {
     );
     assert!(card.get("remotes").is_none(), "{card:#}");
     let out = Command::new(support::example("quickstart"))
-        .arg("--server-card")
+        .arg("--manifest")
         .env_remove("MCP_SERVER_CARD_NAME")
         .stdin(Stdio::null())
         .output()

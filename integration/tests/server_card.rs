@@ -1,7 +1,8 @@
 //! The server card (SEP-2127) at `GET <mcp-url>/server-card`: its media type, CORS from any
 //! origin, caching and `ETag` revalidation, a name in reverse-DNS form derived from the
 //! repository, content that agrees with what `server/discover` says, and when it is served
-//! (on by default without authorization, off by default with it, never without a name).
+//! (on by default without authorization, off by default with it, never without a name); and
+//! the AI Catalog at `/.well-known/ai-catalog.json` that holds it.
 
 mod support;
 
@@ -118,6 +119,61 @@ async fn the_card_is_served_to_anyone_cached_and_consistent_with_discover() {
         // The Host check still holds (DNS rebinding).
         let r = mcp.send(&card_request().header("Host", "attacker.example"));
         assert_eq!(r.status(), 403, "{r}");
+    })
+    .await;
+}
+
+/// The AI Catalog (the discovery document of the server card extension): the card inline, under
+/// the `urn:air` identifier of its name, public and revalidated like the card; absent where
+/// the card is.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ai_catalog_holds_the_card() {
+    let mcp = serve(weather(), |_| HttpConfig::default()).await;
+    let off = serve(weather(), |_| HttpConfig::default().server_card(false)).await;
+    let nameless = serve(Server::builder().name("x").build().unwrap(), |_| {
+        HttpConfig::default()
+    })
+    .await;
+    blocking(move || {
+        let card = mcp.send(&card_request()).json();
+        let catalog = || Req::get("/.well-known/ai-catalog.json");
+        let r = mcp.send(&catalog().header("Origin", "https://elsewhere.example"));
+        assert_eq!(r.status(), 200, "{r}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("application/ai-catalog+json"),
+            "{r}"
+        );
+        assert_eq!(r.header("access-control-allow-origin"), Some("*"), "{r}");
+        assert_eq!(
+            r.json(),
+            json!({
+                "specVersion": "1.0",
+                "entries": [{
+                    "identifier": "urn:air:acme.github.io:mcp:weather",
+                    "type": "application/mcp-server-card+json",
+                    "data": card,
+                }],
+            }),
+            "{r}"
+        );
+        let tag = r.header("etag").expect("an ETag").to_owned();
+        assert_eq!(
+            mcp.send(&catalog().header("If-None-Match", &tag)).status(),
+            304
+        );
+        assert_eq!(
+            mcp.send(&Req::post("/.well-known/ai-catalog.json").json(&json!({})))
+                .status(),
+            405
+        );
+        assert_eq!(
+            mcp.send(&catalog().header("Host", "attacker.example"))
+                .status(),
+            403
+        );
+        assert_eq!(off.send(&catalog()).status(), 404);
+        assert_eq!(nameless.send(&catalog()).status(), 404);
     })
     .await;
 }

@@ -11,15 +11,15 @@ use crate::{Server, ServerBuilder, Transport};
 fn usage(program: &str) -> String {
     format!(
         "\
-Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --server-card | --client-config]
+Usage: {program} [--stdio | --http ADDR] [--skills-dir DIR] [--manifest | --describe | --client-config]
 
   --stdio            serve MCP on stdin/stdout (the default)
   --http ADDR        serve Streamable HTTP on ADDR, e.g. 127.0.0.1:8000
   --skills-dir DIR   serve the agent skills in DIR (one folder with a SKILL.md per skill)
-  --manifest         print the server's name, version, instructions, tools (with their
-                     schemas), resources, templates and prompts as JSON, and exit
-  --server-card      print the server card (SEP-2127) an HTTP server serves at /mcp/server-card
-                     (without its remotes), and exit
+  --manifest         print the server card (SEP-2127) an HTTP server serves at /mcp/server-card
+                     (without its remotes), and exit; --server-card is the same
+  --describe         print the server's name, version, instructions, capabilities, tools (with
+                     their schemas), resources, templates and prompts as JSON, and exit
   --client-config    print the mcpServers entry a desktop client needs to start this server
                      over stdio (with --http ADDR: to connect to it at http://ADDR/mcp), and exit
 
@@ -78,9 +78,9 @@ pub(crate) enum Action {
     /// Serve on the chosen transport.
     #[default]
     Serve,
-    /// `--manifest`: print [`Server::manifest`] and exit.
-    Manifest,
-    /// `--server-card`: print [`Server::server_card`] and exit.
+    /// `--describe`: print [`Server::manifest`] and exit.
+    Describe,
+    /// `--manifest` or `--server-card`: print [`Server::server_card`] and exit.
     ServerCard,
     /// `--client-config`: print the client configuration entry for the chosen transport and
     /// exit.
@@ -128,7 +128,9 @@ pub(crate) fn choose(
             Ok(())
         }
         _ if action == new => Ok(()),
-        _ => Err("--manifest, --server-card and --client-config: choose one".to_owned()),
+        _ => Err(
+            "--manifest (or --server-card), --describe and --client-config: choose one".to_owned(),
+        ),
     };
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -144,8 +146,8 @@ pub(crate) fn choose(
                 }
                 _ => return Err("--skills-dir needs a directory, e.g. --skills-dir skills/".into()),
             },
-            "--manifest" => set_action(Action::Manifest)?,
-            "--server-card" => set_action(Action::ServerCard)?,
+            "--manifest" | "--server-card" => set_action(Action::ServerCard)?,
+            "--describe" => set_action(Action::Describe)?,
             "--client-config" => set_action(Action::ClientConfig)?,
             "-h" | "--help" => return Err(String::new()),
             other => {
@@ -270,7 +272,7 @@ pub fn run_main(builder: ServerBuilder, in_code: Option<Transport>) {
     };
     match action {
         Action::Serve => {}
-        Action::Manifest => print_json_and_exit(&server.manifest()),
+        Action::Describe => print_json_and_exit(&server.manifest()),
         Action::ServerCard => match server.server_card(None) {
             Some(card) => print_json_and_exit(&card),
             None => {
@@ -471,22 +473,32 @@ mod tests {
     }
 
     #[test]
-    fn manifest_and_client_config_are_actions() {
+    fn manifest_describe_and_client_config_are_actions() {
         let action = |a: &[&str]| choose(None, Env::default(), args(a)).map(|c| c.action);
         assert_eq!(action(&[]), Ok(Action::Serve));
-        assert_eq!(action(&["--manifest"]), Ok(Action::Manifest));
+        // --manifest is the server card (issue #31), --server-card its other name.
+        assert_eq!(action(&["--manifest"]), Ok(Action::ServerCard));
         assert_eq!(action(&["--server-card"]), Ok(Action::ServerCard));
-        assert!(action(&["--server-card", "--manifest"]).is_err());
+        assert_eq!(
+            action(&["--server-card", "--manifest"]),
+            Ok(Action::ServerCard)
+        );
+        assert_eq!(action(&["--describe"]), Ok(Action::Describe));
         assert_eq!(action(&["--client-config"]), Ok(Action::ClientConfig));
         assert_eq!(
-            action(&["--manifest", "--skills-dir", "s", "--manifest"]),
-            Ok(Action::Manifest)
+            action(&["--describe", "--skills-dir", "s", "--describe"]),
+            Ok(Action::Describe)
         );
-        assert!(
-            action(&["--manifest", "--client-config"])
-                .unwrap_err()
-                .contains("choose one")
-        );
+        for pair in [
+            ["--manifest", "--client-config"],
+            ["--describe", "--manifest"],
+            ["--describe", "--client-config"],
+        ] {
+            assert!(
+                action(&pair).unwrap_err().contains("choose one"),
+                "{pair:?}"
+            );
+        }
         // The transport stays parsed: --client-config prints the entry for it.
         let both = choose(
             None,
@@ -496,8 +508,14 @@ mod tests {
         .unwrap();
         assert_eq!(both.action, Action::ClientConfig);
         assert_eq!(both.transport, Transport::http("127.0.0.1:8000"));
-        assert!(usage("s").contains("--manifest"));
-        assert!(usage("s").contains("--client-config"));
+        for flag in [
+            "--manifest",
+            "--server-card",
+            "--describe",
+            "--client-config",
+        ] {
+            assert!(usage("s").contains(flag), "{flag}");
+        }
     }
 
     #[test]

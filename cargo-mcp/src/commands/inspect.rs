@@ -1,5 +1,6 @@
-//! `inspect`: the server's manifest (`--manifest`) or server card (`--server-card`), printed by
-//! the server's own binary, which `run!()` gives both flags: nothing is connected, no tool runs.
+//! `inspect`: the server's description (`--describe`: identity, capabilities and every list) or
+//! server card (`--server-card`, which `--manifest` also prints), printed by the server's own
+//! binary, which `run!()` gives these flags: nothing is connected, no tool runs.
 
 use std::process::{Command, Stdio};
 
@@ -21,7 +22,7 @@ pub(crate) fn run(a: InspectArgs) -> Result<(), Failure> {
     let flag = if a.server_card {
         "--server-card"
     } else {
-        "--manifest"
+        "--describe"
     };
     let out = Command::new(&command[0])
         .args(&command[1..])

@@ -1,11 +1,11 @@
-//! `inspect`: the manifest and the server card, read from the server's binary.
+//! `inspect`: the description (`--describe`) and the server card, read from the server's binary.
 
 use serde_json::Value;
 
 use crate::support::{ROOT, cargo_mcp, example, run};
 
 #[test]
-fn inspect_prints_the_manifest() {
+fn inspect_prints_the_description() {
     let quickstart = example("quickstart").to_string_lossy().into_owned();
     let mut cmd = cargo_mcp(ROOT);
     cmd.args(["inspect", "--stdio", &quickstart]);

@@ -135,7 +135,8 @@ impl Proxy {
     /// asks (`elicitation/create`, `sampling/createMessage`, `roots/list`) on to the client
     /// whose call is waiting for it, with that client's answer back. The capabilities are
     /// declared upstream (elicitation with URL mode, sampling, roots); an ask the client in
-    /// front cannot take fails with the error a server's own ask would get.
+    /// front cannot take fails with the error a server's own ask would get. (Feature `http`.)
+    #[cfg(feature = "http")]
     pub async fn connect(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
         let calls = Arc::new(Calls::default());
         let client = forwarding(builder, &calls).connect(url).await?;

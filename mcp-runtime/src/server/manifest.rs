@@ -1,4 +1,5 @@
-//! The server described without a client: what `--manifest` prints.
+//! The server described without a client: what `--describe` prints (`--manifest` prints the
+//! server card, [`super::card`]).
 //!
 //! The shape follows two documents of the MCP ecosystem, neither of which covers it all:
 //!

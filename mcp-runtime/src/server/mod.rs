@@ -173,7 +173,7 @@ impl Server {
         self.inner.instructions.as_deref()
     }
 
-    /// A description of this server for registries, catalogs and humans, as `--manifest` prints
+    /// A description of this server for registries, catalogs and humans, as `--describe` prints
     /// it: its `serverInfo` fields (`name`, `version`, `title`, …) at the top, as in an MCP
     /// registry `server.json`, then `instructions`, `capabilities`, and the `tools`,
     /// `resources`, `resourceTemplates` and `prompts` that are enabled, as a 2025-11-25 client

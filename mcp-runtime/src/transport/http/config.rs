@@ -405,7 +405,9 @@ impl HttpConfig {
     /// max-age=3600`, an `ETag`). Default: on unless [`auth`](Self::auth) is configured (the card
     /// tells who the server is, which an authorizing server tells token holders only). A server
     /// without a reverse-DNS name ([`ServerBuilder::card_name`](crate::ServerBuilder::card_name))
-    /// has no card either way. The runner reads `MCP_SERVER_CARD=on|off`.
+    /// has no card either way. The same setting serves the AI Catalog at
+    /// `/.well-known/ai-catalog.json` with the card as its one entry. The runner reads
+    /// `MCP_SERVER_CARD=on|off`.
     pub fn server_card(mut self, on: bool) -> Self {
         self.server_card = Some(on);
         self

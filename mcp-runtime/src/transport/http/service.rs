@@ -94,12 +94,13 @@ async fn route<B: RequestBody>(
         .path()
         .strip_prefix(state.config.path.as_str())
         .is_some_and(|rest| rest == card::SUFFIX);
+    let is_catalog = req.uri().path() == card::CATALOG_PATH;
     if let Err(refusal) = guard::check(
         req.headers(),
         authority.as_deref(),
         &state.config,
         local_loopback,
-    ) && !(is_card && matches!(refusal, Refusal::Origin(_)))
+    ) && !((is_card || is_catalog) && matches!(refusal, Refusal::Origin(_)))
     {
         let why = match refusal {
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
@@ -117,6 +118,9 @@ async fn route<B: RequestBody>(
         return r;
     }
     if is_card && let Some(response) = card::answer(state, req.method(), req.headers()) {
+        return response;
+    }
+    if is_catalog && let Some(response) = card::answer_catalog(state, req.method(), req.headers()) {
         return response;
     }
     let path = req.uri().path();
