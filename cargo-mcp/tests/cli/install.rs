@@ -34,7 +34,12 @@ fn read(path: &Path) -> Value {
 #[cfg(target_os = "linux")]
 #[test]
 fn install_writes_each_client_s_file() {
-    let quickstart = example("quickstart").to_string_lossy().into_owned();
+    // The entry names the binary as it names itself (its canonical path: the target directory
+    // may be given as `cargo-mcp/../target`).
+    let quickstart = std::fs::canonicalize(example("quickstart"))
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let clients = [
         (
             "claude-desktop",

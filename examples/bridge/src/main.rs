@@ -105,32 +105,16 @@ fn parse(args: &[String]) -> Result<Bridge, String> {
 
 /// A proxy to one server of an `mcpServers` file.
 async fn proxy_to(server: &ServerConfig, client: ClientBuilder) -> Result<Proxy, ClientError> {
+    if let Some(child) = server.transport.command() {
+        return Proxy::spawn(client, child).await;
+    }
+    let client = server
+        .transport
+        .headers()
+        .fold(client, |client, (name, value)| client.header(name, value));
     match &server.transport {
-        ServerTransport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let mut child = tokio::process::Command::new(command);
-            child.args(args).envs(env);
-            if let Some(cwd) = cwd {
-                child.current_dir(cwd);
-            }
-            Proxy::spawn(client, child).await
-        }
-        ServerTransport::Http { url, headers } => {
-            let client = headers
-                .iter()
-                .fold(client, |client, (name, value)| client.header(name, value));
-            Proxy::connect(client, url).await
-        }
-        ServerTransport::Sse { url, headers } => {
-            let client = headers
-                .iter()
-                .fold(client, |client, (name, value)| client.header(name, value));
-            Ok(Proxy::new(client.connect_sse(url).await?))
-        }
+        ServerTransport::Http { url, .. } => Proxy::connect(client, url).await,
+        ServerTransport::Sse { url, .. } => Ok(Proxy::new(client.connect_sse(url).await?)),
         other => Err(ClientError::Protocol(format!(
             "unsupported transport {other:?}"
         ))),

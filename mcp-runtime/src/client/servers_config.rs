@@ -89,6 +89,42 @@ pub enum ServerTransport {
     },
 }
 
+impl ServerTransport {
+    /// The command that starts a stdio server (its arguments, variables and directory set), to
+    /// give [`ClientBuilder::spawn`](super::ClientBuilder::spawn); `None` for an HTTP server.
+    pub fn command(&self) -> Option<tokio::process::Command> {
+        let ServerTransport::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } = self
+        else {
+            return None;
+        };
+        let mut child = tokio::process::Command::new(command);
+        child.args(args).envs(env);
+        if let Some(dir) = cwd {
+            child.current_dir(dir);
+        }
+        Some(child)
+    }
+
+    /// The headers sent with every request to an HTTP server (none for a stdio server).
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        let headers = match self {
+            ServerTransport::Http { headers, .. } | ServerTransport::Sse { headers, .. } => {
+                Some(headers)
+            }
+            ServerTransport::Stdio { .. } => None,
+        };
+        headers
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
 /// What is wrong with a servers file: where (the entry, and the field in it) and what.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServersConfigError {

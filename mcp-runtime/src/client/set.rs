@@ -231,41 +231,29 @@ impl Clients {
 
 /// Starts or connects one server.
 async fn connect_one(server: &ServerConfig, builder: ClientBuilder) -> Result<Client, ClientError> {
-    match &server.transport {
-        ServerTransport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } => {
-            let mut child = tokio::process::Command::new(command);
-            child.args(args).envs(env);
-            if let Some(dir) = cwd {
-                child.current_dir(dir);
-            }
-            builder.spawn(child).await
+    if let Some(child) = server.transport.command() {
+        return builder.spawn(child).await;
+    }
+    #[cfg(feature = "http")]
+    {
+        let builder = server
+            .transport
+            .headers()
+            .fold(builder, |b, (name, value)| b.header(name, value));
+        match &server.transport {
+            ServerTransport::Sse { url, .. } => builder.connect_sse(url).await,
+            ServerTransport::Http { url, .. } => builder.connect(url).await,
+            other => Err(ClientError::transport(format!(
+                "unsupported transport {other:?}"
+            ))),
         }
-        #[cfg(feature = "http")]
-        ServerTransport::Http { url, headers } => {
-            let builder = headers
-                .iter()
-                .fold(builder, |b, (name, value)| b.header(name, value));
-            builder.connect(url).await
-        }
-        #[cfg(feature = "http")]
-        ServerTransport::Sse { url, headers } => {
-            let builder = headers
-                .iter()
-                .fold(builder, |b, (name, value)| b.header(name, value));
-            builder.connect_sse(url).await
-        }
-        #[cfg(not(feature = "http"))]
-        ServerTransport::Http { .. } | ServerTransport::Sse { .. } => {
-            let _ = builder;
-            Err(ClientError::transport(
-                "an HTTP server needs mcp-runtime's `http` feature",
-            ))
-        }
+    }
+    #[cfg(not(feature = "http"))]
+    {
+        let _ = builder;
+        Err(ClientError::transport(
+            "an HTTP server needs mcp-runtime's `http` feature",
+        ))
     }
 }
 
