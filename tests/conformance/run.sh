@@ -131,9 +131,13 @@ exec 9>&-
 suite_js() { echo "$CACHE/$1/node_modules/@modelcontextprotocol/conformance/dist/index.js"; }
 
 # ---------- build the server and the client, start the server ----------
+# The workspace's binaries and examples, as the integration tests build them
+# (integration/tests/support/mod.rs): the same selection unifies the same features, so after
+# `cargo test` (scripts/test-all) this is a no-op, where `-p example-conformance` alone would
+# compile mcp-runtime again with that package's features.
 log "building examples/conformance (the conformance server and conformance_client)"
-(cd "$ROOT" && cargo build --locked --quiet -p example-conformance) \
-  || die 4 "cargo build -p example-conformance failed"
+(cd "$ROOT" && cargo build --locked --quiet --workspace --bins --examples) \
+  || die 4 "cargo build --workspace --bins --examples failed"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 SERVER_BIN="$TARGET_DIR/debug/conformance"
