@@ -15,7 +15,7 @@ set -uo pipefail
 # in another session, nice 19 or not. So the campaign runs in a new session whose group's own
 # nice is 19 (/proc/self/autogroup): then the builds and tests of the machine come first.
 if [ -z "${MCP_FUZZ_SESSION:-}" ] && command -v setsid >/dev/null 2>&1; then
-    MCP_FUZZ_SESSION=1 exec setsid -w "$0" "$@"
+    MCP_FUZZ_SESSION=1 exec setsid -w "$BASH" "$0" "$@"
 fi
 echo 19 >/proc/self/autogroup 2>/dev/null || true
 cd "$(dirname "$0")"

@@ -280,7 +280,14 @@ impl Conn {
     }
 
     fn initialize(&mut self) {
-        self.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
+        let answer = self.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
+        // (The raw responder opens no session: it answers everything with the call's result.)
+        if self.session.is_none() && !answer.windows(EXPECTED.len()).any(|w| w == EXPECTED) {
+            eprintln!(
+                "initialize opened no session: {}",
+                String::from_utf8_lossy(&answer[..answer.len().min(400)])
+            );
+        }
         self.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     }
 }
@@ -355,6 +362,12 @@ fn load(
                     if measuring.load(Ordering::Relaxed) {
                         latencies.push(took);
                         if !response.windows(EXPECTED.len()).any(|w| w == EXPECTED) {
+                            if mismatches == 0 {
+                                eprintln!(
+                                    "first mismatch: {}",
+                                    String::from_utf8_lossy(&response[..response.len().min(400)])
+                                );
+                            }
                             mismatches += 1;
                         }
                     }
