@@ -18,6 +18,12 @@ if [ -z "${MCP_FUZZ_SESSION:-}" ] && command -v setsid >/dev/null 2>&1; then
     MCP_FUZZ_SESSION=1 exec setsid -w "$BASH" "$0" "$@"
 fi
 echo 19 >/proc/self/autogroup 2>/dev/null || true
+# At nice 19 a run gets no CPU while anything else wants it, for seconds at a time: libFuzzer's
+# wall-clock timeout (2 s in run.sh) then fires on inputs that take milliseconds (four false
+# timeouts in the first hour of the fifth round). Campaigns default to 60 s; replay each run's
+# timeout artifacts and slowest inputs at -timeout=2 on an idle machine before calling them
+# findings.
+export MCP_FUZZ_TIMEOUT=${MCP_FUZZ_TIMEOUT:-60}
 cd "$(dirname "$0")"
 
 logdir=$1

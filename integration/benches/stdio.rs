@@ -1,9 +1,12 @@
 //! Throughput and latency of the stdio transport: `cargo bench -p mcp-integration --bench stdio`.
 //!
 //! This is a measurement, not a test: it prints numbers and never asserts on them. The binary
-//! plays three roles, picked by its first argument, so nothing else needs building:
+//! plays four roles, picked by its first argument, so nothing else needs building:
 //!
 //! - `--serve-mcp`: a real MCP server over stdio (one tool, `add`) built with the framework;
+//! - `--serve-mcp-layer`: the same with one pass-through middleware layer
+//!   (`middleware::from_fn(|req, next| next.run(req))`), reported as `mcp+mw` and as a ratio
+//!   of the server without;
 //! - `--serve-raw`: the ceiling — reads newline-delimited JSON-RPC and answers every request with
 //!   a fixed, pre-built line carrying the request's id (no JSON parsing, no MCP work);
 //! - no argument (or cargo's `--bench`): the driver, which re-executes itself as each server.
@@ -62,7 +65,8 @@ const FIRST_ID: u64 = 1;
 fn main() {
     // cargo's bench runner passes `--bench` (and maybe a filter); only our own flags matter.
     match std::env::args().nth(1).as_deref() {
-        Some("--serve-mcp") => serve_mcp(),
+        Some("--serve-mcp") => serve_mcp(false),
+        Some("--serve-mcp-layer") => serve_mcp(true),
         Some("--serve-raw") => serve_raw(),
         _ => drive(),
     }
@@ -71,12 +75,17 @@ fn main() {
 // ---------------------------------------------------------------------------------------------
 // The servers.
 
-fn serve_mcp() {
-    let server = mcp_runtime::Server::builder()
-        .name("bench")
-        .version("0")
-        .build()
-        .unwrap();
+/// `layer`: with one pass-through middleware layer (what a layer costs on its own).
+fn serve_mcp(layer: bool) {
+    let mut builder = mcp_runtime::Server::builder().name("bench").version("0");
+    if layer {
+        builder = builder.middleware(mcp_runtime::middleware::from_fn(
+            |req: mcp_runtime::middleware::McpRequest, next: mcp_runtime::middleware::Next| {
+                next.run(req)
+            },
+        ));
+    }
+    let server = builder.build().unwrap();
     if let Err(e) = server.run(mcp_runtime::Transport::Stdio) {
         eprintln!("mcp server: {e}");
         std::process::exit(1);
@@ -136,6 +145,8 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Mcp,
+    /// The same server with one pass-through middleware layer.
+    Layer,
     Raw,
 }
 
@@ -143,6 +154,7 @@ impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Mcp => "mcp",
+            Kind::Layer => "mcp+mw",
             Kind::Raw => "raw",
         }
     }
@@ -150,6 +162,7 @@ impl Kind {
     fn flag(self) -> &'static str {
         match self {
             Kind::Mcp => "--serve-mcp",
+            Kind::Layer => "--serve-mcp-layer",
             Kind::Raw => "--serve-raw",
         }
     }
@@ -200,7 +213,7 @@ fn drive() {
 
     let mut outcomes = Vec::new();
     for in_flight in [1, 32] {
-        for kind in [Kind::Mcp, Kind::Raw] {
+        for kind in [Kind::Mcp, Kind::Layer, Kind::Raw] {
             let o = run(
                 &exe,
                 kind,
@@ -265,6 +278,13 @@ fn drive() {
             println!(
                 "mcp/raw at {in_flight:>2} in flight: {:.2} calls/s, {} CPU/call",
                 m.per_sec / r.per_sec,
+                or_unknown(cpu, 2)
+            );
+        }
+        if let (Some(m), Some(l)) = (get(Kind::Mcp), get(Kind::Layer)) {
+            let cpu = l.cpu_us.zip(m.cpu_us).map(|(l, m)| l / m);
+            println!(
+                "one pass-through middleware layer at {in_flight:>2} in flight: {} CPU/call of the server without",
                 or_unknown(cpu, 2)
             );
         }

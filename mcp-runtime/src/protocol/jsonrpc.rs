@@ -242,6 +242,10 @@ pub(crate) fn strip_position(e: &serde_json::Error) -> String {
     s
 }
 
+/// The first allocation of an encoded result: most results fit (a small tool result is about
+/// 110 bytes, a 2026-07-28 one with `resultType` and `_meta` about 250).
+const RESULT_CAPACITY: usize = 384;
+
 /// An encoded outgoing message: one line of JSON, without the newline.
 pub type Encoded = Vec<u8>;
 
@@ -268,11 +272,17 @@ struct NotificationEnvelope<'a, T> {
 
 /// Encodes a success response.
 pub fn encode_result<T: Serialize>(id: &RequestId, result: T) -> Encoded {
-    serde_json::to_vec(&ResultEnvelope {
-        jsonrpc: "2.0",
-        id,
-        result,
-    })
+    // serde_json::to_vec starts at 128 bytes: a small tool result grew it twice.
+    let mut out = Vec::with_capacity(RESULT_CAPACITY);
+    serde_json::to_writer(
+        &mut out,
+        &ResultEnvelope {
+            jsonrpc: "2.0",
+            id,
+            result,
+        },
+    )
+    .map(|()| out)
     .unwrap_or_else(|e| {
         encode_error(
             Some(id),

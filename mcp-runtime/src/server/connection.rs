@@ -433,19 +433,20 @@ impl Connection {
             });
         }
         let mut map = self.in_flight.lock().expect("in-flight lock");
-        if map.contains_key(id) {
+        // One hash of the id for the check and the insert.
+        let std::collections::hash_map::Entry::Vacant(entry) = map.entry(id.clone()) else {
             tracing::warn!(id = %id, "client reused the id of a request in flight");
             return Err(McpError::invalid_request(format!(
                 "Request id {id} is already in flight"
             )));
-        }
+        };
         let Some(slot) = counter.try_take(limit) else {
             return Err(McpError::internal(format!(
                 "Server busy: {limit} {what} already in flight on this connection"
             )));
         };
         let ctx = make(slot);
-        map.insert(id.clone(), ctx.clone());
+        entry.insert(ctx.clone());
         Ok(InFlight {
             conn: self.clone(),
             id: id.clone(),

@@ -66,9 +66,15 @@ pub(super) fn run<T: Outcome>(
             in_flight.ctx.finish();
             return Some(scope.err(&id, e));
         }
-        // The handler is polled first: most finish on their first poll, and then the
-        // cancellation future is never registered (a cheap `is_cancelled` check covers it).
+        // The handler is polled once on its own first: most finish on that poll, and then
+        // no timer, cancellation or input future is ever made (a cheap `is_cancelled` check
+        // covers cancellation).
         let ctx = &in_flight.ctx;
+        let mut handler = CatchUnwind(fut);
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::pin::Pin::new(&mut handler).poll(cx))
+        })
+        .await;
         let limit = conn.server.inner.limits.request_timeout;
         let timed_out = async {
             match limit {
@@ -76,9 +82,11 @@ pub(super) fn run<T: Outcome>(
                 None => std::future::pending().await,
             }
         };
-        let outcome = tokio::select! {
+        let outcome = match first {
+            std::task::Poll::Ready(outcome) => outcome,
+            std::task::Poll::Pending => tokio::select! {
             biased;
-            outcome = CatchUnwind(fut) => outcome,
+            outcome = &mut handler => outcome,
             _ = ctx.cancelled() => return None,
             // A 2026-07-28 handler waits for answers the client must give: stop it there.
             _ = ctx.input_blocked() => {
@@ -98,6 +106,7 @@ pub(super) fn run<T: Outcome>(
                 tracing::warn!(handler = what, ?limit, "request timed out");
                 return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
             }
+            },
         };
         if ctx.is_cancelled() {
             return None;

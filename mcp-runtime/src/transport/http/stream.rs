@@ -47,14 +47,21 @@ pub(crate) async fn respond(
         principal,
         peer: Some(peer),
     };
-    let fut = match run(arrival) {
+    let mut fut = match run(arrival) {
         Step::Reply(out) => return body::json(status_of(&out), out.bytes),
         Step::Nothing => return body::empty(StatusCode::ACCEPTED),
         Step::Run(fut) => fut,
     };
-    let mut result: Pending = match session {
-        Some(_) => Box::pin(async move { tokio::spawn(fut).await.ok().flatten() }),
-        None => fut,
+    // Most handlers finish on their first poll: polled here once, they need no task of their
+    // own (a spawn, its wake-ups and join handle were a good part of a call's CPU).
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+    let mut result: Pending = match (first, session) {
+        (std::task::Poll::Ready(out), _) => Box::pin(std::future::ready(out)),
+        // In a session the handler outlives a client that goes away (see below): its own task.
+        (std::task::Poll::Pending, Some(_)) => {
+            Box::pin(async move { tokio::spawn(fut).await.ok().flatten() })
+        }
+        (std::task::Poll::Pending, None) => fut,
     };
     enum Early {
         Note(Encoded),
