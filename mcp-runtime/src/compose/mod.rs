@@ -31,6 +31,10 @@
 pub use crate::server::Mounted;
 
 #[cfg(feature = "client")]
+mod lifecycle;
+#[cfg(feature = "client")]
 mod proxy;
+#[cfg(feature = "client")]
+pub use lifecycle::UpstreamSessions;
 #[cfg(feature = "client")]
 pub use proxy::Proxy;
