@@ -981,6 +981,22 @@ fn the_bridge_prints_the_client_config_of_a_remote_server() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("after `--`"));
+    let out = std::process::Command::new(&bridge)
+        .args([
+            "--upstream-sessions",
+            "some",
+            "serve",
+            "--http",
+            "127.0.0.1:1",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not auto, shared or per-session"),
+        "{out:?}"
+    );
 }
 
 /// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
@@ -1399,5 +1415,44 @@ async fn a_stateful_upstream_gets_a_session_per_client_session_ended_with_it() {
     }
     for pid in &scratch.started()[1..] {
         wait_until("every session's upstream exits", || !exists(*pid)).await;
+    }
+}
+
+/// `mcp-bridge serve` keeps a process per client session by default (the TypeScript SDK's
+/// stdio server is stateful), and one for all with `--upstream-sessions shared`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_opens_an_upstream_per_session_unless_told_to_share() {
+    for (options, processes) in [(&[][..], 3), (&["--upstream-sessions", "shared"][..], 1)] {
+        let scratch = Scratch::new(&format!("bridge-{processes}"));
+        let upstream = recorded_ts_server(&scratch.pids());
+        let port = free_port();
+        let mut args: Vec<String> = vec!["serve".into(), "--http".into()];
+        args.push(format!("127.0.0.1:{port}"));
+        args.extend(options.iter().map(|o| o.to_string()));
+        args.push("--".into());
+        args.push("sh".into());
+        let std = upstream.as_std();
+        args.extend(std.get_args().map(|a| a.to_string_lossy().into_owned()));
+        let _bridge = start_bridge(&args, port).await;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut clients = Vec::new();
+        for _ in 0..2 {
+            let client = Client::builder()
+                .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+                .request_timeout(Duration::from_secs(20))
+                .connect(&url)
+                .await
+                .unwrap();
+            let sum: Value = client
+                .call_tool_as("add", json!({"a": 1, "b": 1}))
+                .await
+                .unwrap();
+            assert_eq!(sum, json!({"result": 2}));
+            clients.push(client);
+        }
+        assert_eq!(scratch.started().len(), processes, "{options:?}");
+        for client in clients {
+            client.close().await;
+        }
     }
 }
