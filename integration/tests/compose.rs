@@ -1456,3 +1456,112 @@ async fn the_bridge_opens_an_upstream_per_session_unless_told_to_share() {
         }
     }
 }
+
+/// The weather server alone over Streamable HTTP on `port` (0: a free one), on a runtime of
+/// its own that goes (and its connections with it) when this is dropped.
+struct WeatherHttp {
+    port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WeatherHttp {
+    fn start(port: u16) -> WeatherHttp {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                    .await
+                    .unwrap();
+                tx.send(listener.local_addr().unwrap().port()).unwrap();
+                let server = Server::builder()
+                    .name("weather-upstream")
+                    .item_filter(in_weather)
+                    .build()
+                    .unwrap();
+                tokio::select! {
+                    _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")) => {}
+                    _ = stopped => {}
+                }
+            });
+        });
+        WeatherHttp {
+            port: rx.recv().unwrap(),
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for WeatherHttp {
+    fn drop(&mut self) {
+        let _ = self.stop.take().map(|s| s.send(()));
+        let _ = self.thread.take().map(std::thread::JoinHandle::join);
+    }
+}
+
+/// Before: a proxy whose HTTP upstream restarted failed every request from then on. Now the
+/// request that finds it gone says so, the next one connects again (backing off while it
+/// cannot), and one that finds its session forgotten (the upstream restarted in between)
+/// likewise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_upstream_that_restarts_is_connected_to_again() {
+    let upstream = WeatherHttp::start(0);
+    let (port, url) = (upstream.port, upstream.url());
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &url).await.unwrap();
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let forecast = || client.call_tool("forecast", json!({"city": "Kyiv"}));
+    assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+
+    drop(upstream);
+    let e = forecast().await.unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
+    assert!(
+        e.message.contains("the next request connects to it again"),
+        "{}",
+        e.message
+    );
+    let e = forecast().await.unwrap_err();
+    assert!(e.message.contains("could not reconnect"), "{}", e.message);
+
+    let upstream = WeatherHttp::start(port);
+    let mut tries = 0;
+    loop {
+        match forecast().await {
+            Ok(r) => break assert_eq!(r.text(), "sunny in Kyiv"),
+            Err(e) => {
+                assert!(e.message.contains("next attempt"), "{}", e.message);
+                tries += 1;
+                assert!(tries < 1500, "never reconnected");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+
+    // Restarted between two requests: the session is unknown there (404), said once.
+    drop(upstream);
+    let _upstream = WeatherHttp::start(port);
+    let e = forecast().await.unwrap_err();
+    assert!(
+        e.message.contains("the next request connects to it again"),
+        "{}",
+        e.message
+    );
+    assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+}
