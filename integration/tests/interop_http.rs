@@ -3,6 +3,16 @@
 //! deprecated HTTP+SSE transport; TypeScript (`@modelcontextprotocol/sdk`) with its
 //! `StreamableHTTPClientTransport` (GET stream, session headers, DELETE at the end).
 //!
+//! And the other way round (issue 29 §5): the reference server
+//! `@modelcontextprotocol/server-everything` behind `mcp-bridge serve --http` (examples/bridge),
+//! driven by the Python client in both eras (`tests/interop/py_everything.py`), the TypeScript
+//! client (`tests/interop/ts_everything.mjs`) and the MCP Inspector's CLI (pinned in
+//! `tests/interop/inspector/`, installed by setup.sh into `.interop/inspector` with the Node 22
+//! it needs): tools, resources, templates, prompts, progress, sampling and elicitation. The
+//! four take about 20 s together on a loaded 2-core machine (node starts server-everything for
+//! the bridge and once more per client session), plus the Inspector's one-time install
+//! (~300 MB, ~20 s).
+//!
 //! The clients are pinned in `tests/interop/` and installed into `.interop/` by
 //! `tests/interop/setup.sh` (once per test binary; a no-op when already installed). The checks
 //! live in `tests/interop/py_http.py` and `tests/interop/ts_http.mjs`; this file starts a server
