@@ -6,10 +6,11 @@
 //! And the other way round (issue 29 §5): the reference server
 //! `@modelcontextprotocol/server-everything` behind `mcp-bridge serve --http` (examples/bridge),
 //! driven by the Python client in both eras (`tests/interop/py_everything.py`), the TypeScript
-//! client (`tests/interop/ts_everything.mjs`) and the MCP Inspector's CLI (pinned in
+//! SDK v1 client and the v2 client in both eras (`tests/interop/ts_everything.mjs`) and the MCP
+//! Inspector's CLI (pinned in
 //! `tests/interop/inspector/`, installed by setup.sh into `.interop/inspector` with the Node 22
 //! it needs): tools, resources, templates, prompts, progress, sampling and elicitation. The
-//! four take about 20 s together on a loaded 2-core machine (node starts server-everything for
+//! six take about 25 s together on a loaded 2-core machine (node starts server-everything for
 //! the bridge and once more per client session), plus the Inspector's one-time install
 //! (~300 MB, ~20 s).
 //!
@@ -149,6 +150,36 @@ fn everything_bridge_typescript() {
         Path::new("node"),
         &[script.to_str().unwrap()],
     );
+}
+
+/// The TypeScript SDK v2 client (`@modelcontextprotocol/client` 2.3.1, which the Inspector
+/// brings), the same checks, in each era.
+fn typescript_v2(mode: &str) {
+    let script = Path::new(ROOT).join("tests/interop/ts_everything.mjs");
+    let mut server = everything_bridge();
+    let url = server.url("/mcp");
+    let mut command = client_command(
+        Path::new("node"),
+        &[script.to_str().unwrap(), "v2", mode, &url],
+    );
+    command.env(
+        "MCP_INTEROP_INSPECTOR_DIR",
+        Path::new(ROOT).join(".interop/inspector"),
+    );
+    let label = format!("typescript v2 client ({mode}), server-everything behind mcp-bridge");
+    expect_success(&label, command, || {
+        format!("--- bridge stderr ---\n{}\n", server.log())
+    });
+}
+
+#[test]
+fn everything_bridge_typescript_v2_legacy() {
+    typescript_v2("legacy");
+}
+
+#[test]
+fn everything_bridge_typescript_v2_2026_07_28() {
+    typescript_v2("2026-07-28");
 }
 
 /// The MCP Inspector's CLI (`@modelcontextprotocol/inspector` 2.12.0, on the TypeScript SDK v2
