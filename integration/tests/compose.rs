@@ -1324,8 +1324,10 @@ async fn a_spawned_upstream_that_dies_is_reported_and_started_again() {
 }
 
 /// Before: every client in front shared the one upstream session. Now a stateful upstream
-/// (a session-era stdio server) gets a process per client session, at most as many as the
-/// bound, each ended with its client's session; 2026-07-28 requests share one.
+/// (a session-era stdio server) gets a process per client session, each ended with its
+/// client's session; at the bound, the session idle the longest gives its place up, and a new
+/// session is refused only while every one has a request running; 2026-07-28 requests share
+/// one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stateful_upstream_gets_a_session_per_client_session_ended_with_it() {
     let scratch = Scratch::new("sessions");
@@ -1389,33 +1391,85 @@ async fn a_stateful_upstream_gets_a_session_per_client_session_ended_with_it() {
     assert_eq!(tools.len(), 4);
     assert_eq!(scratch.started().len(), 3);
 
-    // Past the bound, a further session is refused, saying why.
+    // Past the bound, a new session takes the place of the one idle the longest (`b`: `a`
+    // greeted last), whose upstream process goes.
     let c = session("Cy").await.unwrap();
-    match c.call_tool("add", json!({"a": 1, "b": 1})).await {
-        Err(mcp_runtime::client::ClientError::Rpc(e)) => {
-            assert!(e.message.contains("2 at most"), "{}", e.message)
+    let sum: Value = c
+        .call_tool_as("add", json!({"a": 1, "b": 1}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!({"result": 2}));
+    assert_eq!(scratch.started().len(), 4);
+    wait_until("the idle session's upstream exits", || !exists(started[2])).await;
+    assert!(exists(started[1]) && exists(started[0]));
+
+    // A session that ends takes its upstream process with it.
+    a.close().await;
+    wait_until("the ended session's upstream exits", || !exists(started[1])).await;
+
+    // When every upstream session has a request running, a new session is refused, saying
+    // why. `d` and `e` each wait in `greet` for an answer that this test holds back.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (entered, mut asked) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
+    let held = |name: &'static str| {
+        let (gate, entered) = (gate.clone(), entered.clone());
+        Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(30))
+            .on_elicitation(move |_| {
+                let (gate, entered) = (gate.clone(), entered.clone());
+                async move {
+                    entered.send(name).unwrap();
+                    gate.acquire().await.unwrap().forget();
+                    Ok(mcp_runtime::client::ElicitResult::accept(
+                        json!({"name": name}),
+                    ))
+                }
+            })
+            .connect(&url)
+    };
+    let (d, e) = (held("Di").await.unwrap(), held("Ed").await.unwrap());
+    let greets = tokio::spawn(async move {
+        let (d_greet, e_greet) = tokio::join!(
+            d.call_tool("greet", json!({})),
+            e.call_tool("greet", json!({}))
+        );
+        for (client, r) in [(&d, d_greet), (&e, e_greet)] {
+            let r = r.unwrap();
+            assert!(
+                matches!(&r.content[..], [mcp_runtime::protocol::Content::Text { text, .. }] if text.starts_with("Hello, ")),
+                "{r:?}"
+            );
+            client.close().await;
         }
+    });
+    let mut waiting = vec![asked.recv().await.unwrap(), asked.recv().await.unwrap()];
+    waiting.sort();
+    assert_eq!(waiting, ["Di", "Ed"]);
+    let f = session("Fay").await.unwrap();
+    match f.call_tool("add", json!({"a": 1, "b": 1})).await {
+        Err(mcp_runtime::client::ClientError::Rpc(e)) => assert!(
+            e.message.contains("2 at most") && e.message.contains("request running"),
+            "{}",
+            e.message
+        ),
         other => panic!("{other:?}"),
     }
-    assert_eq!(scratch.started().len(), 3);
-
-    // A session that ends takes its upstream process with it, and frees its place.
-    a.close().await;
-    let gone = started[1];
-    wait_until("the ended session's upstream exits", || !exists(gone)).await;
-    assert!(exists(started[2]) && exists(started[0]));
-    let sum: Value = c
+    gate.add_permits(2);
+    greets.await.unwrap();
+    // Their sessions ended: `f` gets one now.
+    let sum: Value = f
         .call_tool_as("add", json!({"a": 2, "b": 2}))
         .await
         .unwrap();
     assert_eq!(sum, json!({"result": 4}));
-    assert_eq!(scratch.started().len(), 4);
-    for client in [b, c, stateless] {
+    for client in [b, c, f, stateless] {
         client.close().await;
     }
     for pid in &scratch.started()[1..] {
         wait_until("every session's upstream exits", || !exists(*pid)).await;
     }
+    assert!(exists(started[0]), "the shared connection stays");
 }
 
 /// `mcp-bridge serve` keeps a process per client session by default (the TypeScript SDK's

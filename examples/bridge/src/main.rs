@@ -16,8 +16,9 @@
 //! Upstream connections: an upstream that goes away (a server that exits, an HTTP server that
 //! restarts) is connected to again on the next request, with a backoff between failed attempts.
 //! A stateful upstream (a session-era server over stdio, or over HTTP with sessions) gets one
-//! connection, for a command one process, per client session in front, at most 16 at once
-//! (`--max-upstream-sessions N`), each ended with its session; `--upstream-sessions shared`
+//! connection, for a command one process, per client session in front, each ended with its
+//! session, at most 16 at once (`--max-upstream-sessions N`; past that, a new session takes the
+//! place of the one idle the longest); `--upstream-sessions shared`
 //! serves every client through one, `per-session` always opens one per session.
 
 use std::process::ExitCode;

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -42,8 +43,12 @@ pub enum UpstreamSessions {
     /// One upstream connection (a process, for a spawned server) per session-era client
     /// session in front, opened on its first request and closed when the session ends (an
     /// HTTP session deleted or expired, a stdio client gone), at most
-    /// [`Proxy::max_upstream_sessions`](super::Proxy::max_upstream_sessions) at once.
-    /// 2026-07-28 requests, which have no session, share one connection.
+    /// [`Proxy::max_upstream_sessions`](super::Proxy::max_upstream_sessions) at once: past
+    /// that, a new session's first request closes the upstream connection of the session
+    /// that has waited longest since its last request (one with no request running, and
+    /// without subscriptions if there is one), which gets a new one if it comes back, and is
+    /// refused when every one has a request running. 2026-07-28 requests, which have no
+    /// session, share one connection.
     PerSession,
 }
 
@@ -177,6 +182,34 @@ pub(super) struct Link {
     events: broadcast::Sender<ServerNotification>,
     /// The URIs subscribed to through this connection, subscribed to again on a new one.
     pub(super) subscribed: Mutex<HashSet<String>>,
+    /// Requests going through it now ([`Busy`]), and when the last one came or went.
+    busy: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+/// A request going through a [`Link`] (which a session's link is not closed under).
+pub(super) struct Busy(Arc<Link>);
+
+impl Busy {
+    fn new(link: Arc<Link>) -> Busy {
+        link.busy.fetch_add(1, Ordering::AcqRel);
+        link.touch();
+        Busy(link)
+    }
+}
+
+impl std::ops::Deref for Busy {
+    type Target = Link;
+    fn deref(&self) -> &Link {
+        &self.0
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Link {
@@ -194,11 +227,17 @@ impl Link {
             opening: tokio::sync::Mutex::new(()),
             events,
             subscribed: Mutex::default(),
+            busy: AtomicUsize::new(0),
+            last_used: Mutex::new(Instant::now()),
         };
         if let Some(client) = client {
             link.adopt(Arc::new(client), false);
         }
         link
+    }
+
+    fn touch(&self) {
+        *self.last_used.lock().expect("last-used lock") = Instant::now();
     }
 
     /// The connection in use (the latest), if any was opened.
@@ -427,36 +466,57 @@ impl Upstreams {
         }
     }
 
-    /// The link a request of `version` from the client of `parent` goes through: its session's
-    /// (made on first use) when each session has its own, else the shared one.
+    /// The link a request of `version` from the client of `parent` goes through (busy until
+    /// the request ends): its session's (made on first use) when each session has its own,
+    /// else the shared one.
     pub(super) fn link_for(
         self: &Arc<Self>,
         parent: &Arc<Connection>,
         version: ProtocolVersion,
-    ) -> Result<Arc<Link>, McpError> {
+    ) -> Result<Busy, McpError> {
+        let shared = || Ok(Busy::new(self.shared.clone()));
         let Some(opener) = self.opener.clone().filter(|_| self.per_session) else {
-            return Ok(self.shared.clone());
+            return shared();
         };
         if version == ProtocolVersion::V2026_07_28
             || parent.stateless_only
             || parent.closing.is_cancelled()
         {
-            return Ok(self.shared.clone());
+            return shared();
         }
         let key = Arc::as_ptr(parent) as usize;
         let mut sessions = self.sessions.lock().expect("sessions lock");
         if let Some(link) = sessions.get(&key) {
-            return Ok(link.clone());
-        }
-        if sessions.len() >= self.max {
-            return Err(McpError::internal(format!(
-                "This proxy keeps one upstream session per client session, {} at most, and all are in use: try again once a session ends",
-                self.max
-            )));
+            return Ok(Busy::new(link.clone()));
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return Ok(self.shared.clone());
+            return shared();
         };
+        if sessions.len() >= self.max {
+            // The session that waited longest since its last request, with none running
+            // (and without subscriptions, if there is one), gives its place up.
+            let idle = sessions
+                .iter()
+                .filter(|(_, link)| link.busy.load(Ordering::Acquire) == 0)
+                .min_by_key(|(_, link)| {
+                    let subscribed = !link.subscribed.lock().expect("subscribed lock").is_empty();
+                    (subscribed, *link.last_used.lock().expect("last-used lock"))
+                })
+                .map(|(key, _)| *key);
+            let Some(idle) = idle else {
+                return Err(McpError::internal(format!(
+                    "This proxy keeps one upstream session per client session, {} at most, and each has a request running: try again once one is done",
+                    self.max
+                )));
+            };
+            if let Some(evicted) = sessions.remove(&idle) {
+                tracing::info!(
+                    upstream = %opener.what,
+                    "closing the upstream session of the client session idle the longest, for a new session"
+                );
+                runtime.spawn(async move { evicted.close().await });
+            }
+        }
         let link = Arc::new(Link::new(
             None,
             Some(opener),
@@ -464,20 +524,22 @@ impl Upstreams {
             self.events.clone(),
         ));
         sessions.insert(key, link.clone());
+        let busy = Busy::new(link);
         drop(sessions);
-        // The upstream session ends with the client's.
-        let (this, conn, ending): (Weak<Upstreams>, _, _) =
-            (Arc::downgrade(self), parent.clone(), link.clone());
+        // The upstream session ends with the client's (whichever link it has by then).
+        let (this, conn): (Weak<Upstreams>, _) = (Arc::downgrade(self), parent.clone());
         runtime.spawn(async move {
             conn.closing.cancelled().await;
             drop(conn);
-            if let Some(this) = this.upgrade() {
-                this.sessions.lock().expect("sessions lock").remove(&key);
+            let ending = this
+                .upgrade()
+                .and_then(|this| this.sessions.lock().expect("sessions lock").remove(&key));
+            if let Some(ending) = ending {
+                ending.close().await;
+                tracing::debug!("closed the upstream session of a client session that ended");
             }
-            ending.close().await;
-            tracing::debug!("closed the upstream session of a client session that ended");
         });
-        Ok(link)
+        Ok(busy)
     }
 
     /// The link of the client of `parent`'s session, if it has one (else the shared one).

@@ -38,9 +38,10 @@
 //!   attempt is;
 //! - an upstream that keeps state for its client (a session-era server over stdio, or over HTTP
 //!   with `Mcp-Session-Id`) gets one connection, for a command one process, per session-era
-//!   client session in front, opened on its first request and closed when that session ends,
-//!   with a bound on how many are open (`UpstreamSessions`, `Proxy::upstream_sessions`,
-//!   `Proxy::max_upstream_sessions`); a stateless one (2026-07-28) is shared by every client.
+//!   client session in front, opened on its first request and closed when that session ends
+//!   (or, at the bound on how many are open, when a new session needs the place of the one
+//!   idle the longest): `UpstreamSessions`, `Proxy::upstream_sessions`,
+//!   `Proxy::max_upstream_sessions`; a stateless one (2026-07-28) is shared by every client.
 
 pub use crate::server::Mounted;
 

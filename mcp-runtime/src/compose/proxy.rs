@@ -208,8 +208,9 @@ impl Proxy {
     }
 
     /// The most upstream sessions open at once for client sessions in front (16 unless set;
-    /// at least 1): a session-era request of a further client session fails with an error
-    /// saying so until one ends.
+    /// at least 1). Past it, a new client session takes the place of the one idle the longest
+    /// (see [`UpstreamSessions::PerSession`]); it is refused, with an error saying so, only
+    /// while every upstream session has a request running.
     pub fn max_upstream_sessions(mut self, max: usize) -> Proxy {
         self.max_sessions = max.max(1);
         self
