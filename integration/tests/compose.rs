@@ -1515,6 +1515,8 @@ async fn the_bridge_opens_an_upstream_per_session_unless_told_to_share() {
 /// its own that goes (and its connections with it) when this is dropped.
 struct WeatherHttp {
     port: u16,
+    /// The server's catalog, to announce changes with.
+    catalog: mcp_runtime::catalog::Catalog,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -1533,20 +1535,23 @@ impl WeatherHttp {
                 let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
                     .await
                     .unwrap();
-                tx.send(listener.local_addr().unwrap().port()).unwrap();
                 let server = Server::builder()
                     .name("weather-upstream")
                     .item_filter(in_weather)
                     .build()
                     .unwrap();
+                let port = listener.local_addr().unwrap().port();
+                tx.send((port, server.catalog().clone())).unwrap();
                 tokio::select! {
                     _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")) => {}
                     _ = stopped => {}
                 }
             });
         });
+        let (port, catalog) = rx.recv().unwrap();
         WeatherHttp {
-            port: rx.recv().unwrap(),
+            port,
+            catalog,
             stop: Some(stop),
             thread: Some(thread),
         }
@@ -1618,4 +1623,64 @@ async fn a_connected_upstream_that_restarts_is_connected_to_again() {
         e.message
     );
     assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+}
+
+/// Announces `uri` updated on `upstream` until a client sees it (the upstream announces it only
+/// once it holds the subscription, which the proxy makes in the background).
+async fn until_updated(client: &TestClient, upstream: &WeatherHttp, uri: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        upstream.catalog.resource_updated(uri);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if client
+            .take_notifications()
+            .iter()
+            .any(|n| n["method"] == "notifications/resources/updated" && n["params"]["uri"] == uri)
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no update of {uri} after 30 s"
+        );
+    }
+}
+
+/// A client's resource subscription holds across a reconnection: the proxy subscribes again on
+/// the new upstream connection (the shared one, or the client session's own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
+    for sessions in [UpstreamSessions::Shared, UpstreamSessions::Auto] {
+        let upstream = WeatherHttp::start(0);
+        let builder = Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(20));
+        let proxy = Proxy::connect(builder, &upstream.url())
+            .await
+            .unwrap()
+            .upstream_sessions(sessions);
+        let server = proxy.server().build().unwrap();
+        let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap();
+        let forecast = || client.call_tool("forecast", json!({"city": "Rome"}));
+        forecast().await.unwrap();
+        client
+            .request("resources/subscribe", json!({"uri": "weather://current"}))
+            .await
+            .unwrap();
+        until_updated(&client, &upstream, "weather://current").await;
+
+        let port = upstream.port;
+        drop(upstream);
+        let upstream = WeatherHttp::start(port);
+        // The first request finds the connection gone, the next one connects again.
+        let mut tries = 0;
+        while forecast().await.is_err() {
+            tries += 1;
+            assert!(tries < 1500, "{sessions:?}: never reconnected");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        until_updated(&client, &upstream, "weather://current").await;
+    }
 }
