@@ -40,7 +40,8 @@ const MAX_PAGES: usize = 1000;
 /// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
 /// answer them). A 2026-07-28 client in front answers through an input round: its call is
 /// then run again with the answer, and so is the upstream call, which must be repeatable. A
-/// session-era upstream names no call in its asks: each goes to the latest call still waiting.
+/// session-era upstream names no call in its asks: each goes to the latest call still waiting
+/// (on its connection: with one upstream session per client session, that client's).
 ///
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
