@@ -209,7 +209,8 @@ impl Proxy {
     }
 
     /// The most upstream sessions open at once for client sessions in front (16 unless set;
-    /// at least 1). Past it, a new client session takes the place of the one idle the longest
+    /// at least 1), besides the shared connection (so, for a spawned server, at most this many
+    /// processes plus one). Past it, a new client session takes the place of the one idle the longest
     /// (see [`UpstreamSessions::PerSession`]); it is refused, with an error saying so, only
     /// while every upstream session has a request running.
     pub fn max_upstream_sessions(mut self, max: usize) -> Proxy {
