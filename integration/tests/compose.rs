@@ -981,6 +981,22 @@ fn the_bridge_prints_the_client_config_of_a_remote_server() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("after `--`"));
+    let out = std::process::Command::new(&bridge)
+        .args([
+            "--upstream-sessions",
+            "some",
+            "serve",
+            "--http",
+            "127.0.0.1:1",
+        ])
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not auto, shared or per-session"),
+        "{out:?}"
+    );
 }
 
 /// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
@@ -1127,4 +1143,544 @@ async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
         refused.to_string().contains("weather:read") || refused.to_string().contains("403"),
         "{refused}"
     );
+}
+
+// ---- A proxy's upstream connections: reconnection, one per client session ----
+
+use mcp_runtime::compose::UpstreamSessions;
+
+/// The TypeScript SDK's stdio server (a session-era, so stateful, upstream), started through
+/// `sh`, which first appends its pid to `pids`, and exits with 3 instead while `pids.stop`
+/// exists.
+fn recorded_ts_server(pids: &std::path::Path) -> tokio::process::Command {
+    support::interop::install_clients();
+    let root = std::path::Path::new(support::interop::ROOT);
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"echo $$ >> "$0"; [ -e "$0.stop" ] && exit 3; exec node "$1""#)
+        .arg(pids)
+        .arg(root.join("tests/interop/ts_server.mjs"))
+        .current_dir(root)
+        .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"));
+    command
+}
+
+/// A directory of its own for a test's pid file, removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("mcp-compose-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn pids(&self) -> std::path::PathBuf {
+        self.0.join("pids")
+    }
+
+    /// The pids of the upstream processes started so far, in order.
+    fn started(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.pids())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect()
+    }
+
+    /// While it exists, an upstream start fails.
+    fn stop_starts(&self, stop: bool) {
+        let flag = self.0.join("pids.stop");
+        if stop {
+            std::fs::write(flag, b"").unwrap();
+        } else {
+            std::fs::remove_file(flag).unwrap();
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {pid}");
+}
+
+/// Whether process `pid` still exists (a zombie, exited but not yet waited for, counts).
+fn exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn sum_of(r: &mcp_runtime::testing::ToolResponse) -> Value {
+    serde_json::from_str(&r.text()).unwrap_or_else(|_| panic!("{}", r.raw))
+}
+
+/// Before: an upstream that died failed every request from then on. Now the request it died
+/// under says so, the next one starts it again, and failed starts back off.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawned_upstream_that_dies_is_reported_and_started_again() {
+    let scratch = Scratch::new("respawn");
+    let builder = Client::builder()
+        .stderr(Stderr::Null)
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::spawn(builder, recorded_ts_server(&scratch.pids()))
+        .await
+        .unwrap()
+        .upstream_sessions(UpstreamSessions::Shared);
+    assert_eq!(scratch.started().len(), 1);
+    let server = proxy.server().build().unwrap();
+    // The upstream's `greet` asks the client for a name: this client kills the upstream
+    // process as it answers, so that the call is waiting on a server that is gone.
+    let pids = scratch.pids();
+    let answer: mcp_runtime::testing::Answer = Arc::new(move |_: &str, _: &Value| {
+        let last = std::fs::read_to_string(&pids).unwrap();
+        kill(last.lines().last().unwrap().trim().parse().unwrap());
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    });
+    let client = TestClient::connect_answering(
+        server,
+        ProtocolVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        Some(answer),
+    )
+    .await
+    .unwrap();
+    let add = |a: i64| client.call_tool("add", json!({"a": a, "b": 1}));
+    assert_eq!(sum_of(&add(1).await.unwrap()), json!({"result": 2}));
+
+    // Died under a call: a clear error, which says what comes next.
+    let e = client.call_tool("greet", json!({})).await.unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
+    assert!(e.message.contains("exited"), "{}", e.message);
+    assert!(
+        e.message.contains("the next request connects to it again"),
+        "{}",
+        e.message
+    );
+    // The next request starts it again.
+    assert_eq!(sum_of(&add(2).await.unwrap()), json!({"result": 3}));
+    let started = scratch.started();
+    assert_eq!(started.len(), 2, "{started:?}");
+    wait_until("the dead upstream reaped", || !exists(started[0])).await;
+
+    // It dies again, and cannot be started: the requests fail at once while the proxy waits
+    // between attempts (100 ms, doubling).
+    scratch.stop_starts(true);
+    client.call_tool("greet", json!({})).await.unwrap_err();
+    let e = add(3).await.unwrap_err();
+    assert!(
+        e.message.contains("could not reconnect")
+            && e.message.contains("next attempt is in 100 ms"),
+        "{}",
+        e.message
+    );
+    let e = add(4).await.unwrap_err();
+    assert!(
+        e.message.contains("unavailable") && e.message.contains("next attempt"),
+        "{}",
+        e.message
+    );
+    let tries = scratch.started().len();
+    assert!((3..=4).contains(&tries), "{tries} starts");
+
+    // Once it can start again, a request gets through (after the wait).
+    scratch.stop_starts(false);
+    let mut failures = 0;
+    let r = loop {
+        match add(5).await {
+            Ok(r) => break r,
+            Err(e) => {
+                assert!(e.message.contains("next attempt"), "{}", e.message);
+                failures += 1;
+                assert!(failures < 1500, "never reconnected");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    assert_eq!(sum_of(&r), json!({"result": 6}));
+    // Attempts were spaced, not one per request.
+    let tries = scratch.started().len();
+    assert!(tries <= 10, "{tries} starts for {failures} failed requests");
+}
+
+/// Before: every client in front shared the one upstream session. Now a stateful upstream
+/// (a session-era stdio server) gets a process per client session, each ended with its
+/// client's session; at the bound, the session idle the longest gives its place up, and a new
+/// session is refused only while every one has a request running; 2026-07-28 requests share
+/// one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateful_upstream_gets_a_session_per_client_session_ended_with_it() {
+    let scratch = Scratch::new("sessions");
+    let builder = Client::builder()
+        .stderr(Stderr::Null)
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::spawn(builder, recorded_ts_server(&scratch.pids()))
+        .await
+        .unwrap()
+        .max_upstream_sessions(2);
+    let server = proxy.server().build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    assert_eq!(scratch.started().len(), 1, "the shared connection");
+
+    let session = |name: &'static str| {
+        Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(20))
+            .on_elicitation(move |_| async move {
+                Ok(mcp_runtime::client::ElicitResult::accept(
+                    json!({"name": name}),
+                ))
+            })
+            .connect(&url)
+    };
+    let a = session("Ada").await.unwrap();
+    let b = session("Bob").await.unwrap();
+    for (client, want) in [(&a, 3), (&b, 4)] {
+        let sum: Value = client
+            .call_tool_as("add", json!({"a": want - 1, "b": 1}))
+            .await
+            .unwrap();
+        assert_eq!(sum, json!({"result": want}));
+    }
+    let started = scratch.started();
+    assert_eq!(started.len(), 3, "one upstream per session: {started:?}");
+    // Each session's upstream asks its own client.
+    for (client, want) in [(&b, "Hello, Bob!"), (&a, "Hello, Ada!")] {
+        let r = client.call_tool("greet", json!({})).await.unwrap();
+        assert_eq!(
+            r.content,
+            [mcp_runtime::protocol::Content::text(want)],
+            "{r:?}"
+        );
+    }
+
+    // A 2026-07-28 client has no session: the shared connection serves it.
+    let stateless = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .request_timeout(Duration::from_secs(20))
+        .connect(&url)
+        .await
+        .unwrap();
+    let tools = stateless.list_tools().await.unwrap();
+    assert_eq!(tools.len(), 4);
+    assert_eq!(scratch.started().len(), 3);
+
+    // Past the bound, a new session takes the place of the one idle the longest (`b`: `a`
+    // greeted last), whose upstream process goes.
+    let c = session("Cy").await.unwrap();
+    let sum: Value = c
+        .call_tool_as("add", json!({"a": 1, "b": 1}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!({"result": 2}));
+    assert_eq!(scratch.started().len(), 4);
+    wait_until("the idle session's upstream exits", || !exists(started[2])).await;
+    assert!(exists(started[1]) && exists(started[0]));
+
+    // A session that ends takes its upstream process with it.
+    a.close().await;
+    wait_until("the ended session's upstream exits", || !exists(started[1])).await;
+
+    // When every upstream session has a request running, a new session is refused, saying
+    // why. `d` and `e` each wait in `greet` for an answer that this test holds back.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let (entered, mut asked) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
+    let held = |name: &'static str| {
+        let (gate, entered) = (gate.clone(), entered.clone());
+        Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(30))
+            .on_elicitation(move |_| {
+                let (gate, entered) = (gate.clone(), entered.clone());
+                async move {
+                    entered.send(name).unwrap();
+                    gate.acquire().await.unwrap().forget();
+                    Ok(mcp_runtime::client::ElicitResult::accept(
+                        json!({"name": name}),
+                    ))
+                }
+            })
+            .connect(&url)
+    };
+    let (d, e) = (held("Di").await.unwrap(), held("Ed").await.unwrap());
+    let greets = tokio::spawn(async move {
+        let (d_greet, e_greet) = tokio::join!(
+            d.call_tool("greet", json!({})),
+            e.call_tool("greet", json!({}))
+        );
+        for (client, r) in [(&d, d_greet), (&e, e_greet)] {
+            let r = r.unwrap();
+            assert!(
+                matches!(&r.content[..], [mcp_runtime::protocol::Content::Text { text, .. }] if text.starts_with("Hello, ")),
+                "{r:?}"
+            );
+            client.close().await;
+        }
+    });
+    let mut waiting = vec![asked.recv().await.unwrap(), asked.recv().await.unwrap()];
+    waiting.sort();
+    assert_eq!(waiting, ["Di", "Ed"]);
+    let f = session("Fay").await.unwrap();
+    match f.call_tool("add", json!({"a": 1, "b": 1})).await {
+        Err(mcp_runtime::client::ClientError::Rpc(e)) => assert!(
+            e.message.contains("2 at most") && e.message.contains("request running"),
+            "{}",
+            e.message
+        ),
+        other => panic!("{other:?}"),
+    }
+    gate.add_permits(2);
+    greets.await.unwrap();
+    // Their sessions ended: `f` gets one now.
+    let sum: Value = f
+        .call_tool_as("add", json!({"a": 2, "b": 2}))
+        .await
+        .unwrap();
+    assert_eq!(sum, json!({"result": 4}));
+    for client in [b, c, f, stateless] {
+        client.close().await;
+    }
+    for pid in &scratch.started()[1..] {
+        wait_until("every session's upstream exits", || !exists(*pid)).await;
+    }
+    assert!(exists(started[0]), "the shared connection stays");
+}
+
+/// `mcp-bridge serve` keeps a process per client session by default (the TypeScript SDK's
+/// stdio server is stateful), and one for all with `--upstream-sessions shared`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_opens_an_upstream_per_session_unless_told_to_share() {
+    for (options, processes) in [(&[][..], 3), (&["--upstream-sessions", "shared"][..], 1)] {
+        let scratch = Scratch::new(&format!("bridge-{processes}"));
+        let upstream = recorded_ts_server(&scratch.pids());
+        let port = free_port();
+        let mut args: Vec<String> = vec!["serve".into(), "--http".into()];
+        args.push(format!("127.0.0.1:{port}"));
+        args.extend(options.iter().map(|o| o.to_string()));
+        args.push("--".into());
+        args.push("sh".into());
+        let std = upstream.as_std();
+        args.extend(std.get_args().map(|a| a.to_string_lossy().into_owned()));
+        let _bridge = start_bridge(&args, port).await;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mut clients = Vec::new();
+        for _ in 0..2 {
+            let client = Client::builder()
+                .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+                .request_timeout(Duration::from_secs(20))
+                .connect(&url)
+                .await
+                .unwrap();
+            let sum: Value = client
+                .call_tool_as("add", json!({"a": 1, "b": 1}))
+                .await
+                .unwrap();
+            assert_eq!(sum, json!({"result": 2}));
+            clients.push(client);
+        }
+        assert_eq!(scratch.started().len(), processes, "{options:?}");
+        for client in clients {
+            client.close().await;
+        }
+    }
+}
+
+/// The weather server alone over Streamable HTTP on `port` (0: a free one), on a runtime of
+/// its own that goes (and its connections with it) when this is dropped.
+struct WeatherHttp {
+    port: u16,
+    /// The server's catalog, to announce changes with.
+    catalog: mcp_runtime::catalog::Catalog,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WeatherHttp {
+    fn start(port: u16) -> WeatherHttp {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+                    .await
+                    .unwrap();
+                let server = Server::builder()
+                    .name("weather-upstream")
+                    .item_filter(in_weather)
+                    .build()
+                    .unwrap();
+                let port = listener.local_addr().unwrap().port();
+                tx.send((port, server.catalog().clone())).unwrap();
+                tokio::select! {
+                    _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")) => {}
+                    _ = stopped => {}
+                }
+            });
+        });
+        let (port, catalog) = rx.recv().unwrap();
+        WeatherHttp {
+            port,
+            catalog,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for WeatherHttp {
+    fn drop(&mut self) {
+        let _ = self.stop.take().map(|s| s.send(()));
+        let _ = self.thread.take().map(std::thread::JoinHandle::join);
+    }
+}
+
+/// Before: a proxy whose HTTP upstream restarted failed every request from then on. Now the
+/// request that finds it gone says so, the next one connects again (backing off while it
+/// cannot), and one that finds its session forgotten (the upstream restarted in between)
+/// likewise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connected_upstream_that_restarts_is_connected_to_again() {
+    let upstream = WeatherHttp::start(0);
+    let (port, url) = (upstream.port, upstream.url());
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &url).await.unwrap();
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let forecast = || client.call_tool("forecast", json!({"city": "Kyiv"}));
+    assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+
+    drop(upstream);
+    let e = forecast().await.unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
+    assert!(
+        e.message.contains("the next request connects to it again"),
+        "{}",
+        e.message
+    );
+    let e = forecast().await.unwrap_err();
+    assert!(e.message.contains("could not reconnect"), "{}", e.message);
+
+    let upstream = WeatherHttp::start(port);
+    let mut tries = 0;
+    loop {
+        match forecast().await {
+            Ok(r) => break assert_eq!(r.text(), "sunny in Kyiv"),
+            Err(e) => {
+                assert!(e.message.contains("next attempt"), "{}", e.message);
+                tries += 1;
+                assert!(tries < 1500, "never reconnected");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+
+    // Restarted between two requests: the session is unknown there (404), said once.
+    drop(upstream);
+    let _upstream = WeatherHttp::start(port);
+    let e = forecast().await.unwrap_err();
+    assert!(
+        e.message.contains("the next request connects to it again"),
+        "{}",
+        e.message
+    );
+    assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+}
+
+/// Announces `uri` updated on `upstream` until a client sees it (the upstream announces it only
+/// once it holds the subscription, which the proxy makes in the background).
+async fn until_updated(client: &TestClient, upstream: &WeatherHttp, uri: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        upstream.catalog.resource_updated(uri);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if client
+            .take_notifications()
+            .iter()
+            .any(|n| n["method"] == "notifications/resources/updated" && n["params"]["uri"] == uri)
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no update of {uri} after 30 s"
+        );
+    }
+}
+
+/// A client's resource subscription holds across a reconnection: the proxy subscribes again on
+/// the new upstream connection (the shared one, or the client session's own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
+    for sessions in [UpstreamSessions::Shared, UpstreamSessions::Auto] {
+        let upstream = WeatherHttp::start(0);
+        let builder = Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(20));
+        let proxy = Proxy::connect(builder, &upstream.url())
+            .await
+            .unwrap()
+            .upstream_sessions(sessions);
+        let server = proxy.server().build().unwrap();
+        let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap();
+        let forecast = || client.call_tool("forecast", json!({"city": "Rome"}));
+        forecast().await.unwrap();
+        client
+            .request("resources/subscribe", json!({"uri": "weather://current"}))
+            .await
+            .unwrap();
+        until_updated(&client, &upstream, "weather://current").await;
+
+        let port = upstream.port;
+        drop(upstream);
+        let upstream = WeatherHttp::start(port);
+        // The first request finds the connection gone, the next one connects again.
+        let mut tries = 0;
+        while forecast().await.is_err() {
+            tries += 1;
+            assert!(tries < 1500, "{sessions:?}: never reconnected");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        until_updated(&client, &upstream, "weather://current").await;
+    }
 }

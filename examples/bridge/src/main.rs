@@ -12,24 +12,97 @@
 //! otherwise). The HTTP side is this framework's Streamable HTTP transport with everything its
 //! environment configures (`MCP_ALLOWED_HOSTS`/`MCP_ALLOWED_ORIGINS`, `MCP_AUTH_*`, CORS,
 //! limits; see the README), and `--http 0.0.0.0:8000` listens beyond loopback.
+//!
+//! Upstream connections: an upstream that goes away (a server that exits, an HTTP server that
+//! restarts) is connected to again on the next request, with a backoff between failed attempts.
+//! A stateful upstream (a session-era server over stdio, or over HTTP with sessions) gets one
+//! connection, for a command one process, per client session in front, each ended with its
+//! session, at most 16 at once (`--max-upstream-sessions N`; past that, a new session takes the
+//! place of the one idle the longest); `--upstream-sessions shared`
+//! serves every client through one, `per-session` always opens one per session.
 
 use std::process::ExitCode;
 
 use mcp_runtime::client::{
     Client, ClientBuilder, ClientError, ServerConfig, ServerTransport, ServersConfig,
 };
-use mcp_runtime::compose::Proxy;
+use mcp_runtime::compose::{Proxy, UpstreamSessions};
 use mcp_runtime::{Server, ServerBuilder, Transport};
 
 const USAGE: &str = "\
-usage: mcp-bridge serve --http ADDR -- COMMAND [ARGS...]
+usage: mcp-bridge [UPSTREAM OPTIONS] serve --http ADDR -- COMMAND [ARGS...]
            serve a stdio MCP server (started with COMMAND) over Streamable HTTP at http://ADDR/mcp
        mcp-bridge connect URL [--client-config]
            serve the MCP server at URL (Streamable HTTP) over stdio; with --client-config,
            print the mcpServers entry that runs this command instead
        mcp-bridge gateway [--http ADDR] FILE
            serve every server of an mcpServers FILE as one, each under its name
-           (tool `forecast` of server `weather` as `weather_forecast`), over stdio or HTTP";
+           (tool `forecast` of server `weather` as `weather_forecast`), over stdio or HTTP
+upstream options (before the command, or after it before `--`):
+       --upstream-sessions auto|shared|per-session
+           one upstream connection (process) per client session in front, or one shared;
+           auto (the default): per session when the upstream keeps sessions (session era
+           over stdio, or HTTP with Mcp-Session-Id)
+       --max-upstream-sessions N
+           the most upstream sessions open at once (default 16)";
+
+/// How the upstream connections are kept (the upstream options).
+#[derive(Debug, Default, PartialEq)]
+struct Upstream {
+    sessions: Option<UpstreamSessions>,
+    max_sessions: Option<usize>,
+}
+
+impl Upstream {
+    fn apply(&self, mut proxy: Proxy) -> Proxy {
+        if let Some(sessions) = self.sessions {
+            proxy = proxy.upstream_sessions(sessions);
+        }
+        if let Some(max) = self.max_sessions {
+            proxy = proxy.max_upstream_sessions(max);
+        }
+        proxy
+    }
+}
+
+/// Takes the upstream options out of `args` (up to a `--`).
+fn upstream_options(args: &mut Vec<String>) -> Result<Upstream, String> {
+    let mut upstream = Upstream::default();
+    let mut i = 0;
+    while i < args.len() && args[i] != "--" {
+        let flag = args[i].as_str();
+        if flag != "--upstream-sessions" && flag != "--max-upstream-sessions" {
+            i += 1;
+            continue;
+        }
+        let value = args
+            .get(i + 1)
+            .filter(|v| *v != "--")
+            .cloned()
+            .ok_or_else(|| format!("{flag} needs a value"))?;
+        if flag == "--upstream-sessions" {
+            upstream.sessions = Some(match value.as_str() {
+                "auto" => UpstreamSessions::Auto,
+                "shared" => UpstreamSessions::Shared,
+                "per-session" => UpstreamSessions::PerSession,
+                other => {
+                    return Err(format!(
+                        "--upstream-sessions: `{other}` is not auto, shared or per-session"
+                    ));
+                }
+            });
+        } else {
+            upstream.max_sessions =
+                Some(
+                    value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--max-upstream-sessions: `{value}` is not a count")
+                    })?,
+                );
+        }
+        args.drain(i..i + 2);
+    }
+    Ok(upstream)
+}
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -104,16 +177,20 @@ fn parse(args: &[String]) -> Result<Bridge, String> {
 }
 
 /// A proxy to one server of an `mcpServers` file.
-async fn proxy_to(server: &ServerConfig, client: ClientBuilder) -> Result<Proxy, ClientError> {
+async fn proxy_to(
+    server: &ServerConfig,
+    client: ClientBuilder,
+    upstream: &Upstream,
+) -> Result<Proxy, ClientError> {
     if let Some(child) = server.transport.command() {
-        return Proxy::spawn(client, child).await;
+        return Ok(upstream.apply(Proxy::spawn(client, child).await?));
     }
     let client = server
         .transport
         .headers()
         .fold(client, |client, (name, value)| client.header(name, value));
     match &server.transport {
-        ServerTransport::Http { url, .. } => Proxy::connect(client, url).await,
+        ServerTransport::Http { url, .. } => Ok(upstream.apply(Proxy::connect(client, url).await?)),
         ServerTransport::Sse { url, .. } => Ok(Proxy::new(client.connect_sse(url).await?)),
         other => Err(ClientError::Protocol(format!(
             "unsupported transport {other:?}"
@@ -126,6 +203,7 @@ async fn proxy_to(server: &ServerConfig, client: ClientBuilder) -> Result<Proxy,
 async fn gateway(
     file: &str,
     client: ClientBuilder,
+    upstream: &Upstream,
 ) -> Result<ServerBuilder, Box<dyn std::error::Error>> {
     let config = ServersConfig::read(file)?;
     let mut builder = Server::builder()
@@ -133,7 +211,7 @@ async fn gateway(
         .version(env!("CARGO_PKG_VERSION"))
         .item_filter(|_| false);
     for server in config.enabled() {
-        match proxy_to(server, client.clone()).await {
+        match proxy_to(server, client.clone(), upstream).await {
             Ok(proxy) => builder = builder.mount(&server.name, proxy),
             Err(e) => eprintln!("warning: leaving out {}: {e}", server.name),
         }
@@ -141,7 +219,7 @@ async fn gateway(
     Ok(builder)
 }
 
-async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(bridge: Bridge, upstream: Upstream) -> Result<(), Box<dyn std::error::Error>> {
     // The upstream's asks (elicitation, sampling, roots) go to the client in front.
     let client = Client::builder().info("mcp-bridge", env!("CARGO_PKG_VERSION"));
     if let Bridge::ClientConfig { url } = &bridge {
@@ -149,7 +227,10 @@ async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     if let Bridge::Gateway { addr, file } = bridge {
-        let server = gateway(&file, client).await?.with_env()?.build()?;
+        let server = gateway(&file, client, &upstream)
+            .await?
+            .with_env()?
+            .build()?;
         let transport = addr.map_or(Transport::Stdio, Transport::http);
         server.serve(transport).await?;
         return Ok(());
@@ -163,25 +244,26 @@ async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
         Bridge::Connect { url } => (Proxy::connect(client, &url).await?, Transport::Stdio),
         Bridge::Gateway { .. } | Bridge::ClientConfig { .. } => unreachable!("done above"),
     };
-    let server = proxy.server().with_env()?.build()?;
+    let server = upstream.apply(proxy).server().with_env()?.build()?;
     server.serve(transport).await?;
     Ok(())
 }
 
 fn main() -> ExitCode {
     mcp_runtime::init_logging();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let bridge = match parse(&args) {
-        Ok(bridge) => bridge,
-        Err(why) if why.is_empty() => {
-            println!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(why) => {
-            eprintln!("error: {why}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let bridge =
+        match upstream_options(&mut args).and_then(|upstream| Ok((parse(&args)?, upstream))) {
+            Ok(bridge) => bridge,
+            Err(why) if why.is_empty() => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            Err(why) => {
+                eprintln!("error: {why}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -192,7 +274,8 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(bridge)) {
+    let (bridge, upstream) = bridge;
+    match runtime.block_on(run(bridge, upstream)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

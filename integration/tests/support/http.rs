@@ -92,9 +92,17 @@ impl HttpServer {
     }
 
     pub fn start_on_with(program: &Path, addr: &str, env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::start_args(program, &["--http", addr], env)
+    }
+
+    /// `program args…` (which make it listen on a port of its choosing, e.g. `mcp-bridge serve
+    /// --http 127.0.0.1:0 -- …`), once it logged where it serves.
+    pub fn start_args(program: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let name = program.display();
-        let proc = Proc::spawn_program(program, &["--http", addr], env);
-        let deadline = Instant::now() + TIMEOUT;
+        let proc = Proc::spawn_program(program, args, env);
+        // A failure bound only: a bridge starts its upstream first (node takes seconds on a
+        // loaded machine).
+        let deadline = Instant::now() + 6 * TIMEOUT;
         let mut seen = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());

@@ -121,9 +121,27 @@ pub fn expect_success(label: &str, command: Command, context: impl FnOnce() -> S
 /// [`expect_success`], returning the client's stderr (where a stdio client's server logs too).
 pub fn expect_success_output(
     label: &str,
-    mut command: Command,
+    command: Command,
     context: impl FnOnce() -> String,
 ) -> String {
+    expect_success_both(label, command, context).1
+}
+
+/// [`expect_success`], returning the client's stdout (what a CLI printed).
+pub fn expect_success_stdout(
+    label: &str,
+    command: Command,
+    context: impl FnOnce() -> String,
+) -> String {
+    expect_success_both(label, command, context).0
+}
+
+/// [`expect_success`], returning the client's stdout and stderr.
+fn expect_success_both(
+    label: &str,
+    mut command: Command,
+    context: impl FnOnce() -> String,
+) -> (String, String) {
     let mut child = command
         .spawn()
         .unwrap_or_else(|e| panic!("{label}: cannot start the client: {e}"));
@@ -162,7 +180,7 @@ pub fn expect_success_output(
     match status {
         Some(status) if status.success() => {
             println!("{report}");
-            stderr
+            (stdout, stderr)
         }
         Some(status) => panic!("{label} exited with {status}\n{report}"),
         None => panic!("{label} did not finish within {CLIENT_TIMEOUT:?} (killed)\n{report}"),

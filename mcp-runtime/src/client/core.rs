@@ -95,6 +95,8 @@ pub(crate) struct Core {
     /// Lists and discovery kept for their `ttlMs` (when the builder turned it on).
     pub(crate) cache: super::cache::ResponseCache,
     closed: AtomicBool,
+    /// The connection ended on its own (a spawned server exited, a stream closed for good).
+    lost: AtomicBool,
 }
 
 /// The server's requests being answered, and the refusals of those past the bound.
@@ -151,6 +153,7 @@ impl Core {
             log_level: Mutex::new(None),
             cache: super::cache::ResponseCache::new(limits.cache),
             closed: AtomicBool::new(false),
+            lost: AtomicBool::new(false),
         });
         (core, refusals)
     }
@@ -439,6 +442,18 @@ impl Core {
         }
         self.link.close().await;
         self.fail_all(ClientError::Closed);
+    }
+
+    /// The connection ended on its own: every request still waiting fails with `error`, and
+    /// [`is_gone`](Self::is_gone) says so from now on.
+    pub(crate) fn lose(&self, error: ClientError) {
+        self.lost.store(true, Ordering::Release);
+        self.fail_all(error);
+    }
+
+    /// Whether the connection is over: closed, or ended on its own ([`lose`](Self::lose)).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.closed.load(Ordering::Acquire) || self.lost.load(Ordering::Acquire)
     }
 
     /// Fails every request still waiting with `error` (or [`ClientError::Closed`] once the

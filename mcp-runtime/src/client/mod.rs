@@ -499,6 +499,13 @@ impl Client {
         Ok(())
     }
 
+    /// Whether the connection is over: [`close`](Self::close)d, or ended on its own (a spawned
+    /// server that exited, a closed stdio or HTTP+SSE stream). An HTTP connection learns that its
+    /// server went away only from a request that fails.
+    pub(crate) fn is_gone(&self) -> bool {
+        self.core.is_gone()
+    }
+
     /// Ends the connection: `DELETE`s the HTTP session, or closes a spawned server's stdin
     /// and waits for it to exit (killing it after 2 s). Requests still waiting fail with
     /// [`ClientError::Closed`].

@@ -25,7 +25,7 @@ impl Core {
             Inbound::Failed { id, error } => {
                 self.answer(id, Err(error));
             }
-            Inbound::Closed(error) => self.fail_all(error),
+            Inbound::Closed(error) => self.lose(error),
         }
     }
 
@@ -170,7 +170,7 @@ pub(crate) fn spawn_router(
             core.route(msg).await;
         }
         if let Some(core) = core.upgrade() {
-            core.fail_all(ClientError::transport("the connection closed"));
+            core.lose(ClientError::transport("the connection closed"));
         }
     });
 }

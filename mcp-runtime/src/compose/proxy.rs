@@ -1,11 +1,11 @@
 //! [`Proxy`]: a server elsewhere, reached through a [`Client`], served as this process's own.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::lifecycle::{DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
@@ -40,20 +40,36 @@ const MAX_PAGES: usize = 1000;
 /// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
 /// answer them). A 2026-07-28 client in front answers through an input round: its call is
 /// then run again with the answer, and so is the upstream call, which must be repeatable. A
-/// session-era upstream names no call in its asks: each goes to the latest call still waiting.
+/// session-era upstream names no call in its asks: each goes to the latest call still waiting
+/// (on its connection: with one upstream session per client session, that client's).
 ///
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
 ///
-/// Not forwarded yet: task-augmented calls. An upstream that
-/// went away fails each request with an internal error (-32603) that says so; it is not
-/// reconnected, and one upstream connection serves every client in front.
+/// Not forwarded yet: task-augmented calls.
+///
+/// Connections (with [`Proxy::connect`] and [`Proxy::spawn`]; a [`Proxy::new`] has only the
+/// client it was given):
+/// - an upstream that went away (a spawned server that exited, an HTTP server that refuses
+///   connections or forgot the session) fails the requests waiting for it with an internal
+///   error (-32603) that says so, is logged, and is connected to again (spawned again) on the
+///   next request; when that fails, the next attempt waits 100 ms, doubling with each failure
+///   in a row up to 10 s, and a request meanwhile fails at once saying when it will be.
+///   Subscriptions are made again on the new connection.
+/// - a stateful upstream (a session-era server over stdio, or over HTTP with a session) gets
+///   one connection per client session in front, so that what it keeps for its client (log
+///   level, subscriptions, roots, its tools' memory) is that client's: see
+///   [`UpstreamSessions`] and [`Proxy::upstream_sessions`]. A stateless one (2026-07-28, or
+///   HTTP without sessions) is served to everyone through one shared connection.
 #[derive(Clone)]
 pub struct Proxy {
-    client: Arc<Client>,
-    /// The calls being served, where the upstream's asks go (made by [`Proxy::connect`] and
-    /// [`Proxy::spawn`], which install the handlers that read it).
-    calls: Option<Arc<Calls>>,
+    /// The shared connection.
+    link: Arc<Link>,
+    /// How to open a connection again, for [`Proxy::connect`] and [`Proxy::spawn`].
+    opener: Option<Arc<Opener>>,
+    sessions: UpstreamSessions,
+    max_sessions: usize,
+    events: broadcast::Sender<crate::client::ServerNotification>,
 }
 
 tokio::task_local! {
@@ -65,7 +81,7 @@ tokio::task_local! {
 /// The calls a proxy is serving, most recent last: a session-era upstream's ask arrives on
 /// no task of a call, and goes to the most recent call still waiting.
 #[derive(Default)]
-struct Calls {
+pub(super) struct Calls {
     live: Mutex<Vec<(u64, Context)>>,
     next: std::sync::atomic::AtomicU64,
 }
@@ -115,7 +131,15 @@ impl Drop for CallGuard {
 impl std::fmt::Debug for Proxy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Proxy")
-            .field("upstream", &self.client.server_info().map(|i| i.name))
+            .field(
+                "upstream",
+                &self
+                    .link
+                    .current()
+                    .and_then(|c| c.server_info())
+                    .map(|i| i.name),
+            )
+            .field("sessions", &self.sessions)
             .finish_non_exhaustive()
     }
 }
@@ -125,9 +149,23 @@ impl Proxy {
     /// sampling, roots) are answered by `client`'s own handlers; [`connect`](Self::connect)
     /// and [`spawn`](Self::spawn) pass them on to the clients in front instead.
     pub fn new(client: Client) -> Proxy {
+        Proxy::made(client, None, None)
+    }
+
+    fn made(client: Client, opener: Option<Opener>, calls: Option<Arc<Calls>>) -> Proxy {
+        let events = broadcast::channel(1024).0;
+        let opener = opener.map(Arc::new);
         Proxy {
-            client: Arc::new(client),
-            calls: None,
+            link: Arc::new(Link::new(
+                Some(client),
+                opener.clone(),
+                calls,
+                events.clone(),
+            )),
+            opener,
+            sessions: UpstreamSessions::Auto,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            events,
         }
     }
 
@@ -136,32 +174,56 @@ impl Proxy {
     /// whose call is waiting for it, with that client's answer back. The capabilities are
     /// declared upstream (elicitation with URL mode, sampling, roots); an ask the client in
     /// front cannot take fails with the error a server's own ask would get. (Feature `http`.)
+    ///
+    /// The upstream is connected to again after it went away, and a stateful one gets a
+    /// connection per client session in front (see [`Proxy`]).
     #[cfg(feature = "http")]
     pub async fn connect(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
+        let opener = Opener::connect(builder, url);
         let calls = Arc::new(Calls::default());
-        let client = forwarding(builder, &calls).connect(url).await?;
-        Ok(Proxy {
-            client: Arc::new(client),
-            calls: Some(calls),
-        })
+        let client = opener.open(&calls).await?;
+        Ok(Proxy::made(client, Some(opener), Some(calls)))
     }
 
-    /// [`connect`](Self::connect) to a stdio server started with `command`.
+    /// [`connect`](Self::connect) to a stdio server started with `command`, started again
+    /// (with the same program, arguments, environment changes and working directory) after it
+    /// exited, and once per client session in front while it speaks the session era (see
+    /// [`UpstreamSessions`]).
     pub async fn spawn(
         builder: ClientBuilder,
         command: tokio::process::Command,
     ) -> Result<Proxy, ClientError> {
+        let opener = Opener::spawn(builder.clone(), &command);
         let calls = Arc::new(Calls::default());
         let client = forwarding(builder, &calls).spawn(command).await?;
-        Ok(Proxy {
-            client: Arc::new(client),
-            calls: Some(calls),
-        })
+        Ok(Proxy::made(client, Some(opener), Some(calls)))
     }
 
-    /// The upstream connection.
-    pub fn client(&self) -> &Client {
-        &self.client
+    /// Which upstream connection serves each client in front ([`UpstreamSessions::Auto`]
+    /// unless set: one per client session when the upstream is stateful). Only a proxy that
+    /// can open connections ([`connect`](Self::connect), [`spawn`](Self::spawn)) opens one
+    /// per session.
+    pub fn upstream_sessions(mut self, sessions: UpstreamSessions) -> Proxy {
+        self.sessions = sessions;
+        self
+    }
+
+    /// The most upstream sessions open at once for client sessions in front (16 unless set;
+    /// at least 1), besides the shared connection (so, for a spawned server, at most this many
+    /// processes plus one). Past it, a new client session takes the place of the one idle the longest
+    /// (see [`UpstreamSessions::PerSession`]); it is refused, with an error saying so, only
+    /// while every upstream session has a request running.
+    pub fn max_upstream_sessions(mut self, max: usize) -> Proxy {
+        self.max_sessions = max.max(1);
+        self
+    }
+
+    /// The shared upstream connection: the one the proxy was made with, or the latest one
+    /// opened after the upstream went away.
+    pub fn client(&self) -> Arc<Client> {
+        self.link
+            .current()
+            .expect("a proxy's shared link always has a connection")
     }
 
     /// A server builder for the upstream served alone: its `serverInfo` and `instructions`,
@@ -182,10 +244,11 @@ impl Proxy {
     /// ```
     pub fn server(self) -> ServerBuilder {
         let mut builder = Server::builder();
-        if let Some(info) = self.client.server_info() {
+        let client = self.client();
+        if let Some(info) = client.server_info() {
             builder = builder.info(info);
         }
-        if let Some(instructions) = self.client.instructions() {
+        if let Some(instructions) = client.instructions() {
             builder = builder.instructions(instructions);
         }
         builder.item_filter(|_| false).mount("", self)
@@ -195,27 +258,32 @@ impl Proxy {
 impl From<Proxy> for Mounted {
     fn from(proxy: Proxy) -> Mounted {
         Mounted::source(move |names: &Names| {
-            let caps = proxy.client.server_capabilities();
+            let caps = proxy.client().server_capabilities();
             let offers = Offers {
                 tools: caps.get("tools").is_some(),
                 resources: caps.get("resources").is_some(),
                 prompts: caps.get("prompts").is_some(),
                 completions: caps.get("completions").is_some(),
             };
+            let upstreams = Upstreams::new(
+                proxy.link,
+                proxy.opener,
+                proxy.sessions,
+                proxy.max_sessions,
+                proxy.events,
+            );
             Arc::new(Upstream {
-                client: proxy.client,
-                calls: proxy.calls,
+                upstreams: Arc::new(upstreams),
                 names: names.clone(),
                 offers,
                 changes: OnceLock::new(),
-                subscribed: Mutex::default(),
             }) as Arc<dyn Source>
         })
     }
 }
 
 /// `builder` with handlers that pass the upstream's asks on to the current call's client.
-fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
+pub(super) fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
     let (elicit, sample, roots, logs) =
         (calls.clone(), calls.clone(), calls.clone(), calls.clone());
     builder
@@ -275,21 +343,23 @@ fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
 
 /// The [`Source`] of a [`Proxy`].
 struct Upstream {
-    client: Arc<Client>,
-    calls: Option<Arc<Calls>>,
+    upstreams: Arc<Upstreams>,
     names: Names,
     offers: Offers,
     /// The upstream's changes, read from its notifications by a task started on first use.
     changes: OnceLock<broadcast::Sender<Change>>,
-    /// The URIs subscribed to upstream (once each, for every client of this side).
-    subscribed: Mutex<HashSet<String>>,
 }
 
 /// An upstream failure as this side's client sees it: the upstream's own JSON-RPC error as it
-/// sent it, anything else an internal error that names the upstream.
-fn upstream_error(e: ClientError) -> McpError {
+/// sent it, anything else an internal error that names the upstream (and says that the next
+/// request reconnects, when `link` does).
+fn upstream_error(e: ClientError, link: &Link, client: &Arc<Client>) -> McpError {
+    let reconnects = link.failed(client, &e);
     match e {
         ClientError::Rpc(e) => e,
+        other if reconnects => McpError::internal(format!(
+            "The upstream server failed: {other}; the next request connects to it again"
+        )),
         other => McpError::internal(format!("The upstream server failed: {other}")),
     }
 }
@@ -302,8 +372,9 @@ impl Source for Upstream {
     fn list(
         &self,
         kind: Kind,
-        _version: ProtocolVersion,
+        version: ProtocolVersion,
         _caller: Option<Arc<Principal>>,
+        parent: &Arc<crate::server::connection::Connection>,
     ) -> ListFuture {
         let (method, key, field) = match kind {
             Kind::Tool => ("tools/list", "tools", "name"),
@@ -315,8 +386,11 @@ impl Source for Upstream {
             ),
             Kind::Prompt => ("prompts/list", "prompts", "name"),
         };
-        let (client, names) = (self.client.clone(), self.names.clone());
+        let names = self.names.clone();
+        let link = self.upstreams.link_for(parent, version);
         Box::pin(async move {
+            let link = link?;
+            let client = link.client().await?;
             let mut out = Vec::new();
             let mut cursor: Option<String> = None;
             for _ in 0..MAX_PAGES {
@@ -327,7 +401,7 @@ impl Source for Upstream {
                 let mut page = client
                     .request(method, params)
                     .await
-                    .map_err(upstream_error)?;
+                    .map_err(|e| upstream_error(e, &link, &client))?;
                 if let Some(Value::Array(items)) = page.get_mut(key).map(Value::take) {
                     // An upstream's item that is not an object is no item: left out.
                     for item in items.into_iter().filter(Value::is_object) {
@@ -371,13 +445,16 @@ impl Source for Upstream {
     ) -> crate::server::connection::Step {
         let method = req.method.to_string();
         let mut params = params_json(&req);
-        let forwards_logs = self.calls.is_some();
-        let client = self.client.clone();
-        let calls = self.calls.clone();
+        let link = match self.upstreams.link_for(parent, scope.version()) {
+            Ok(link) => link,
+            Err(e) => return crate::server::connection::Step::Reply(scope.err(&req.id, e)),
+        };
+        let forwards_logs = link.calls.is_some();
         run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
             Box::pin(async move {
+                let client = link.client().await?;
                 // Where the upstream's asks (and logs) during this call go.
-                let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
+                let _entered = link.calls.as_ref().map(|calls| calls.enter(ctx.clone()));
                 // A 2026-07-28 upstream logs only when the request asks: at the level the
                 // client in front wants (a session-era upstream ignores the member).
                 if let (true, Some(level), Value::Object(map)) =
@@ -406,13 +483,17 @@ impl Source for Upstream {
                     })
                 };
                 let call = client.request_with_progress(&method, params, on_progress);
-                CALL.scope(ctx, call).await.map_err(upstream_error)
+                CALL.scope(ctx, call)
+                    .await
+                    .map_err(|e| upstream_error(e, &link, &client))
             })
         })
     }
 
-    fn subscribe(&self, uri: &str) {
-        if !self
+    fn subscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
+        // Through the client's session's own upstream connection, when it has one.
+        let link = self.upstreams.link_of(parent);
+        if !link
             .subscribed
             .lock()
             .expect("subscribed lock")
@@ -423,8 +504,15 @@ impl Source for Upstream {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (client, uri) = (self.client.clone(), uri.to_owned());
+        let uri = uri.to_owned();
         runtime.spawn(async move {
+            let client = match link.client().await {
+                Ok(client) => client,
+                Err(e) => {
+                    tracing::warn!(%uri, error = %e.message, "could not subscribe upstream");
+                    return;
+                }
+            };
             if let Err(e) = client.subscribe(&uri).await {
                 tracing::warn!(%uri, error = %e, "the upstream refused a subscription");
             }
@@ -434,7 +522,7 @@ impl Source for Upstream {
     fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {
         let tx = self.changes.get_or_init(|| {
             let tx = broadcast::channel(1024).0;
-            let mut notifications = self.client.notifications();
+            let mut notifications = self.upstreams.events.subscribe();
             let out = tx.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {

@@ -116,12 +116,14 @@ pub(crate) trait Source: Send + Sync + 'static {
     /// What it serves.
     fn offers(&self) -> Offers;
     /// Its items of `kind` as a client of `version` lists them, with their mounted names,
-    /// without those `caller` may not use when its lists hide them.
+    /// without those `caller` may not use when its lists hide them; for the client of
+    /// `parent`.
     fn list(
         &self,
         kind: Kind,
         version: ProtocolVersion,
         caller: Option<Arc<Principal>>,
+        parent: &Arc<Connection>,
     ) -> ListFuture;
     /// What it lists of `kind` without running anything (no resource listers, no upstream),
     /// for a description of the server ([`Server::manifest`]), as a 2025-11-25 client lists it.
@@ -144,10 +146,10 @@ pub(crate) trait Source: Send + Sync + 'static {
         req: Request,
         dispatch: Dispatch,
     ) -> Step;
-    /// The client subscribed to `uri` (its own URI) through the parent.
-    fn subscribe(&self, _uri: &str) {}
-    /// The client unsubscribed from `uri`.
-    fn unsubscribe(&self, _uri: &str) {}
+    /// The client of `parent` subscribed to `uri` (its own URI) through the parent.
+    fn subscribe(&self, _parent: &Connection, _uri: &str) {}
+    /// The client of `parent` unsubscribed from `uri`.
+    fn unsubscribe(&self, _parent: &Connection, _uri: &str) {}
     /// Its changes, to be announced by the parent (`None`: it announces none, or it shares
     /// `parent`'s catalog).
     fn changes(&self, parent: &Catalog) -> Option<broadcast::Receiver<Change>>;
@@ -279,21 +281,22 @@ impl Mounts {
         })
     }
 
-    /// Tells the mount serving `uri` that the client subscribed to it; `false` if none does.
-    pub(crate) fn subscribe(&self, uri: &str) -> bool {
+    /// Tells the mount serving `uri` that the client of `conn` subscribed to it; `false` if
+    /// none does.
+    pub(crate) fn subscribe(&self, conn: &Connection, uri: &str) -> bool {
         match self.by_uri(Kind::Resource, uri) {
             Some((i, own)) => {
-                self.list[i].source.subscribe(&own);
+                self.list[i].source.subscribe(conn, &own);
                 true
             }
             None => false,
         }
     }
 
-    /// Tells the mount serving `uri` that the client unsubscribed.
-    pub(crate) fn unsubscribe(&self, uri: &str) {
+    /// Tells the mount serving `uri` that the client of `conn` unsubscribed.
+    pub(crate) fn unsubscribe(&self, conn: &Connection, uri: &str) {
         if let Some((i, own)) = self.by_uri(Kind::Resource, uri) {
-            self.list[i].source.unsubscribe(&own);
+            self.list[i].source.unsubscribe(conn, &own);
         }
     }
 
@@ -685,6 +688,7 @@ pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request, kind: Kin
     let version = scope.version();
     let caller = scope.principal.clone();
     let own = own_listings(conn.server.clone(), kind, version, caller.clone());
+    let parent = conn.clone();
     let sources: Vec<Arc<dyn Source>> = inner
         .mounts
         .list
@@ -710,7 +714,7 @@ pub(super) fn list(conn: &Arc<Connection>, scope: Scope, req: Request, kind: Kin
             // others, with a warning; a list that has nothing else is its error.
             let alone = all.is_empty() && sources.len() == 1;
             for (i, source) in sources.iter().enumerate() {
-                match source.list(kind, version, caller.clone()).await {
+                match source.list(kind, version, caller.clone(), &parent).await {
                     Ok(items) => all.extend(items),
                     Err(e) if alone => return Err(e),
                     Err(e) => {
@@ -945,6 +949,7 @@ impl Source for Child {
         kind: Kind,
         version: ProtocolVersion,
         caller: Option<Arc<Principal>>,
+        _parent: &Arc<Connection>,
     ) -> ListFuture {
         listings_of(
             self.server.clone(),

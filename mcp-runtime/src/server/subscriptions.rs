@@ -265,7 +265,7 @@ fn knows_resource(conn: &Connection, uri: &str) -> bool {
     };
     // A mounted server's resource is subscribed to here, under its mounted URI: its updates
     // are announced here under that URI (and an upstream is asked for them).
-    own || conn.server.inner.mounts.subscribe(uri)
+    own || conn.server.inner.mounts.subscribe(conn, uri)
 }
 
 pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
@@ -299,7 +299,7 @@ pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request) -> St
     if let Some(subscribed) = conn.subscriptions() {
         subscribed.lock().expect("subscriptions lock").remove(&uri);
     }
-    conn.server.inner.mounts.unsubscribe(&uri);
+    conn.server.inner.mounts.unsubscribe(conn, &uri);
     reply(conn, scope, req, &Map::new(), Cache::No)
 }
 
