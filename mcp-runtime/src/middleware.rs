@@ -85,15 +85,34 @@ where
 
 /// A request on its way through the chain: the request as the server decoded it, once (the
 /// same value the dispatcher and every check read).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct McpRequest {
     pub(crate) request: crate::protocol::params::Request,
     /// The params as JSON, made on first use by [`params`](McpRequest::params).
     pub(crate) json: OnceLock<Value>,
     /// A layer changed the params through [`params_mut`](McpRequest::params_mut).
     pub(crate) edited: bool,
-    pub(crate) caller: String,
+    /// Made on first use by [`caller`](McpRequest::caller): most layers never ask, and for a
+    /// request with an `Authorization` header it is a SHA-256 digest of that header.
+    pub(crate) caller: std::sync::LazyLock<String, Caller>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
+}
+
+/// How a request's [`McpRequest::caller`] is made.
+pub(crate) type Caller = Box<dyn FnOnce() -> String + Send>;
+
+impl Clone for McpRequest {
+    fn clone(&self) -> Self {
+        // A clone gets the caller made (a clone is rare; the original keeps its own).
+        let caller = (*self.caller).clone();
+        McpRequest {
+            request: self.request.clone(),
+            json: self.json.clone(),
+            edited: self.edited,
+            caller: std::sync::LazyLock::new(Box::new(move || caller)),
+            headers: self.headers.clone(),
+        }
+    }
 }
 
 impl McpRequest {

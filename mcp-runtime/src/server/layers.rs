@@ -2,7 +2,7 @@
 //! itself is handed down the layers, and at the bottom dispatched as any other request. What
 //! comes back keeps the dispatcher's own bytes unless a layer changed it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use super::connection::{Arrival, CatchUnwind, Connection, Step};
 use crate::middleware::{self, McpRequest, MiddlewareFuture, Next};
@@ -23,17 +23,27 @@ pub(super) fn through(
     dispatch: Dispatch,
 ) -> Step {
     let inner = &conn.server.inner;
-    let caller = match inner.caller(arrival.headers.as_deref(), arrival.principal.as_deref()) {
-        Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
-        None if conn.session().is_some() => conn.task_owner(),
-        None => "anonymous".into(),
+    let caller: middleware::Caller = {
+        let (conn, headers, principal) = (
+            conn.clone(),
+            arrival.headers.clone(),
+            arrival.principal.clone(),
+        );
+        Box::new(move || {
+            let inner = &conn.server.inner;
+            match inner.caller(headers.as_deref(), principal.as_deref()) {
+                Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
+                None if conn.session().is_some() => conn.task_owner(),
+                None => "anonymous".into(),
+            }
+        })
     };
     let id = req.id.clone();
     let request = McpRequest {
         request: req,
         json: OnceLock::new(),
         edited: false,
-        caller,
+        caller: LazyLock::new(caller),
         headers: arrival.headers.clone(),
     };
     let dispatcher = {
