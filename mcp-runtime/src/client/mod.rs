@@ -282,12 +282,15 @@ impl Client {
     }
 
     /// [`request`](Self::request) asking for progress, with each `notifications/progress`
-    /// params of the request passed to `on_progress` (a proxy passes them on).
+    /// params of the request passed to `on_progress` (a proxy passes them on). With `answer`
+    /// false, a 2026-07-28 `InputRequiredResult` is the result (a proxy passes it on, and sends
+    /// its client's `inputResponses` and `requestState` back in `params`).
     pub(crate) async fn request_with_progress(
         &self,
         method: &str,
         mut params: Value,
         on_progress: core::ProgressFn,
+        answer: bool,
     ) -> Result<Value, ClientError> {
         let token = self.core.next_progress_token();
         let _watch = self.core.watch_progress(token.clone(), on_progress);
@@ -297,7 +300,12 @@ impl Client {
                 meta.insert("progressToken".into(), json!(token));
             }
         }
-        self.request(method, params).await
+        if answer {
+            self.request(method, params).await
+        } else {
+            // Only a 2026-07-28 server answers with input rounds: no session to renew.
+            self.core.request_with(method, params, None, false).await
+        }
     }
 
     /// Sends a notification.

@@ -10,7 +10,7 @@ use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
 use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
-use crate::protocol::{McpError, ProtocolVersion};
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
     CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, params_json,
@@ -371,44 +371,81 @@ impl Source for Upstream {
     ) -> crate::server::connection::Step {
         let method = req.method.to_string();
         let mut params = params_json(&req);
-        let forwards_logs = self.calls.is_some();
+        // Made with `connect`/`spawn`, the proxy stands for the clients in front: the upstream
+        // hears their asks' answers, logs at their level, and (2026-07-28) judges their
+        // capabilities; made with `new`, the upstream's client answers for itself.
+        let forwards_asks = self.calls.is_some();
+        let stateless_upstream = self.client.era() == ProtocolEra::Stateless;
+        // A 2026-07-28 client in front of a 2026-07-28 upstream: the upstream's input rounds
+        // pass as they are (its `inputRequests` under its own keys, all of a round at once,
+        // and its `requestState`), and the client's `inputResponses` and `requestState` go
+        // back the same way.
+        let pass_rounds = forwards_asks
+            && stateless_upstream
+            && scope.version().era() == ProtocolEra::Stateless
+            && matches!(&*method, "tools/call" | "prompts/get" | "resources/read");
+        if let (true, Value::Object(map)) = (pass_rounds, &mut params) {
+            let (responses, state) = req.params.round();
+            if let Some(responses) = responses {
+                map.insert("inputResponses".into(), responses.clone());
+            }
+            if let Some(state) = state {
+                map.insert("requestState".into(), state.clone());
+            }
+        }
         let client = self.client.clone();
         let calls = self.calls.clone();
-        run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
-            Box::pin(async move {
-                // Where the upstream's asks (and logs) during this call go.
-                let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
-                // A 2026-07-28 upstream logs only when the request asks: at the level the
-                // client in front wants (a session-era upstream ignores the member).
-                if let (true, Some(level), Value::Object(map)) =
-                    (forwards_logs, ctx.wanted_log_level(), &mut params)
-                {
-                    let meta = map.entry("_meta").or_insert_with(|| json!({}));
-                    if let Value::Object(meta) = meta {
-                        meta.insert(
-                            "io.modelcontextprotocol/logLevel".into(),
-                            json!(level.as_str()),
-                        );
+        run_forwarded(
+            parent,
+            scope,
+            &req,
+            !pass_rounds,
+            move |ctx| -> CallFuture {
+                Box::pin(async move {
+                    // Where the upstream's asks (and logs) during this call go.
+                    let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
+                    if let (true, Value::Object(map)) = (forwards_asks, &mut params) {
+                        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                        if let Value::Object(meta) = meta {
+                            // A 2026-07-28 upstream logs only when the request asks: at the level
+                            // the client in front wants (a session-era upstream ignores the member).
+                            if let Some(level) = ctx.wanted_log_level() {
+                                meta.insert(
+                                    "io.modelcontextprotocol/logLevel".into(),
+                                    json!(level.as_str()),
+                                );
+                            }
+                            // A 2026-07-28 upstream judges what the client in front can do (and
+                            // refuses with -32021 what needs more): its capabilities, from this
+                            // request or from its `initialize`, extensions included.
+                            if stateless_upstream {
+                                meta.insert(
+                                    "io.modelcontextprotocol/clientCapabilities".into(),
+                                    ctx.client_capabilities().clone(),
+                                );
+                            }
+                        }
                     }
-                }
-                let on_progress = {
-                    let ctx = ctx.clone();
-                    Arc::new(move |p: &Value| {
-                        let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
-                            return;
-                        };
-                        let total = p.get("total").and_then(Value::as_f64);
-                        ctx.forward_progress(
-                            progress,
-                            total,
-                            p.get("message").and_then(Value::as_str),
-                        );
-                    })
-                };
-                let call = client.request_with_progress(&method, params, on_progress);
-                CALL.scope(ctx, call).await.map_err(upstream_error)
-            })
-        })
+                    let on_progress = {
+                        let ctx = ctx.clone();
+                        Arc::new(move |p: &Value| {
+                            let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
+                                return;
+                            };
+                            let total = p.get("total").and_then(Value::as_f64);
+                            ctx.forward_progress(
+                                progress,
+                                total,
+                                p.get("message").and_then(Value::as_str),
+                            );
+                        })
+                    };
+                    let call =
+                        client.request_with_progress(&method, params, on_progress, !pass_rounds);
+                    CALL.scope(ctx, call).await.map_err(upstream_error)
+                })
+            },
+        )
     }
 
     fn subscribe(&self, uri: &str) {

@@ -473,6 +473,10 @@ pub(super) fn build(
 pub(crate) struct Forwarded {
     body: Map<String, Value>,
     meta: Map<String, Value>,
+    /// A 2026-07-28 result that is not `complete`, passed on as it is: an
+    /// `InputRequiredResult` (its `inputRequests` and `requestState` are the upstream's, and
+    /// so will the answers be) or a `CreateTaskResult` (`ttlMs` is then the task's).
+    result_type: Option<&'static str>,
 }
 
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
@@ -482,15 +486,26 @@ impl Forwarded {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        for hop in ["resultType", "ttlMs", "cacheScope"] {
-            body.remove(hop);
+        let result_type = match body.remove("resultType") {
+            Some(Value::String(t)) if t == "input_required" => Some("input_required"),
+            Some(Value::String(t)) if t == "task" => Some("task"),
+            _ => None,
+        };
+        if result_type.is_none() {
+            for hop in ["ttlMs", "cacheScope"] {
+                body.remove(hop);
+            }
         }
         let mut meta = match body.remove("_meta") {
             Some(Value::Object(meta)) => meta,
             _ => Map::new(),
         };
         meta.remove("io.modelcontextprotocol/serverInfo");
-        Forwarded { body, meta }
+        Forwarded {
+            body,
+            meta,
+            result_type,
+        }
     }
 }
 
@@ -512,6 +527,9 @@ impl super::handler::Outcome for Forwarded {
     fn is_tool_error(&self) -> bool {
         self.body.get("isError") == Some(&Value::Bool(true))
     }
+    fn result_type(&self) -> Option<&'static str> {
+        self.result_type
+    }
 }
 
 /// The future of a call answered elsewhere.
@@ -520,16 +538,19 @@ pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, McpError>
 
 /// Runs a call answered elsewhere as a request of `parent`: cancellable (its future is dropped
 /// when the client cancels), within the connection's limits and timeout, its result shaped
-/// for the request's era ([`Forwarded`]).
+/// for the request's era ([`Forwarded`]). With `rounds`, a 2026-07-28 call may ask the client
+/// (what the upstream asks) through an input round of this server; without, the input rounds
+/// are the upstream's, passed on as they are (`inputResponses` and `requestState` are then
+/// not this server's to read).
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) fn run_forwarded(
     parent: &Arc<Connection>,
     mut scope: Scope,
     req: &Request,
+    rounds: bool,
     call: impl FnOnce(crate::request::Context) -> CallFuture,
 ) -> Step {
-    // A 2026-07-28 call may ask the client (what the upstream asks) through an input round.
-    if let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
+    if rounds && let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
         return Step::Reply(scope.err(&req.id, e));
     }
     let (what, cache) = match &*req.method {
