@@ -21,6 +21,34 @@ use crate::server::{Server, ServerBuilder};
 /// The most pages of one upstream list read for one downstream list.
 const MAX_PAGES: usize = 1000;
 
+/// Where a server's capabilities declare the tasks extension.
+const TASKS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1tasks";
+
+/// The most task ids a proxy remembers as its upstream's (the oldest are forgotten first;
+/// a forgotten task's requests still reach the upstream when this side runs no tasks).
+const MAX_TASKS: usize = 10_000;
+
+/// The ids of the tasks the upstream created for clients of this side, oldest first.
+#[derive(Default)]
+struct TaskIds {
+    order: std::collections::VecDeque<String>,
+    known: HashSet<String>,
+}
+
+impl TaskIds {
+    fn insert(&mut self, id: &str) {
+        if !self.known.insert(id.to_owned()) {
+            return;
+        }
+        self.order.push_back(id.to_owned());
+        if self.order.len() > MAX_TASKS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.known.remove(&old);
+        }
+    }
+}
+
 /// A server reached through a [`Client`] connection, served as part of this one: mount it
 /// like any server (`Server::builder().mount("up", Proxy::new(client))`), or serve it alone
 /// under its own name with [`Proxy::server`] (a bridge from one transport to another).
@@ -201,6 +229,9 @@ impl From<Proxy> for Mounted {
                 resources: caps.get("resources").is_some(),
                 prompts: caps.get("prompts").is_some(),
                 completions: caps.get("completions").is_some(),
+                // The tasks extension (2026-07-28) or the `tasks` capability (2025-11-25).
+                tasks: caps.pointer(TASKS_EXTENSION_POINTER).is_some()
+                    || caps.get("tasks").is_some(),
             };
             Arc::new(Upstream {
                 client: proxy.client,
@@ -209,6 +240,7 @@ impl From<Proxy> for Mounted {
                 offers,
                 changes: OnceLock::new(),
                 subscribed: Mutex::default(),
+                tasks: Arc::default(),
             }) as Arc<dyn Source>
         })
     }
@@ -273,6 +305,30 @@ fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
         })
 }
 
+/// The `_meta` of a request sent upstream on behalf of the client of `ctx`: a 2026-07-28
+/// upstream logs only when the request asks, at the level that client wants (a session-era
+/// upstream ignores the member), and judges what that client can do (refusing with -32021
+/// what needs more, deciding task calls): its capabilities, from this request or from its
+/// `initialize`, extensions included.
+fn for_the_client_in_front(params: &mut Value, ctx: &Context, stateless_upstream: bool) {
+    let Value::Object(map) = params else { return };
+    let Value::Object(meta) = map.entry("_meta").or_insert_with(|| json!({})) else {
+        return;
+    };
+    if let Some(level) = ctx.wanted_log_level() {
+        meta.insert(
+            "io.modelcontextprotocol/logLevel".into(),
+            json!(level.as_str()),
+        );
+    }
+    if stateless_upstream {
+        meta.insert(
+            "io.modelcontextprotocol/clientCapabilities".into(),
+            ctx.client_capabilities().clone(),
+        );
+    }
+}
+
 /// The [`Source`] of a [`Proxy`].
 struct Upstream {
     client: Arc<Client>,
@@ -283,6 +339,8 @@ struct Upstream {
     changes: OnceLock<broadcast::Sender<Change>>,
     /// The URIs subscribed to upstream (once each, for every client of this side).
     subscribed: Mutex<HashSet<String>>,
+    /// The tasks the upstream created (their `tasks/*` requests go to it).
+    tasks: Arc<Mutex<TaskIds>>,
 }
 
 /// An upstream failure as this side's client sees it: the upstream's own JSON-RPC error as it
@@ -395,57 +453,43 @@ impl Source for Upstream {
         }
         let client = self.client.clone();
         let calls = self.calls.clone();
-        run_forwarded(
-            parent,
-            scope,
-            &req,
-            !pass_rounds,
-            move |ctx| -> CallFuture {
-                Box::pin(async move {
-                    // Where the upstream's asks (and logs) during this call go.
-                    let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
-                    if let (true, Value::Object(map)) = (forwards_asks, &mut params) {
-                        let meta = map.entry("_meta").or_insert_with(|| json!({}));
-                        if let Value::Object(meta) = meta {
-                            // A 2026-07-28 upstream logs only when the request asks: at the level
-                            // the client in front wants (a session-era upstream ignores the member).
-                            if let Some(level) = ctx.wanted_log_level() {
-                                meta.insert(
-                                    "io.modelcontextprotocol/logLevel".into(),
-                                    json!(level.as_str()),
-                                );
-                            }
-                            // A 2026-07-28 upstream judges what the client in front can do (and
-                            // refuses with -32021 what needs more): its capabilities, from this
-                            // request or from its `initialize`, extensions included.
-                            if stateless_upstream {
-                                meta.insert(
-                                    "io.modelcontextprotocol/clientCapabilities".into(),
-                                    ctx.client_capabilities().clone(),
-                                );
-                            }
-                        }
-                    }
-                    let on_progress = {
-                        let ctx = ctx.clone();
-                        Arc::new(move |p: &Value| {
-                            let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
-                                return;
-                            };
-                            let total = p.get("total").and_then(Value::as_f64);
-                            ctx.forward_progress(
-                                progress,
-                                total,
-                                p.get("message").and_then(Value::as_str),
-                            );
-                        })
-                    };
-                    let call =
-                        client.request_with_progress(&method, params, on_progress, !pass_rounds);
-                    CALL.scope(ctx, call).await.map_err(upstream_error)
-                })
-            },
-        )
+        let tasks = self.tasks.clone();
+        let rounds = !pass_rounds;
+        run_forwarded(parent, scope, &req, rounds, move |ctx| -> CallFuture {
+            Box::pin(async move {
+                // Where the upstream's asks (and logs) during this call go.
+                let _entered = calls.as_ref().map(|calls| calls.enter(ctx.clone()));
+                if forwards_asks {
+                    for_the_client_in_front(&mut params, &ctx, stateless_upstream);
+                }
+                let on_progress = {
+                    let ctx = ctx.clone();
+                    Arc::new(move |p: &Value| {
+                        let Some(progress) = p.get("progress").and_then(Value::as_f64) else {
+                            return;
+                        };
+                        let total = p.get("total").and_then(Value::as_f64);
+                        let message = p.get("message").and_then(Value::as_str);
+                        ctx.forward_progress(progress, total, message);
+                    })
+                };
+                let call = client.request_with_progress(&method, params, on_progress, rounds);
+                let result = CALL.scope(ctx, call).await.map_err(upstream_error)?;
+                // A task the upstream created: its `tasks/*` requests are the upstream's.
+                let task = match result.get("resultType").and_then(Value::as_str) {
+                    Some("task") => result.get("taskId"),
+                    _ => result.pointer("/task/taskId"),
+                };
+                if let Some(id) = task.and_then(Value::as_str) {
+                    tasks.lock().expect("tasks lock").insert(id);
+                }
+                Ok(result)
+            })
+        })
+    }
+
+    fn owns_task(&self, id: &str) -> bool {
+        self.tasks.lock().expect("tasks lock").known.contains(id)
     }
 
     fn subscribe(&self, uri: &str) {

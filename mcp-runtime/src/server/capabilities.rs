@@ -77,7 +77,7 @@ impl Declared {
         let capabilities = Value::Object(capabilities);
         let mut stateless_capabilities = capabilities.clone();
         let mut tasks_capabilities = capabilities.clone();
-        if registry.has_task_tools() {
+        if registry.has_task_tools() || mounted.tasks {
             stateless_capabilities["extensions"][crate::server::tasks::EXTENSION] = json!({});
             tasks_capabilities["tasks"] =
                 json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });

@@ -307,6 +307,16 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     {
         return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
     }
+    // A task of a mounted server (a proxy's upstream) is that server's.
+    if mounted
+        && matches!(
+            &*req.method,
+            "tasks/get" | "tasks/cancel" | "tasks/update" | "tasks/result"
+        )
+        && let Some(found) = mount::route_task(conn, &req)
+    {
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
+    }
     // Methods behind a capability the server did not advertise are "not found".
     let inner = &conn.server.inner;
     let registry = &inner.registry;

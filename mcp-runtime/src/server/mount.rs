@@ -81,6 +81,8 @@ pub(crate) struct Offers {
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
     pub(crate) completions: bool,
+    /// Task-augmented calls (`tasks/*` go to it when the server runs no tasks of its own).
+    pub(crate) tasks: bool,
 }
 
 impl Offers {
@@ -90,6 +92,7 @@ impl Offers {
             resources: self.resources || other.resources,
             prompts: self.prompts || other.prompts,
             completions: self.completions || other.completions,
+            tasks: self.tasks || other.tasks,
         }
     }
 
@@ -144,6 +147,10 @@ pub(crate) trait Source: Send + Sync + 'static {
         req: Request,
         dispatch: Dispatch,
     ) -> Step;
+    /// Whether the task `id` is one of its own (a task it created and handed a client).
+    fn owns_task(&self, _id: &str) -> bool {
+        false
+    }
     /// The client subscribed to `uri` (its own URI) through the parent.
     fn subscribe(&self, _uri: &str) {}
     /// The client unsubscribed from `uri`.
@@ -481,7 +488,9 @@ pub(crate) struct Forwarded {
 
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 impl Forwarded {
-    pub(crate) fn new(result: Value) -> Forwarded {
+    /// `task`: the result of a `tasks/*` request (its `ttlMs` is the task's, not a cache
+    /// hint of the upstream's hop).
+    pub(crate) fn new(result: Value, task: bool) -> Forwarded {
         let mut body = match result {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -491,7 +500,7 @@ impl Forwarded {
             Some(Value::String(t)) if t == "task" => Some("task"),
             _ => None,
         };
-        if result_type.is_none() {
+        if result_type.is_none() && !task {
             for hop in ["ttlMs", "cacheScope"] {
                 body.remove(hop);
             }
@@ -560,9 +569,10 @@ pub(crate) fn run_forwarded(
         "completion/complete" => ("completion/complete", Cache::No),
         _ => ("forwarded", Cache::No),
     };
+    let task = req.method.starts_with("tasks/");
     run(parent, scope, &req.id, what, cache, move |ctx| {
         let fut = call(ctx);
-        Box::pin(async move { fut.await.map(Forwarded::new) })
+        Box::pin(async move { fut.await.map(|r| Forwarded::new(r, task)) })
     })
 }
 
@@ -575,10 +585,20 @@ pub(crate) fn params_json(req: &Request) -> Value {
         Body::GetPrompt(p) => serde_json::to_value(p),
         Body::Uri(p) => serde_json::to_value(p),
         Body::Complete(p) => serde_json::to_value(p),
+        Body::Task(p) => serde_json::to_value(p),
+        // A task's answers are the request itself, not this hop's.
+        Body::UpdateTask(p) => serde_json::to_value(p).map(|mut v| {
+            if let Value::Object(map) = &mut v {
+                map.remove("_meta");
+            }
+            v
+        }),
         _ => Ok(Value::Object(Map::new())),
     };
     let mut value = value.unwrap_or_else(|_| Value::Object(Map::new()));
-    if let Value::Object(map) = &mut value {
+    if let (false, Value::Object(map)) =
+        (matches!(req.params.body, Body::UpdateTask(_)), &mut value)
+    {
         for hop in ["_meta", "inputResponses", "requestState"] {
             map.remove(hop);
         }
@@ -616,6 +636,29 @@ pub(super) fn route(conn: &Connection, req: &Request) -> Option<(usize, String)>
         },
         _ => None,
     }
+}
+
+/// Which mount serves a `tasks/*` request: the one that created the task, else, when the
+/// server runs no tasks of its own, the first mount that runs tasks (which then says whether
+/// it knows the task). `None`: the server's own handler answers.
+pub(super) fn route_task(conn: &Connection, req: &Request) -> Option<(usize, String)> {
+    let inner = &conn.server.inner;
+    let id = match &req.params.body {
+        Body::Task(p) => &p.task_id,
+        Body::UpdateTask(p) => &p.task_id,
+        _ => return None,
+    };
+    let mounts = &inner.mounts.list;
+    let slot = mounts
+        .iter()
+        .position(|m| m.source.owns_task(id))
+        .or_else(|| {
+            if inner.registry.has_task_tools() {
+                return None;
+            }
+            mounts.iter().position(|m| m.source.offers().tasks)
+        })?;
+    Some((slot, id.clone()))
 }
 
 /// Hands `req` to the mount at `slot` (found by [`route`]) under the item's name there,
@@ -958,6 +1001,7 @@ impl Source for Child {
             resources: registry.has_resources(),
             prompts: !registry.prompts.items.is_empty(),
             completions: registry.has_completions(),
+            tasks: false,
         }
     }
 
