@@ -308,6 +308,16 @@ impl Client {
         }
     }
 
+    /// The `x-mcp-header` arguments of the server's tools (those that have any), as a listing
+    /// read elsewhere gave them (a proxy lists with [`request`](Self::request)): its calls of
+    /// those tools carry the `Mcp-Param-*` headers.
+    pub(crate) fn remember_tool_headers(
+        &self,
+        tools: std::collections::HashMap<String, Vec<crate::protocol::headers::HeaderParam>>,
+    ) {
+        self.core.remember_tool_headers(tools);
+    }
+
     /// Sends a notification.
     pub async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
         self.core.notify(method, params).await

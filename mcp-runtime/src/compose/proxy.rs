@@ -1,6 +1,6 @@
 //! [`Proxy`]: a server elsewhere, reached through a [`Client`], served as this process's own.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
@@ -10,6 +10,7 @@ use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
 use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
+use crate::protocol::headers::HeaderParam;
 use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
@@ -241,6 +242,7 @@ impl From<Proxy> for Mounted {
                 changes: OnceLock::new(),
                 subscribed: Mutex::default(),
                 tasks: Arc::default(),
+                tool_headers: Arc::default(),
             }) as Arc<dyn Source>
         })
     }
@@ -341,6 +343,25 @@ struct Upstream {
     subscribed: Mutex<HashSet<String>>,
     /// The tasks the upstream created (their `tasks/*` requests go to it).
     tasks: Arc<Mutex<TaskIds>>,
+    /// The `x-mcp-header` arguments of the upstream's tools (those that have any), by their
+    /// own names, as the latest complete listing gave them.
+    tool_headers: Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>,
+}
+
+/// Records the `x-mcp-header` arguments of the listed `tool`, if it has any (and they follow
+/// the rules: a tool that breaks them is passed on, and its calls carry no such headers).
+fn note_header_params(tool: &Value, into: &mut HashMap<String, Vec<HeaderParam>>) {
+    let (Some(name), Some(schema)) = (
+        tool.get("name").and_then(Value::as_str),
+        tool.get("inputSchema"),
+    ) else {
+        return;
+    };
+    if let Ok(params) = crate::protocol::headers::header_params(schema)
+        && !params.is_empty()
+    {
+        into.insert(name.to_owned(), params);
+    }
 }
 
 /// An upstream failure as this side's client sees it: the upstream's own JSON-RPC error as it
@@ -374,8 +395,10 @@ impl Source for Upstream {
             Kind::Prompt => ("prompts/list", "prompts", "name"),
         };
         let (client, names) = (self.client.clone(), self.names.clone());
+        let known_headers = self.tool_headers.clone();
         Box::pin(async move {
             let mut out = Vec::new();
+            let mut tool_headers = HashMap::new();
             let mut cursor: Option<String> = None;
             for _ in 0..MAX_PAGES {
                 let params = match &cursor {
@@ -389,6 +412,9 @@ impl Source for Upstream {
                 if let Some(Value::Array(items)) = page.get_mut(key).map(Value::take) {
                     // An upstream's item that is not an object is no item: left out.
                     for item in items.into_iter().filter(Value::is_object) {
+                        if kind == Kind::Tool {
+                            note_header_params(&item, &mut tool_headers);
+                        }
                         let raw = serde_json::value::to_raw_value(&item)
                             .map_err(|e| McpError::internal(e.to_string()))?;
                         out.push(names.listing(&raw, field));
@@ -396,7 +422,15 @@ impl Source for Upstream {
                 }
                 match page.get("nextCursor").and_then(Value::as_str) {
                     Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-                    _ => return Ok(out),
+                    _ => {
+                        if kind == Kind::Tool {
+                            // This side checks the `Mcp-Param-*` headers of its client's calls,
+                            // and the upstream's client sends them upstream.
+                            client.remember_tool_headers(tool_headers.clone());
+                            *known_headers.lock().expect("headers lock") = tool_headers;
+                        }
+                        return Ok(out);
+                    }
                 }
             }
             Err(McpError::internal(format!(
@@ -486,6 +520,11 @@ impl Source for Upstream {
                 Ok(result)
             })
         })
+    }
+
+    fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        let known = self.tool_headers.lock().expect("headers lock");
+        known.get(name).cloned().unwrap_or_default()
     }
 
     fn owns_task(&self, id: &str) -> bool {

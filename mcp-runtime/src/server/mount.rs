@@ -56,6 +56,7 @@ use super::era::{Cache, Scope};
 use super::handler::{ListPage, cursor_of, run};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
+use crate::protocol::headers::HeaderParam;
 use crate::protocol::params::{Body, Reference, Request};
 use crate::protocol::{McpError, ProtocolVersion, Resource};
 use crate::registry::{BuildError, Listed, Registry, page_of};
@@ -147,6 +148,10 @@ pub(crate) trait Source: Send + Sync + 'static {
         req: Request,
         dispatch: Dispatch,
     ) -> Step;
+    /// The `x-mcp-header` arguments of its tool `name` (its own name), as far as it knows.
+    fn header_params(&self, _name: &str) -> Vec<HeaderParam> {
+        Vec::new()
+    }
     /// Whether the task `id` is one of its own (a task it created and handed a client).
     fn owns_task(&self, _id: &str) -> bool {
         false
@@ -284,6 +289,15 @@ impl Mounts {
             let own = m.names.strip_uri(uri)?;
             m.source.knows(kind, &own).then_some((i, own))
         })
+    }
+
+    /// The `x-mcp-header` arguments of the mounted tool `name` (none when no mount serves it):
+    /// a 2026-07-28 `tools/call` over HTTP must carry them in `Mcp-Param-*` headers.
+    pub(crate) fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        match self.by_name(Kind::Tool, name) {
+            Some((i, own)) => self.list[i].source.header_params(own),
+            None => Vec::new(),
+        }
     }
 
     /// Tells the mount serving `uri` that the client subscribed to it; `false` if none does.
@@ -1050,6 +1064,13 @@ impl Source for Child {
                         .is_some_and(|r| r.enabled(catalog))
             }
         }
+    }
+
+    fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        self.registry()
+            .tool(name)
+            .map(|t| t.header_params.clone())
+            .unwrap_or_default()
     }
 
     fn scopes_for(&self, method: &str, name: &str) -> Vec<&'static str> {
