@@ -2,6 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
@@ -307,6 +308,40 @@ fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
         })
 }
 
+/// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open upstream for as
+/// long as the upstream's client is (opened again, after a pause that grows to 30 s, when it
+/// ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads it.
+fn keep_listening(client: &Arc<Client>, notifications: Value) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let client = Arc::downgrade(client);
+    runtime.spawn(async move {
+        const FIRST: Duration = Duration::from_millis(250);
+        let mut pause = FIRST;
+        loop {
+            let Some(upstream) = client.upgrade() else {
+                return;
+            };
+            let opened = upstream.listen(notifications.clone()).await;
+            drop(upstream);
+            match opened {
+                Ok(mut listen) => {
+                    let since = tokio::time::Instant::now();
+                    while listen.next().await.is_some() {}
+                    if since.elapsed() > Duration::from_secs(30) {
+                        pause = FIRST;
+                    }
+                }
+                Err(ClientError::Closed) => return,
+                Err(e) => tracing::debug!(error = %e, "the upstream's listen stream failed"),
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(30));
+        }
+    });
+}
+
 /// The `_meta` of a request sent upstream on behalf of the client of `ctx`: a 2026-07-28
 /// upstream logs only when the request asks, at the level that client wants (a session-era
 /// upstream ignores the member), and judges what that client can do (refusing with -32021
@@ -543,6 +578,11 @@ impl Source for Upstream {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if self.client.era() == ProtocolEra::Stateless {
+            // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
+            keep_listening(&self.client, json!({ "resourceSubscriptions": [uri] }));
+            return;
+        }
         let (client, uri) = (self.client.clone(), uri.to_owned());
         runtime.spawn(async move {
             if let Err(e) = client.subscribe(&uri).await {
@@ -555,6 +595,17 @@ impl Source for Upstream {
         let tx = self.changes.get_or_init(|| {
             let tx = broadcast::channel(1024).0;
             let mut notifications = self.client.notifications();
+            if self.client.era() == ProtocolEra::Stateless {
+                // A 2026-07-28 upstream announces list changes only on a listen stream.
+                keep_listening(
+                    &self.client,
+                    json!({
+                        "toolsListChanged": true,
+                        "promptsListChanged": true,
+                        "resourcesListChanged": true,
+                    }),
+                );
+            }
             let out = tx.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {
