@@ -68,16 +68,31 @@ impl TaskIds {
 /// The upstream's requests to the client (elicitation, sampling, roots) go to the client whose
 /// call is waiting for the upstream, and its answers back, when the proxy was made with
 /// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
-/// answer them). A 2026-07-28 client in front answers through an input round: its call is
-/// then run again with the answer, and so is the upstream call, which must be repeatable. A
-/// session-era upstream names no call in its asks: each goes to the latest call still waiting.
+/// answer them). Where both sides speak 2026-07-28, the upstream's input rounds reach the
+/// client as they are (its `inputRequests`, all of a round at once, under its keys, and its
+/// `requestState`) and the client's answers go back the same way. Where only the client in
+/// front does, it answers through an input round of this server: its call is then run again
+/// with the answer, and so is the upstream call, which must be repeatable. A session-era
+/// upstream names no call in its asks: each goes to the latest call still waiting. A
+/// 2026-07-28 upstream gets, with each call, the capabilities of the client in front (from the
+/// request, or from its `initialize`): it asks only what that client can answer, refuses with
+/// -32021 what needs more, and runs the call as a task when the client declared the tasks
+/// extension.
 ///
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
 ///
-/// Not forwarded yet: task-augmented calls. An upstream that
-/// went away fails each request with an internal error (-32603) that says so; it is not
-/// reconnected, and one upstream connection serves every client in front.
+/// Task-augmented calls pass through: the upstream's tasks extension (2026-07-28) or `tasks`
+/// capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and `tasks/get`,
+/// `tasks/update`, `tasks/cancel` and `tasks/result` of the tasks it created go to it (of any
+/// task, when the server in front runs no tasks of its own). On 2026-07-28 HTTP, the
+/// `Mcp-Param-*` headers of the upstream's tools' `x-mcp-header` arguments are checked as the
+/// server's own tools' are, from the latest listing of the upstream's tools (which also tells
+/// the upstream's client to send them). A 2026-07-28 upstream's list changes and resource
+/// updates are heard on `subscriptions/listen` streams kept open upstream.
+///
+/// An upstream that went away fails each request with an internal error (-32603) that says
+/// so; it is not reconnected, and one upstream connection serves every client in front.
 #[derive(Clone)]
 pub struct Proxy {
     client: Arc<Client>,
