@@ -1138,6 +1138,12 @@ async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
 
 // ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
 
+/// The skills of the upstream (the conformance fixture's).
+const UPSTREAM_SKILLS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../examples/conformance/skills"
+);
+
 /// `compose/upstream.rs` served alone over Streamable HTTP on a free port (both eras), on a
 /// runtime of its own; its URL.
 fn upstream_over_http() -> String {
@@ -1153,6 +1159,7 @@ fn upstream_over_http() -> String {
             let server = Server::builder()
                 .name("upstream")
                 .item_filter(in_upstream)
+                .skills_dir(UPSTREAM_SKILLS)
                 .build()
                 .unwrap();
             let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
@@ -1365,5 +1372,64 @@ async fn a_2026_upstreams_list_changes_reach_the_clients_in_front() {
             "no notifications/tools/list_changed"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The skills of an upstream served alone through a proxy (SEP-2640): the extension as the
+/// upstream declares it, `skills/list`, `skills/get`, `resources/directory/read`, and the
+/// skill files read as resources, in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_servers_skills_pass_through() {
+    let server = proxied_2026_upstream().await;
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let client = TestClient::connect_to(server.clone(), version)
+            .await
+            .unwrap();
+        if version == ProtocolVersion::V2026_07_28 {
+            let discovered = client.request("server/discover", json!({})).await.unwrap();
+            assert_eq!(
+                discovered["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+                json!({"directoryRead": true}),
+                "{discovered}"
+            );
+        }
+        let listed = client.request("skills/list", json!({})).await.unwrap();
+        let skills = listed["skills"].as_array().unwrap();
+        let uris: Vec<&str> = skills.iter().map(|s| s["uri"].as_str().unwrap()).collect();
+        assert!(
+            uris.contains(&"skill://pdf-processing/SKILL.md"),
+            "{version}: {listed}"
+        );
+        let got = client
+            .request(
+                "skills/get",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got["skill"]["uri"], "skill://pdf-processing/SKILL.md",
+            "{got}"
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        let text = read["contents"][0]["text"].as_str().unwrap();
+        assert!(text.contains("name: pdf-processing"), "{version}: {text}");
+        let dir = client
+            .request(
+                "resources/directory/read",
+                json!({"uri": "skill://pdf-processing"}),
+            )
+            .await
+            .unwrap();
+        assert!(
+            dir["resources"].as_array().is_some_and(|r| !r.is_empty()),
+            "{dir}"
+        );
     }
 }

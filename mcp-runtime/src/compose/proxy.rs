@@ -26,6 +26,9 @@ const MAX_PAGES: usize = 1000;
 /// Where a server's capabilities declare the tasks extension.
 const TASKS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1tasks";
 
+/// Where a server's capabilities declare the skills extension (SEP-2640).
+const SKILLS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1skills";
+
 /// The most task ids a proxy remembers as its upstream's (the oldest are forgotten first;
 /// a forgotten task's requests still reach the upstream when this side runs no tasks).
 const MAX_TASKS: usize = 10_000;
@@ -249,6 +252,11 @@ impl From<Proxy> for Mounted {
                 // The tasks extension (2026-07-28) or the `tasks` capability (2025-11-25).
                 tasks: caps.pointer(TASKS_EXTENSION_POINTER).is_some()
                     || caps.get("tasks").is_some(),
+                skills: caps.pointer(SKILLS_EXTENSION_POINTER).is_some(),
+                skills_directory: caps
+                    .pointer(SKILLS_EXTENSION_POINTER)
+                    .and_then(|s| s.get("directoryRead"))
+                    == Some(&Value::Bool(true)),
             };
             Arc::new(Upstream {
                 client: proxy.client,

@@ -41,16 +41,17 @@ impl Declared {
                 json!({ "subscribe": true, "listChanged": true }),
             );
         }
-        if skills {
+        if skills || mounted.skills {
             // SEP-2640: inline settings (no envelope); skill files are resources, so the
-            // resources capability comes with the extension.
+            // resources capability comes with the extension. A mounted server's skills (a
+            // proxy's upstream's) are served as it serves them.
             let extensions = capabilities
                 .entry("extensions")
                 .or_insert_with(|| json!({}));
             if let Some(extensions) = extensions.as_object_mut() {
                 extensions.insert(
                     crate::skills::EXTENSION.into(),
-                    json!({ "directoryRead": true }),
+                    json!({ "directoryRead": skills || mounted.skills_directory }),
                 );
             }
             capabilities.entry("resources").or_insert_with(|| json!({}));

@@ -307,6 +307,17 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     {
         return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
     }
+    // Skills of a server mounted without a prefix (a proxy's upstream), where it has none.
+    if mounted
+        && conn.server.inner.skills.is_none()
+        && matches!(
+            &*req.method,
+            "skills/list" | "skills/get" | "resources/directory/read"
+        )
+        && let Some(found) = mount::route_skills(conn, &req)
+    {
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
+    }
     // A task of a mounted server (a proxy's upstream) is that server's.
     if mounted
         && matches!(

@@ -84,6 +84,12 @@ pub(crate) struct Offers {
     pub(crate) completions: bool,
     /// Task-augmented calls (`tasks/*` go to it when the server runs no tasks of its own).
     pub(crate) tasks: bool,
+    /// Skills (SEP-2640; `skills/*` go to it when the server has none of its own): served
+    /// only by a source mounted without a prefix (a proxy served alone), whose `skill://`
+    /// URIs need no rewriting.
+    pub(crate) skills: bool,
+    /// With skills, `resources/directory/read` too.
+    pub(crate) skills_directory: bool,
 }
 
 impl Offers {
@@ -94,6 +100,8 @@ impl Offers {
             prompts: self.prompts || other.prompts,
             completions: self.completions || other.completions,
             tasks: self.tasks || other.tasks,
+            skills: self.skills || other.skills,
+            skills_directory: self.skills_directory || other.skills_directory,
         }
     }
 
@@ -260,9 +268,13 @@ pub(crate) struct Mounts {
 
 impl Mounts {
     pub(crate) fn new(list: Vec<Mount>) -> Mounts {
-        let offers = list
-            .iter()
-            .fold(Offers::default(), |all, m| all.or(m.source.offers()));
+        let offers = list.iter().fold(Offers::default(), |all, m| {
+            let mut offers = m.source.offers();
+            if !m.names.prefix.is_empty() {
+                (offers.skills, offers.skills_directory) = (false, false);
+            }
+            all.or(offers)
+        });
         Mounts {
             list,
             offers,
@@ -581,6 +593,8 @@ pub(crate) fn run_forwarded(
         "prompts/get" => ("prompts/get", Cache::No),
         "resources/read" => ("resources/read", Cache::Data),
         "completion/complete" => ("completion/complete", Cache::No),
+        // Skills describe the server, as its own skills' lists do.
+        "skills/list" | "skills/get" | "resources/directory/read" => ("skills", Cache::Listing),
         _ => ("forwarded", Cache::No),
     };
     let task = req.method.starts_with("tasks/");
@@ -600,6 +614,8 @@ pub(crate) fn params_json(req: &Request) -> Value {
         Body::Uri(p) => serde_json::to_value(p),
         Body::Complete(p) => serde_json::to_value(p),
         Body::Task(p) => serde_json::to_value(p),
+        Body::List(p) => serde_json::to_value(p),
+        Body::Directory(p) => serde_json::to_value(p),
         // A task's answers are the request itself, not this hop's.
         Body::UpdateTask(p) => serde_json::to_value(p).map(|mut v| {
             if let Value::Object(map) = &mut v {
@@ -673,6 +689,23 @@ pub(super) fn route_task(conn: &Connection, req: &Request) -> Option<(usize, Str
             mounts.iter().position(|m| m.source.offers().tasks)
         })?;
     Some((slot, id.clone()))
+}
+
+/// Which mount serves `skills/list`, `skills/get` and `resources/directory/read`, on a server
+/// with no skills of its own: the first mounted without a prefix that serves skills, with the
+/// skill's URI (`skills/get`).
+pub(super) fn route_skills(conn: &Connection, req: &Request) -> Option<(usize, String)> {
+    let slot = conn.server.inner.mounts.list.iter().position(|m| {
+        let offers = m.source.offers();
+        m.names.prefix.is_empty()
+            && offers.skills
+            && (offers.skills_directory || req.method != "resources/directory/read")
+    })?;
+    let uri = match &req.params.body {
+        Body::Uri(p) => p.uri.clone(),
+        _ => String::new(),
+    };
+    Some((slot, uri))
 }
 
 /// Hands `req` to the mount at `slot` (found by [`route`]) under the item's name there,
@@ -1016,6 +1049,8 @@ impl Source for Child {
             prompts: !registry.prompts.items.is_empty(),
             completions: registry.has_completions(),
             tasks: false,
+            skills: false,
+            skills_directory: false,
         }
     }
 
