@@ -88,7 +88,10 @@ impl TaskIds {
 /// Task-augmented calls pass through: the upstream's tasks extension (2026-07-28) or `tasks`
 /// capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and `tasks/get`,
 /// `tasks/update`, `tasks/cancel` and `tasks/result` of the tasks it created go to it (of any
-/// task, when the server in front runs no tasks of its own). On 2026-07-28 HTTP, the
+/// task, when the server in front runs no tasks of its own). Served alone (mounted without a
+/// prefix), its skills (SEP-2640) pass through too: the extension as the upstream declares it,
+/// `skills/list`, `skills/get`, `resources/directory/read` and its `skill://` files. On
+/// 2026-07-28 HTTP, the
 /// `Mcp-Param-*` headers of the upstream's tools' `x-mcp-header` arguments are checked as the
 /// server's own tools' are, from the latest listing of the upstream's tools (which also tells
 /// the upstream's client to send them). A 2026-07-28 upstream's list changes and resource
@@ -371,11 +374,15 @@ fn keep_listening(client: &Arc<Client>, notifications: Value) {
 /// what needs more, deciding task calls): its capabilities, from this request or from its
 /// `initialize`, extensions included.
 fn for_the_client_in_front(params: &mut Value, ctx: &Context, stateless_upstream: bool) {
+    let level = ctx.wanted_log_level();
     let Value::Object(map) = params else { return };
+    if level.is_none() && !stateless_upstream {
+        return;
+    }
     let Value::Object(meta) = map.entry("_meta").or_insert_with(|| json!({})) else {
         return;
     };
-    if let Some(level) = ctx.wanted_log_level() {
+    if let Some(level) = level {
         meta.insert(
             "io.modelcontextprotocol/logLevel".into(),
             json!(level.as_str()),

@@ -36,8 +36,12 @@
 //! The mounted server is served as a copy presenting the parent's `serverInfo` (2026-07-28
 //! results name it in `_meta`); everything else of it is shared.
 //!
-//! Limits, by design for now: a mounted server's tasks (task-augmented calls) and skills are
-//! not served through the mount; a mounted server that shares the parent's catalog handle
+//! A source may also serve task-augmented calls (`tasks/*` of its tasks go to it, or of any
+//! task when the server runs none of its own) and, mounted without a prefix, skills
+//! (`skills/*`, `resources/directory/read`): a proxy's upstream does.
+//!
+//! Limits, by design for now: an in-process mounted server's tasks (task-augmented calls) and
+//! skills are not served through the mount; a mounted server that shares the parent's catalog handle
 //! (both built with [`catalog()`](crate::catalog())) announces its resource updates under its
 //! own URIs.
 
