@@ -22,8 +22,8 @@
 # (the same expected failures apply; every check passes through the proxy as directly, except
 # that the three checks of the not-scored server-sse-polling scenario are not run: the
 # server's early end of a response stream has nothing to travel on over stdio, and the proxy
-# answers that call in JSON. They cost about 15 s: 2 s and 12 s of runs, mostly the suite's
-# own waits in the tasks scenarios, and the bridge's start.)
+# answers that call in JSON. They take about 15 s, 2 s and 12 s of runs, mostly the suite's
+# own waits in the tasks scenarios, run in the background beside the others.)
 # and three client runs (`conformance client --command target/debug/conformance_client`;
 # the suite starts a mock server per scenario and runs the client against it):
 #   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
@@ -167,25 +167,32 @@ fi
 mkdir -p "$OUT" || die 2 "cannot create $OUT"
 OUT="$(cd "$OUT" && pwd)"
 
-SERVER_PID=""
+# stop_server PID: stops a server started by start_server (its whole process group), once.
+SERVER_PIDS=()
 stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM -- "-$SERVER_PID" 2>/dev/null || kill -TERM "$SERVER_PID" 2>/dev/null
-  for _ in $(seq 1 25); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL -- "-$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null
-  SERVER_PID=""
+  local pid="$1" p kept=()
+  [ -n "$pid" ] || return 0
+  for p in "${SERVER_PIDS[@]}"; do [ "$p" = "$pid" ] || kept+=("$p"); done
+  [ "${#kept[@]}" != "${#SERVER_PIDS[@]}" ] || return 0   # stopped already
+  SERVER_PIDS=("${kept[@]}")
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null
 }
-trap stop_server EXIT
+stop_servers() { local pid; for pid in "${SERVER_PIDS[@]}"; do stop_server "$pid"; done; }
+trap stop_servers EXIT
 trap 'exit 130' INT TERM
 
 # start_server LOG COMMAND...: starts COMMAND (an HTTP server on 127.0.0.1:0) in its own process
-# group, so that stopping it cannot miss a child (the proxy's upstream), and sets URL from the
-# address it logs. RUST_LOG keeps the per-request lines (useful when a check fails).
+# group, so that stopping it cannot miss a child (the proxy's upstream), and sets SERVER_PID and
+# URL (from the address it logs). RUST_LOG keeps the per-request lines (useful when a check
+# fails).
 start_server() {
   local log_file="$1"; shift
   setsid env RUST_LOG="${RUST_LOG:-info}" "$@" >"$log_file" 2>&1 </dev/null &
   SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
   URL=""
   for _ in $(seq 1 150); do
     URL="$(sed -n 's#.*serving MCP on \(http://127\.0\.0\.1:[0-9]*/mcp\).*#\1#p' "$log_file" | head -1)"
@@ -196,8 +203,18 @@ start_server() {
   [ -n "$URL" ] || { tail -20 "$log_file" >&2; die 4 "the server did not start (log: $log_file)"; }
   log "server at $URL (pid $SERVER_PID, log $log_file); results in $OUT"
 }
-URL=""
-[ "$SERVER_RUNS" = 1 ] && start_server "$OUT/server.log" "$SERVER_BIN" --http 127.0.0.1:0
+# The same server behind the proxy: the bridge starts it over stdio (its own child, in the
+# bridge's process group).
+PROXY_PID="" PROXY_URL=""
+if [ "$PROXY_RUNS" = 1 ]; then
+  start_server "$OUT/proxy.log" "$BRIDGE_BIN" serve --http 127.0.0.1:0 -- "$SERVER_BIN"
+  PROXY_PID="$SERVER_PID" PROXY_URL="$URL"
+fi
+DIRECT_PID="" URL=""
+if [ "$SERVER_RUNS" = 1 ]; then
+  start_server "$OUT/server.log" "$SERVER_BIN" --http 127.0.0.1:0
+  DIRECT_PID="$SERVER_PID"
+fi
 
 # ---------- the runs ----------
 # run_suite LEG LABEL SUITE-DIR ARGS...: one suite run of the server or client leg, its console
@@ -227,25 +244,40 @@ run_suite() {
     tail -20 "$rdir/console.log" >&2
     log "run $label: the suite exited with status $rc (124/137: timed out after ${RUN_TIMEOUT}s)"
     CRASHED=1
+    touch "$rdir/crashed"   # read back for the runs made in the background
   fi
   RUNS+=("$label")
 }
+# The proxy runs go on in the background, beside the direct and client runs: all mostly wait,
+# on the suite's own timers.
+PROXY_LABELS=() PROXY_JOB=""
+if [ "$PROXY_RUNS" = 1 ]; then
+  wanted proxy-2025 && PROXY_LABELS+=("$(suite_version suite-0.2)-proxy-req-2025-11-25")
+  wanted proxy-2026 && PROXY_LABELS+=("$(suite_version suite-0.2)-proxy-req-2026-07-28")
+  (
+    trap - EXIT INT TERM
+    URL="$PROXY_URL"
+    wanted proxy-2025 && run_suite server "$(suite_version suite-0.2)-proxy-req-2025-11-25" suite-0.2 --requirements 2025-11-25
+    wanted proxy-2026 && run_suite server "$(suite_version suite-0.2)-proxy-req-2026-07-28" suite-0.2 --requirements 2026-07-28
+  ) &
+  PROXY_JOB=$!
+fi
 wanted 0.1 && run_suite server "$(suite_version suite-0.1)-all" suite-0.1 --suite all
 wanted 2025 && run_suite server "$(suite_version suite-0.2)-req-2025-11-25" suite-0.2 --requirements 2025-11-25
 wanted 2026 && run_suite server "$(suite_version suite-0.2)-req-2026-07-28" suite-0.2 --requirements 2026-07-28
 wanted all && run_suite server "$(suite_version suite-0.2)-all" suite-0.2 --suite all
-stop_server
-# The same server behind the proxy: the bridge starts it over stdio (its own child, in the
-# bridge's process group).
-if [ "$PROXY_RUNS" = 1 ]; then
-  start_server "$OUT/proxy.log" "$BRIDGE_BIN" serve --http 127.0.0.1:0 -- "$SERVER_BIN"
-  wanted proxy-2025 && run_suite server "$(suite_version suite-0.2)-proxy-req-2025-11-25" suite-0.2 --requirements 2025-11-25
-  wanted proxy-2026 && run_suite server "$(suite_version suite-0.2)-proxy-req-2026-07-28" suite-0.2 --requirements 2026-07-28
-  stop_server
-fi
+stop_server "$DIRECT_PID"
+SERVER_LABELS=("${RUNS[@]}")
+RUNS=()
 wanted client-2025 && run_suite client "$(suite_version suite-0.2)-client-req-2025-11-25" suite-0.2 --requirements 2025-11-25
 wanted client-2026 && run_suite client "$(suite_version suite-0.2)-client-req-2026-07-28" suite-0.2 --requirements 2026-07-28
 wanted client-all && run_suite client "$(suite_version suite-0.2)-client-all" suite-0.2 --suite all
+if [ -n "$PROXY_JOB" ]; then
+  wait "$PROXY_JOB"
+  stop_server "$PROXY_PID"
+  for label in "${PROXY_LABELS[@]}"; do [ -f "$OUT/$label/crashed" ] && CRASHED=1; done
+fi
+RUNS=("${SERVER_LABELS[@]}" "${PROXY_LABELS[@]}" "${RUNS[@]}")
 
 # ---------- score and compare with the expected failures ----------
 FULL=0; [ "${#ONLY[@]}" = "${#ALL_RUNS[@]}" ] && FULL=1
