@@ -1433,3 +1433,106 @@ async fn a_proxied_servers_skills_pass_through() {
         );
     }
 }
+
+/// One 2026-07-28 POST to `endpoint` as the caller `who` (its `Authorization` header, which
+/// binds a `requestState` to its caller), declaring elicitation, sampling and tasks; the
+/// JSON-RPC response.
+async fn post_as(
+    endpoint: support::http::Endpoint,
+    who: &str,
+    method: &str,
+    name: &str,
+    mut params: Value,
+) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {}, "sampling": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    });
+    let body = support::http::rpc(1, method, params);
+    let (who, method, name) = (format!("Bearer {who}"), method.to_owned(), name.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method.as_str()),
+            ("Mcp-Name", name.as_str()),
+            ("Authorization", who.as_str()),
+        ];
+        endpoint.post(&body, &headers).json()
+    })
+    .await
+    .unwrap()
+}
+
+/// The upstream binds its `requestState` and its tasks to whoever it sees: the proxy. For
+/// identified callers, the proxy keeps them each caller's: its own input rounds (bound to the
+/// caller) stand in for the upstream's, and a task created for one caller is unknown to
+/// another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_proxy_rounds_and_tasks_stay_their_callers() {
+    let server = proxied_2026_upstream().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = support::http::Endpoint {
+        port: listener.local_addr().unwrap().port(),
+    };
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    let call = json!({"name": "name_and_greeting", "arguments": {}});
+    let round = post_as(
+        endpoint,
+        "alice",
+        "tools/call",
+        "name_and_greeting",
+        call.clone(),
+    )
+    .await;
+    let round = &round["result"];
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let (key, asked) = round["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    let answer = match asked["method"].as_str().unwrap() {
+        "elicitation/create" => json!({"action": "accept", "content": {"name": "Ada"}}),
+        _ => json!({"role": "assistant", "content": {"type": "text", "text": "Hello"},
+                    "model": "m", "stopReason": "endTurn"}),
+    };
+    let mut retry = call;
+    retry["requestState"] = round["requestState"].clone();
+    retry["inputResponses"] = json!({ key.as_str(): answer });
+    // Alice's state is Alice's: Bob cannot use it.
+    let bob = post_as(
+        endpoint,
+        "bob",
+        "tools/call",
+        "name_and_greeting",
+        retry.clone(),
+    )
+    .await;
+    assert_eq!(bob["error"]["code"], -32602, "{bob}");
+    let alice = post_as(endpoint, "alice", "tools/call", "name_and_greeting", retry).await;
+    assert!(alice.get("error").is_none(), "{alice}");
+
+    let created = post_as(
+        endpoint,
+        "alice",
+        "tools/call",
+        "endless_job",
+        json!({"name": "endless_job", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let get = json!({"taskId": id});
+    let bob = post_as(endpoint, "bob", "tasks/get", &id, get.clone()).await;
+    assert_eq!(bob["error"]["code"], -32602, "{bob}");
+    let alice = post_as(endpoint, "alice", "tasks/get", &id, get).await;
+    assert_eq!(alice["result"]["taskId"], id.as_str(), "{alice}");
+}

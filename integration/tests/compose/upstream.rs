@@ -55,3 +55,10 @@ pub async fn job() -> String {
     JOB_MAY_FINISH.notified().await;
     "job done".into()
 }
+
+/// A job that runs only as a task, and never ends by itself.
+#[tool(task = "required")]
+pub async fn endless_job(ctx: Context) -> String {
+    ctx.cancelled().await;
+    "cancelled".into()
+}

@@ -12,6 +12,7 @@ use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
 use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
 use crate::protocol::headers::HeaderParam;
+use crate::protocol::params::Body;
 use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
@@ -33,23 +34,34 @@ const SKILLS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1ski
 /// a forgotten task's requests still reach the upstream when this side runs no tasks).
 const MAX_TASKS: usize = 10_000;
 
-/// The ids of the tasks the upstream created for clients of this side, oldest first.
+/// The ids of the tasks the upstream created for clients of this side, oldest first, each
+/// with the caller it was created for (the upstream binds them all to this proxy).
 #[derive(Default)]
 struct TaskIds {
     order: std::collections::VecDeque<String>,
-    known: HashSet<String>,
+    known: HashMap<String, Option<String>>,
 }
 
 impl TaskIds {
-    fn insert(&mut self, id: &str) {
-        if !self.known.insert(id.to_owned()) {
+    fn insert(&mut self, id: &str, caller: Option<String>) {
+        if self.known.contains_key(id) {
             return;
         }
+        self.known.insert(id.to_owned(), caller);
         self.order.push_back(id.to_owned());
         if self.order.len() > MAX_TASKS
             && let Some(old) = self.order.pop_front()
         {
             self.known.remove(&old);
+        }
+    }
+
+    /// Whether `caller` may use the task `id`: one created for an identified caller is that
+    /// caller's alone; an identified caller uses only the tasks it created here.
+    fn allows(&self, id: &str, caller: Option<&str>) -> bool {
+        match (self.known.get(id), caller) {
+            (Some(owner), _) => owner.as_deref() == caller,
+            (None, caller) => caller.is_none(),
         }
     }
 }
@@ -537,10 +549,35 @@ impl Source for Upstream {
         // pass as they are (its `inputRequests` under its own keys, all of a round at once,
         // and its `requestState`), and the client's `inputResponses` and `requestState` go
         // back the same way.
+        //
+        // The upstream binds its `requestState` and its tasks to whoever it sees, this proxy:
+        // for an identified caller (an OAuth principal, or what binds a `requestState` to its
+        // caller here, by default the `Authorization` header), the rounds stay this server's
+        // own, bound to that caller, and its tasks are its own.
+        let caller = parent
+            .server
+            .inner
+            .caller(scope.headers.as_deref(), scope.principal.as_deref())
+            .map(|c| crate::id::digest_hex(&c));
         let pass_rounds = forwards_asks
             && stateless_upstream
+            && caller.is_none()
             && scope.version().era() == ProtocolEra::Stateless
             && matches!(&*method, "tools/call" | "prompts/get" | "resources/read");
+        if method.starts_with("tasks/") {
+            let id = match &req.params.body {
+                Body::Task(p) => Some(&p.task_id),
+                Body::UpdateTask(p) => Some(&p.task_id),
+                _ => None,
+            };
+            let tasks = self.tasks.lock().expect("tasks lock");
+            if let Some(id) = id
+                && !tasks.allows(id, caller.as_deref())
+            {
+                let e = McpError::invalid_params(format!("Unknown task: {id}"));
+                return crate::server::connection::Step::Reply(scope.err(&req.id, e));
+            }
+        }
         if let (true, Value::Object(map)) = (pass_rounds, &mut params) {
             let (responses, state) = req.params.round();
             if let Some(responses) = responses {
@@ -580,7 +617,7 @@ impl Source for Upstream {
                     _ => result.pointer("/task/taskId"),
                 };
                 if let Some(id) = task.and_then(Value::as_str) {
-                    tasks.lock().expect("tasks lock").insert(id);
+                    tasks.lock().expect("tasks lock").insert(id, caller);
                 }
                 Ok(result)
             })
@@ -593,7 +630,11 @@ impl Source for Upstream {
     }
 
     fn owns_task(&self, id: &str) -> bool {
-        self.tasks.lock().expect("tasks lock").known.contains(id)
+        self.tasks
+            .lock()
+            .expect("tasks lock")
+            .known
+            .contains_key(id)
     }
 
     fn subscribe(&self, uri: &str) {
