@@ -85,8 +85,12 @@ impl TaskIds {
 /// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
 /// answer them). Where both sides speak 2026-07-28, the upstream's input rounds reach the
 /// client as they are (its `inputRequests`, all of a round at once, under its keys, and its
-/// `requestState`) and the client's answers go back the same way. Where only the client in
-/// front does, it answers through an input round of this server: its call is then run again
+/// `requestState`) and the client's answers go back the same way, unless the client is an
+/// identified caller (an OAuth principal, or what binds a `requestState` to its caller): the
+/// upstream binds its state to the proxy it sees, so this server's own rounds, bound to that
+/// caller, stand in (as they do for the tasks the upstream created, which are their caller's
+/// alone). Where only the client in front speaks 2026-07-28, it answers through an input
+/// round of this server: its call is then run again
 /// with the answer, and so is the upstream call, which must be repeatable. A session-era
 /// upstream names no call in its asks: each goes to the latest call still waiting. A
 /// 2026-07-28 upstream gets, with each call, the capabilities of the client in front (from the
