@@ -1536,3 +1536,45 @@ async fn through_a_proxy_rounds_and_tasks_stay_their_callers() {
     let alice = post_as(endpoint, "alice", "tasks/get", &id, get).await;
     assert_eq!(alice["result"]["taskId"], id.as_str(), "{alice}");
 }
+
+/// Task-augmented calls pass through in the session era too: a 2025-11-25 client in front of a
+/// 2025-11-25 upstream sees its `tasks` capability, gets its task for a call with `task`, and
+/// reads and cancels it through the proxy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_era_task_calls_pass_through_a_proxy() {
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &upstream_over_http())
+        .await
+        .unwrap();
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let created = client
+        .request(
+            "tools/call",
+            json!({"name": "endless_job", "arguments": {}, "task": {}}),
+        )
+        .await
+        .unwrap();
+    let id = created["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    let task = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(task["taskId"], id, "{task}");
+    assert_eq!(task["status"], "working", "{task}");
+    client
+        .request("tasks/cancel", json!({"taskId": id}))
+        .await
+        .unwrap();
+    let task = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(task["status"], "cancelled", "{task}");
+}
