@@ -101,7 +101,9 @@ impl TaskIds {
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
 ///
-/// Task-augmented calls pass through: the upstream's tasks extension (2026-07-28) or `tasks`
+/// Task-augmented calls pass through where the client in front and the upstream speak the
+/// same era (they are not translated between eras): the upstream's tasks extension
+/// (2026-07-28) or `tasks`
 /// capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and `tasks/get`,
 /// `tasks/update`, `tasks/cancel` and `tasks/result` of the tasks it created go to it (of any
 /// task, when the server in front runs no tasks of its own). Served alone (mounted without a
