@@ -1538,8 +1538,8 @@ async fn through_a_proxy_rounds_and_tasks_stay_their_callers() {
 }
 
 /// Task-augmented calls pass through in the session era too: a 2025-11-25 client in front of a
-/// 2025-11-25 upstream sees its `tasks` capability, gets its task for a call with `task`, and
-/// reads and cancels it through the proxy.
+/// 2025-11-25 upstream gets its task for a call with `task`, and reads and cancels it through
+/// the proxy; another session cannot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_era_task_calls_pass_through_a_proxy() {
     let builder = Client::builder()
@@ -1549,7 +1549,7 @@ async fn session_era_task_calls_pass_through_a_proxy() {
         .await
         .unwrap();
     let server = proxy.server().build().unwrap();
-    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+    let client = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
         .await
         .unwrap();
     let created = client
@@ -1562,6 +1562,16 @@ async fn session_era_task_calls_pass_through_a_proxy() {
     let id = created["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("{created}"));
+    // The task is its session's, as the server's own tasks are (the upstream sees one
+    // session, the proxy's).
+    let other = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let e = other
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32602, "{}", e.message);
     let task = client
         .request("tasks/get", json!({"taskId": id}))
         .await

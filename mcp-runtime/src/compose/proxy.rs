@@ -35,19 +35,20 @@ const SKILLS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1ski
 const MAX_TASKS: usize = 10_000;
 
 /// The ids of the tasks the upstream created for clients of this side, oldest first, each
-/// with the caller it was created for (the upstream binds them all to this proxy).
+/// with the owner it was created for, as this server's own tasks are owned (a session, or in
+/// 2026-07-28 a caller): the upstream binds them all to this proxy.
 #[derive(Default)]
 struct TaskIds {
     order: std::collections::VecDeque<String>,
-    known: HashMap<String, Option<String>>,
+    known: HashMap<String, String>,
 }
 
 impl TaskIds {
-    fn insert(&mut self, id: &str, caller: Option<String>) {
+    fn insert(&mut self, id: &str, owner: String) {
         if self.known.contains_key(id) {
             return;
         }
-        self.known.insert(id.to_owned(), caller);
+        self.known.insert(id.to_owned(), owner);
         self.order.push_back(id.to_owned());
         if self.order.len() > MAX_TASKS
             && let Some(old) = self.order.pop_front()
@@ -56,13 +57,11 @@ impl TaskIds {
         }
     }
 
-    /// Whether `caller` may use the task `id`: one created for an identified caller is that
-    /// caller's alone; an identified caller uses only the tasks it created here.
-    fn allows(&self, id: &str, caller: Option<&str>) -> bool {
-        match (self.known.get(id), caller) {
-            (Some(owner), _) => owner.as_deref() == caller,
-            (None, caller) => caller.is_none(),
-        }
+    /// Whether `owner` may use the task `id`: a task created here is its owner's alone; any
+    /// other id goes to the upstream, which checks the request first (the tasks extension
+    /// declared, the method known) and then says it does not know the task.
+    fn allows(&self, id: &str, owner: &str) -> bool {
+        self.known.get(id).is_none_or(|o| o == owner)
     }
 }
 
@@ -101,19 +100,19 @@ impl TaskIds {
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
 ///
-/// Task-augmented calls pass through where the client in front and the upstream speak the
-/// same era (they are not translated between eras): the upstream's tasks extension
-/// (2026-07-28) or `tasks`
-/// capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and `tasks/get`,
-/// `tasks/update`, `tasks/cancel` and `tasks/result` of the tasks it created go to it (of any
-/// task, when the server in front runs no tasks of its own). Served alone (mounted without a
-/// prefix), its skills (SEP-2640) pass through too: the extension as the upstream declares it,
-/// `skills/list`, `skills/get`, `resources/directory/read` and its `skill://` files. On
-/// 2026-07-28 HTTP, the
-/// `Mcp-Param-*` headers of the upstream's tools' `x-mcp-header` arguments are checked as the
-/// server's own tools' are, from the latest listing of the upstream's tools (which also tells
-/// the upstream's client to send them). A 2026-07-28 upstream's list changes and resource
-/// updates are heard on `subscriptions/listen` streams kept open upstream.
+/// Task-augmented calls pass through where the client in front and the upstream speak the same
+/// era (they are not translated between eras): the upstream's tasks extension (2026-07-28) or
+/// `tasks` capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and
+/// `tasks/get`, `tasks/update`, `tasks/cancel` and `tasks/result` go to it (of any task, when
+/// the server in front runs no tasks of its own), a task created through the proxy only for the
+/// session or caller it was created for, as the server's own tasks are. Served alone (mounted
+/// without a prefix), its skills (SEP-2640) pass through too: the extension as the upstream
+/// declares it, `skills/list`, `skills/get`, `resources/directory/read` and its `skill://`
+/// files. On 2026-07-28 HTTP, the `Mcp-Param-*` headers of the upstream's tools' `x-mcp-header`
+/// arguments are checked as the server's own tools' are, from the latest listing of the
+/// upstream's tools (which also tells the upstream's client to send them). A 2026-07-28
+/// upstream's list changes and resource updates are heard on `subscriptions/listen` streams
+/// kept open upstream.
 ///
 /// An upstream that went away fails each request with an internal error (-32603) that says
 /// so; it is not reconnected, and one upstream connection serves every client in front.
@@ -570,6 +569,8 @@ impl Source for Upstream {
             && caller.is_none()
             && scope.version().era() == ProtocolEra::Stateless
             && matches!(&*method, "tools/call" | "prompts/get" | "resources/read");
+        // The upstream's tasks are owned here as this server's own are.
+        let owner = crate::server::tasks::owner(parent, &scope);
         if method.starts_with("tasks/") {
             let id = match &req.params.body {
                 Body::Task(p) => Some(&p.task_id),
@@ -578,7 +579,7 @@ impl Source for Upstream {
             };
             let tasks = self.tasks.lock().expect("tasks lock");
             if let Some(id) = id
-                && !tasks.allows(id, caller.as_deref())
+                && !tasks.allows(id, &owner)
             {
                 let e = McpError::invalid_params(format!("Unknown task: {id}"));
                 return crate::server::connection::Step::Reply(scope.err(&req.id, e));
@@ -623,7 +624,7 @@ impl Source for Upstream {
                     _ => result.pointer("/task/taskId"),
                 };
                 if let Some(id) = task.and_then(Value::as_str) {
-                    tasks.lock().expect("tasks lock").insert(id, caller);
+                    tasks.lock().expect("tasks lock").insert(id, owner);
                 }
                 Ok(result)
             })
