@@ -41,9 +41,9 @@
 //! (`skills/*`, `resources/directory/read`): a proxy's upstream does.
 //!
 //! Limits, by design for now: an in-process mounted server's tasks (task-augmented calls) and
-//! skills are not served through the mount; a mounted server that shares the parent's catalog handle
-//! (both built with [`catalog()`](crate::catalog())) announces its resource updates under its
-//! own URIs.
+//! skills are not served through the mount; a mounted server that shares the parent's catalog
+//! handle (both built with [`catalog()`](crate::catalog())) announces its resource updates
+//! under its own URIs.
 
 use std::future::Future;
 use std::pin::Pin;
