@@ -22,8 +22,9 @@
 # (the same expected failures apply; every check passes through the proxy as directly, except
 # that the three checks of the not-scored server-sse-polling scenario are not run: the
 # server's early end of a response stream has nothing to travel on over stdio, and the proxy
-# answers that call in JSON. They take about 15 s, 2 s and 12 s of runs, mostly the suite's
-# own waits in the tasks scenarios, run in the background beside the others.)
+# answers that call in JSON. The two runs take about 2 s and 12 s, mostly the suite's own
+# waits in the tasks scenarios; they go on in the background beside the others, and add about
+# 5 s to the whole script.)
 # and three client runs (`conformance client --command target/debug/conformance_client`;
 # the suite starts a mock server per scenario and runs the client against it):
 #   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
