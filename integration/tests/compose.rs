@@ -6,6 +6,9 @@
 #[path = "compose/weather.rs"]
 mod weather;
 
+#[path = "compose/upstream.rs"]
+mod upstream;
+
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,6 +41,10 @@ fn in_weather(item: &mcp_runtime::registry::ItemInfo) -> bool {
     item.location.0.ends_with("weather.rs")
 }
 
+fn in_upstream(item: &mcp_runtime::registry::ItemInfo) -> bool {
+    item.location.0.ends_with("upstream.rs")
+}
+
 /// The weather server, recording each request its middleware sees as `method name-or-uri`.
 fn weather(seen: Arc<Mutex<Vec<String>>>) -> Server {
     Server::builder()
@@ -59,7 +66,7 @@ fn weather(seen: Arc<Mutex<Vec<String>>>) -> Server {
 fn main_with(weather: Server) -> Server {
     Server::builder()
         .name("main")
-        .item_filter(|item| !in_weather(item))
+        .item_filter(|item| !in_weather(item) && !in_upstream(item))
         .mount("weather", weather)
         .build()
         .expect("the main server builds")
@@ -287,7 +294,7 @@ async fn the_separator_is_configurable_and_tool_filter_servers_mount() {
         .build()
         .unwrap();
     let server = Server::builder()
-        .item_filter(|item| !in_weather(item))
+        .item_filter(|item| !in_weather(item) && !in_upstream(item))
         .mount_separator(".")
         .mount("wx", only_forecast)
         .build()
@@ -528,7 +535,7 @@ async fn a_mounted_proxy_forwards_every_primitive_across_eras() {
             .unwrap();
         let server = Server::builder()
             .name("gateway")
-            .item_filter(|item| !in_weather(item))
+            .item_filter(|item| !in_weather(item) && !in_upstream(item))
             .mount("up", Proxy::new(upstream))
             .build()
             .unwrap();
@@ -659,7 +666,7 @@ async fn a_connected_proxy_passes_the_upstreams_asks_and_logs_on() {
             .request_timeout(Duration::from_secs(20));
         let proxy = Proxy::connect(builder, &url).await.unwrap();
         let server = Server::builder()
-            .item_filter(|item| !in_weather(item))
+            .item_filter(|item| !in_weather(item) && !in_upstream(item))
             .mount("up", proxy)
             .build()
             .unwrap();
@@ -707,7 +714,7 @@ async fn a_dead_upstream_leaves_the_other_items_listed() {
             .unwrap(),
     );
     let server = Server::builder()
-        .item_filter(|item| !in_weather(item))
+        .item_filter(|item| !in_weather(item) && !in_upstream(item))
         .mount("up", proxy.clone())
         .build()
         .unwrap();
@@ -1683,4 +1690,457 @@ async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
         }
         until_updated(&client, &upstream, "weather://current").await;
     }
+}
+
+// ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
+
+/// The skills of the upstream (the conformance fixture's).
+const UPSTREAM_SKILLS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../examples/conformance/skills"
+);
+
+/// `compose/upstream.rs` served alone over Streamable HTTP on a free port (both eras), on a
+/// runtime of its own; its URL.
+fn upstream_over_http() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let server = Server::builder()
+                .name("upstream")
+                .item_filter(in_upstream)
+                .skills_dir(UPSTREAM_SKILLS)
+                .build()
+                .unwrap();
+            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
+        });
+    });
+    format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+/// A proxy (asks passed on to the clients in front) to `compose/upstream.rs` over HTTP,
+/// reached in 2026-07-28, served alone.
+async fn proxied_2026_upstream() -> Server {
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &upstream_over_http())
+        .await
+        .unwrap();
+    proxy.server().build().unwrap()
+}
+
+/// A 2026-07-28 client in front of a 2026-07-28 upstream gets the upstream's input round as
+/// the upstream made it: every request of the round at once, under the upstream's keys (the
+/// proxy made rounds of its own, one request each, under keys of its own), with the
+/// upstream's `requestState`; the answers go back the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_proxy_passes_the_upstreams_input_rounds_as_they_are() {
+    let server = proxied_2026_upstream().await;
+    let client = TestClient::connect_answering(
+        server,
+        ProtocolVersion::V2026_07_28,
+        json!({"elicitation": {}, "sampling": {}}),
+        None,
+    )
+    .await
+    .unwrap();
+    let call = json!({"name": "name_and_greeting", "arguments": {}});
+    let round = client.request("tools/call", call.clone()).await.unwrap();
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let asked = round["inputRequests"].as_object().unwrap();
+    let mut keys: Vec<_> = asked.keys().cloned().collect();
+    keys.sort();
+    assert_eq!(keys, ["greeting", "user_name"], "{round}");
+    assert_eq!(asked["user_name"]["method"], "elicitation/create");
+    assert_eq!(asked["greeting"]["method"], "sampling/createMessage");
+    let state = round["requestState"].clone();
+    assert!(state.is_string(), "{round}");
+    let mut retry = call;
+    retry["requestState"] = state;
+    retry["inputResponses"] = json!({
+        "user_name": {"action": "accept", "content": {"name": "Ada"}},
+        "greeting": {"role": "assistant", "content": {"type": "text", "text": "Hello"},
+                     "model": "m", "stopReason": "endTurn"},
+    });
+    let done = client.request("tools/call", retry).await.unwrap();
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["content"][0]["text"], "Hello Ada");
+}
+
+/// The upstream judges what the client in front can do: it sees that client's capabilities
+/// (from each 2026-07-28 request, from a session's `initialize`), not the proxy's own (which
+/// declares every ask it can pass on), so it refuses with -32021 what the client cannot take,
+/// and decides task calls by the client's extensions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clients_capabilities_go_upstream_with_each_call() {
+    let server = proxied_2026_upstream().await;
+    for (version, caps) in [
+        (
+            ProtocolVersion::V2025_11_25,
+            json!({"roots": {"listChanged": true}}),
+        ),
+        (
+            ProtocolVersion::V2026_07_28,
+            json!({"elicitation": {"form": {}}}),
+        ),
+        (ProtocolVersion::V2026_07_28, json!({})),
+    ] {
+        let client = TestClient::connect_answering(server.clone(), version, caps.clone(), None)
+            .await
+            .unwrap();
+        let r = client.call_tool("client_caps", json!({})).await.unwrap();
+        let seen: Value = serde_json::from_str(&r.text()).unwrap();
+        assert_eq!(seen, caps, "{version}");
+        // The upstream asks only what the client declared; with nothing to ask, it refuses
+        // with -32021, as it would refuse that client directly.
+        let asked = client.call_tool("name_and_greeting", json!({})).await;
+        if caps.get("elicitation").is_some() {
+            let round = asked.unwrap().raw;
+            let keys: Vec<_> = round["inputRequests"].as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["user_name"], "{round}");
+        } else {
+            let e = asked.unwrap_err();
+            assert_eq!(e.code.0, -32021, "{version}: {}", e.message);
+        }
+    }
+}
+
+/// Task-augmented calls pass through: the upstream's tasks extension is declared, its
+/// `CreateTaskResult` reaches the client (with the task's `ttlMs`), and `tasks/get` of its
+/// task goes to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_calls_pass_through_a_proxy() {
+    let server = proxied_2026_upstream().await;
+    let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let client = TestClient::connect_answering(server, ProtocolVersion::V2026_07_28, tasks, None)
+        .await
+        .unwrap();
+    let discovered = client.request("server/discover", json!({})).await.unwrap();
+    assert!(
+        discovered["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{discovered}"
+    );
+    let created = client
+        .request("tools/call", json!({"name": "job", "arguments": {}}))
+        .await
+        .unwrap();
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert!(created["ttlMs"].is_u64(), "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    upstream::JOB_MAY_FINISH.notify_one();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let task = client
+            .request("tasks/get", json!({"taskId": id}))
+            .await
+            .unwrap();
+        assert_eq!(task["taskId"], id.as_str(), "{task}");
+        if task["status"] == "completed" {
+            assert_eq!(task["result"]["content"][0]["text"], "job done", "{task}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{task}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A task the upstream does not know is its error, as it sent it.
+    let e = client
+        .request("tasks/get", json!({"taskId": "no-such-task"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32602, "{}", e.message);
+}
+
+/// On 2026-07-28 HTTP, the `Mcp-Param-*` headers of a proxied tool's `x-mcp-header`
+/// arguments are checked against its arguments as the server's own tools' are (the upstream,
+/// reached over HTTP, gets them from the proxy's client too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_tools_mcp_param_headers_are_checked() {
+    let server = proxied_2026_upstream().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    let client = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .request_timeout(Duration::from_secs(20))
+        .connect(&url)
+        .await
+        .unwrap();
+    // The client lists the tool, then sends the header its argument asks for.
+    let r = client
+        .call_tool("in_region", json!({"region": "eu-west"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("served in eu-west")]
+    );
+    // A header that says otherwise than the body is refused.
+    let lying = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .request_timeout(Duration::from_secs(20))
+        .header("Mcp-Param-Region", "us-east")
+        .connect(&url)
+        .await
+        .unwrap();
+    let e = lying
+        .call_tool("in_region", json!({"region": "eu-west"}))
+        .await
+        .unwrap_err();
+    match e {
+        mcp_runtime::client::ClientError::Rpc(e) => assert_eq!(e.code.0, -32020, "{}", e.message),
+        other => panic!("not refused with -32020: {other}"),
+    }
+}
+
+/// A 2026-07-28 upstream announces list changes only on `subscriptions/listen` streams: the
+/// proxy keeps one open, and its clients hear them (a session's, here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_upstreams_list_changes_reach_the_clients_in_front() {
+    let server = proxied_2026_upstream().await;
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    // The listen stream opens upstream as the proxy is served; a change announced before it
+    // is acknowledged would be lost, so the trigger is called until one is heard.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        client.call_tool("change_tools", json!({})).await.unwrap();
+        let heard = client
+            .take_notifications()
+            .into_iter()
+            .any(|n| n["method"] == "notifications/tools/list_changed");
+        if heard {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no notifications/tools/list_changed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The skills of an upstream served alone through a proxy (SEP-2640): the extension as the
+/// upstream declares it, `skills/list`, `skills/get`, `resources/directory/read`, and the
+/// skill files read as resources, in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxied_servers_skills_pass_through() {
+    let server = proxied_2026_upstream().await;
+    for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
+        let client = TestClient::connect_to(server.clone(), version)
+            .await
+            .unwrap();
+        if version == ProtocolVersion::V2026_07_28 {
+            let discovered = client.request("server/discover", json!({})).await.unwrap();
+            assert_eq!(
+                discovered["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+                json!({"directoryRead": true}),
+                "{discovered}"
+            );
+        }
+        let listed = client.request("skills/list", json!({})).await.unwrap();
+        let skills = listed["skills"].as_array().unwrap();
+        let uris: Vec<&str> = skills.iter().map(|s| s["uri"].as_str().unwrap()).collect();
+        assert!(
+            uris.contains(&"skill://pdf-processing/SKILL.md"),
+            "{version}: {listed}"
+        );
+        let got = client
+            .request(
+                "skills/get",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got["skill"]["uri"], "skill://pdf-processing/SKILL.md",
+            "{got}"
+        );
+        let read = client
+            .request(
+                "resources/read",
+                json!({"uri": "skill://pdf-processing/SKILL.md"}),
+            )
+            .await
+            .unwrap();
+        let text = read["contents"][0]["text"].as_str().unwrap();
+        assert!(text.contains("name: pdf-processing"), "{version}: {text}");
+        let dir = client
+            .request(
+                "resources/directory/read",
+                json!({"uri": "skill://pdf-processing"}),
+            )
+            .await
+            .unwrap();
+        assert!(
+            dir["resources"].as_array().is_some_and(|r| !r.is_empty()),
+            "{dir}"
+        );
+    }
+}
+
+/// One 2026-07-28 POST to `endpoint` as the caller `who` (its `Authorization` header, which
+/// binds a `requestState` to its caller), declaring elicitation, sampling and tasks; the
+/// JSON-RPC response.
+async fn post_as(
+    endpoint: support::http::Endpoint,
+    who: &str,
+    method: &str,
+    name: &str,
+    mut params: Value,
+) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "elicitation": {}, "sampling": {},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
+    });
+    let body = support::http::rpc(1, method, params);
+    let (who, method, name) = (format!("Bearer {who}"), method.to_owned(), name.to_owned());
+    tokio::task::spawn_blocking(move || {
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method.as_str()),
+            ("Mcp-Name", name.as_str()),
+            ("Authorization", who.as_str()),
+        ];
+        endpoint.post(&body, &headers).json()
+    })
+    .await
+    .unwrap()
+}
+
+/// The upstream binds its `requestState` and its tasks to whoever it sees: the proxy. For
+/// identified callers, the proxy keeps them each caller's: its own input rounds (bound to the
+/// caller) stand in for the upstream's, and a task created for one caller is unknown to
+/// another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_a_proxy_rounds_and_tasks_stay_their_callers() {
+    let server = proxied_2026_upstream().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = support::http::Endpoint {
+        port: listener.local_addr().unwrap().port(),
+    };
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    let call = json!({"name": "name_and_greeting", "arguments": {}});
+    let round = post_as(
+        endpoint,
+        "alice",
+        "tools/call",
+        "name_and_greeting",
+        call.clone(),
+    )
+    .await;
+    let round = &round["result"];
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let (key, asked) = round["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    let answer = match asked["method"].as_str().unwrap() {
+        "elicitation/create" => json!({"action": "accept", "content": {"name": "Ada"}}),
+        _ => json!({"role": "assistant", "content": {"type": "text", "text": "Hello"},
+                    "model": "m", "stopReason": "endTurn"}),
+    };
+    let mut retry = call;
+    retry["requestState"] = round["requestState"].clone();
+    retry["inputResponses"] = json!({ key.as_str(): answer });
+    // Alice's state is Alice's: Bob cannot use it.
+    let bob = post_as(
+        endpoint,
+        "bob",
+        "tools/call",
+        "name_and_greeting",
+        retry.clone(),
+    )
+    .await;
+    assert_eq!(bob["error"]["code"], -32602, "{bob}");
+    let alice = post_as(endpoint, "alice", "tools/call", "name_and_greeting", retry).await;
+    assert!(alice.get("error").is_none(), "{alice}");
+
+    let created = post_as(
+        endpoint,
+        "alice",
+        "tools/call",
+        "endless_job",
+        json!({"name": "endless_job", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let get = json!({"taskId": id});
+    let bob = post_as(endpoint, "bob", "tasks/get", &id, get.clone()).await;
+    assert_eq!(bob["error"]["code"], -32602, "{bob}");
+    let alice = post_as(endpoint, "alice", "tasks/get", &id, get).await;
+    assert_eq!(alice["result"]["taskId"], id.as_str(), "{alice}");
+}
+
+/// Task-augmented calls pass through in the session era too: a 2025-11-25 client in front of a
+/// 2025-11-25 upstream gets its task for a call with `task`, and reads and cancels it through
+/// the proxy; another session cannot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_era_task_calls_pass_through_a_proxy() {
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &upstream_over_http())
+        .await
+        .unwrap();
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let created = client
+        .request(
+            "tools/call",
+            json!({"name": "endless_job", "arguments": {}, "task": {}}),
+        )
+        .await
+        .unwrap();
+    let id = created["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    // The task is its session's, as the server's own tasks are (the upstream sees one
+    // session, the proxy's).
+    let other = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let e = other
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code.0, -32602, "{}", e.message);
+    let task = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(task["taskId"], id, "{task}");
+    assert_eq!(task["status"], "working", "{task}");
+    client
+        .request("tasks/cancel", json!({"taskId": id}))
+        .await
+        .unwrap();
+    let task = client
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .unwrap();
+    assert_eq!(task["status"], "cancelled", "{task}");
 }

@@ -220,7 +220,7 @@ pub fn stateless_checks(
     }
     let req = env.request()?;
     let checked = stateless::check_stateless_headers(&map, req)
-        .and_then(|()| stateless::check_param_headers(&map, req, &server.inner.registry))
+        .and_then(|()| stateless::check_param_headers(&map, req, &server.inner))
         .map_err(|e| e.code.0);
     let meta = || req.params.meta.as_deref().cloned();
     let resolve = |session| {

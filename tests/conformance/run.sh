@@ -3,7 +3,8 @@
 # HTTP against examples/conformance (the package example-conformance: the `conformance` server
 # and the `conformance_client` client, built on mcp_runtime::client), prints the score of each run, and fails on regressions.
 #
-#   tests/conformance/run.sh [--only 0.1|2025|2026|all|client-2025|client-2026|client-all]...
+#   tests/conformance/run.sh [--only 0.1|2025|2026|all|proxy-2025|proxy-2026|client-2025|
+#                                   client-2026|client-all]...
 #                            [--out DIR] [--verbose]
 #
 # Four runs against one server (target/debug/conformance --http 127.0.0.1:0):
@@ -13,6 +14,17 @@
 #   all      conformance 0.2.0-alpha.12  --suite all                  (every scenario, with the
 #            extensions: tasks, skills; a skipped skills check is a failure here, since the
 #            fixture declares skills)
+# two runs against the same server behind our proxy (examples/bridge: `mcp-bridge serve --http
+# 127.0.0.1:0 -- target/debug/conformance`, the server over stdio, mcp_runtime::compose::Proxy
+# in front), which must score as the server does directly:
+#   proxy-2025  conformance 0.2.0-alpha.12  --requirements 2025-11-25
+#   proxy-2026  conformance 0.2.0-alpha.12  --requirements 2026-07-28
+# (the same expected failures apply; every check passes through the proxy as directly, except
+# that the three checks of the not-scored server-sse-polling scenario are not run: the
+# server's early end of a response stream has nothing to travel on over stdio, and the proxy
+# answers that call in JSON. The two runs take about 2 s and 12 s, mostly the suite's own
+# waits in the tasks scenarios; they go on in the background beside the others, and add about
+# 5 s to the whole script.)
 # and three client runs (`conformance client --command target/debug/conformance_client`;
 # the suite starts a mock server per scenario and runs the client against it):
 #   client-2025  0.2.0-alpha.12  client --requirements 2025-11-25
@@ -55,7 +67,7 @@ ONLY=() OUT="" VERBOSE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --only)
-      case "${2:-}" in 0.1|2025|2026|all|client-2025|client-2026|client-all) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025, 2026, all, client-2025, client-2026 or client-all" ;; esac
+      case "${2:-}" in 0.1|2025|2026|all|proxy-2025|proxy-2026|client-2025|client-2026|client-all) ONLY+=("$2") ;; *) usage >&2; die 2 "--only takes 0.1, 2025, 2026, all, proxy-2025, proxy-2026, client-2025, client-2026 or client-all" ;; esac
       shift 2 ;;
     --out) OUT="${2:-}"; [ -n "$OUT" ] || die 2 "--out needs a directory"; shift 2 ;;
     --verbose) VERBOSE=1; shift ;;
@@ -63,7 +75,7 @@ while [ $# -gt 0 ]; do
     *) usage >&2; die 2 "unknown argument: $1" ;;
   esac
 done
-ALL_RUNS=(0.1 2025 2026 all client-2025 client-2026 client-all)
+ALL_RUNS=(0.1 2025 2026 all proxy-2025 proxy-2026 client-2025 client-2026 client-all)
 [ "${#ONLY[@]}" -gt 0 ] || ONLY=("${ALL_RUNS[@]}")
 wanted() { local r; for r in "${ONLY[@]}"; do [ "$r" = "$1" ] && return 0; done; return 1; }
 
@@ -122,8 +134,9 @@ install_suite() {
   echo "$key" > "$dst/.stamp"
 }
 wanted 0.1 && install_suite suite-0.1
-{ wanted 2025 || wanted 2026 || wanted all || wanted client-2025 || wanted client-2026 || wanted client-all; } && install_suite suite-0.2
+{ wanted 2025 || wanted 2026 || wanted all || wanted proxy-2025 || wanted proxy-2026 || wanted client-2025 || wanted client-2026 || wanted client-all; } && install_suite suite-0.2
 SERVER_RUNS=0; { wanted 0.1 || wanted 2025 || wanted 2026 || wanted all; } && SERVER_RUNS=1
+PROXY_RUNS=0; { wanted proxy-2025 || wanted proxy-2026; } && PROXY_RUNS=1
 CLIENT_RUNS=0; { wanted client-2025 || wanted client-2026 || wanted client-all; } && CLIENT_RUNS=1
 flock -u 9 2>/dev/null || true
 exec 9>&-
@@ -135,15 +148,17 @@ suite_js() { echo "$CACHE/$1/node_modules/@modelcontextprotocol/conformance/dist
 # (integration/tests/support/mod.rs): the same selection unifies the same features, so after
 # `cargo test` (scripts/test-all) this is a no-op, where `-p example-conformance` alone would
 # compile mcp-runtime again with that package's features.
-log "building examples/conformance (the conformance server and conformance_client)"
+log "building examples/conformance (the conformance server and conformance_client) and examples/bridge"
 (cd "$ROOT" && cargo build --locked --quiet --workspace --bins --examples) \
   || die 4 "cargo build --workspace --bins --examples failed"
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 case "$TARGET_DIR" in /*) ;; *) TARGET_DIR="$ROOT/$TARGET_DIR" ;; esac
 SERVER_BIN="$TARGET_DIR/debug/conformance"
 CLIENT_BIN="$TARGET_DIR/debug/conformance_client"
+BRIDGE_BIN="$TARGET_DIR/debug/mcp-bridge"
 [ -x "$SERVER_BIN" ] || die 4 "$SERVER_BIN not found after the build"
 [ -x "$CLIENT_BIN" ] || die 4 "$CLIENT_BIN not found after the build"
+[ -x "$BRIDGE_BIN" ] || die 4 "$BRIDGE_BIN not found after the build"
 
 if [ -z "$OUT" ]; then
   OUT="$CACHE/runs/$(date -u +%Y%m%dT%H%M%SZ)-$$"
@@ -153,33 +168,53 @@ fi
 mkdir -p "$OUT" || die 2 "cannot create $OUT"
 OUT="$(cd "$OUT" && pwd)"
 
-SERVER_PID=""
+# stop_server PID: stops a server started by start_server (its whole process group), once.
+SERVER_PIDS=()
 stop_server() {
-  [ -n "$SERVER_PID" ] || return 0
-  kill -TERM -- "-$SERVER_PID" 2>/dev/null || kill -TERM "$SERVER_PID" 2>/dev/null
-  for _ in $(seq 1 25); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL -- "-$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null
-  SERVER_PID=""
+  local pid="$1" p kept=()
+  [ -n "$pid" ] || return 0
+  for p in "${SERVER_PIDS[@]}"; do [ "$p" = "$pid" ] || kept+=("$p"); done
+  [ "${#kept[@]}" != "${#SERVER_PIDS[@]}" ] || return 0   # stopped already
+  SERVER_PIDS=("${kept[@]}")
+  kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
+  for _ in $(seq 1 25); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null
 }
-trap stop_server EXIT
+stop_servers() { local pid; for pid in "${SERVER_PIDS[@]}"; do stop_server "$pid"; done; }
+trap stop_servers EXIT
 trap 'exit 130' INT TERM
 
-SERVER_LOG="$OUT/server.log"
-URL=""
+# start_server LOG COMMAND...: starts COMMAND (an HTTP server on 127.0.0.1:0) in its own process
+# group, so that stopping it cannot miss a child (the proxy's upstream), and sets SERVER_PID and
+# URL (from the address it logs). RUST_LOG keeps the per-request lines (useful when a check
+# fails).
+start_server() {
+  local log_file="$1"; shift
+  setsid env RUST_LOG="${RUST_LOG:-info}" "$@" >"$log_file" 2>&1 </dev/null &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  URL=""
+  for _ in $(seq 1 150); do
+    URL="$(sed -n 's#.*serving MCP on \(http://127\.0\.0\.1:[0-9]*/mcp\).*#\1#p' "$log_file" | head -1)"
+    [ -n "$URL" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.2
+  done
+  [ -n "$URL" ] || { tail -20 "$log_file" >&2; die 4 "the server did not start (log: $log_file)"; }
+  log "server at $URL (pid $SERVER_PID, log $log_file); results in $OUT"
+}
+# The same server behind the proxy: the bridge starts it over stdio (its own child, in the
+# bridge's process group).
+PROXY_PID="" PROXY_URL=""
+if [ "$PROXY_RUNS" = 1 ]; then
+  start_server "$OUT/proxy.log" "$BRIDGE_BIN" serve --http 127.0.0.1:0 -- "$SERVER_BIN"
+  PROXY_PID="$SERVER_PID" PROXY_URL="$URL"
+fi
+DIRECT_PID="" URL=""
 if [ "$SERVER_RUNS" = 1 ]; then
-# Its own process group, so that stopping it cannot miss a child. RUST_LOG keeps the per-request
-# lines (useful when a check fails).
-setsid env RUST_LOG="${RUST_LOG:-info}" "$SERVER_BIN" --http 127.0.0.1:0 >"$SERVER_LOG" 2>&1 </dev/null &
-SERVER_PID=$!
-for _ in $(seq 1 150); do
-  URL="$(sed -n 's#.*serving MCP on \(http://127\.0\.0\.1:[0-9]*/mcp\).*#\1#p' "$SERVER_LOG" | head -1)"
-  [ -n "$URL" ] && break
-  kill -0 "$SERVER_PID" 2>/dev/null || break
-  sleep 0.2
-done
-[ -n "$URL" ] || { tail -20 "$SERVER_LOG" >&2; die 4 "the server did not start (log: $SERVER_LOG)"; }
-log "server at $URL (pid $SERVER_PID, log $SERVER_LOG); results in $OUT"
+  start_server "$OUT/server.log" "$SERVER_BIN" --http 127.0.0.1:0
+  DIRECT_PID="$SERVER_PID"
 fi
 
 # ---------- the runs ----------
@@ -210,17 +245,40 @@ run_suite() {
     tail -20 "$rdir/console.log" >&2
     log "run $label: the suite exited with status $rc (124/137: timed out after ${RUN_TIMEOUT}s)"
     CRASHED=1
+    touch "$rdir/crashed"   # read back for the runs made in the background
   fi
   RUNS+=("$label")
 }
+# The proxy runs go on in the background, beside the direct and client runs: all mostly wait,
+# on the suite's own timers.
+PROXY_LABELS=() PROXY_JOB=""
+if [ "$PROXY_RUNS" = 1 ]; then
+  wanted proxy-2025 && PROXY_LABELS+=("$(suite_version suite-0.2)-proxy-req-2025-11-25")
+  wanted proxy-2026 && PROXY_LABELS+=("$(suite_version suite-0.2)-proxy-req-2026-07-28")
+  (
+    trap - EXIT INT TERM
+    URL="$PROXY_URL"
+    wanted proxy-2025 && run_suite server "$(suite_version suite-0.2)-proxy-req-2025-11-25" suite-0.2 --requirements 2025-11-25
+    wanted proxy-2026 && run_suite server "$(suite_version suite-0.2)-proxy-req-2026-07-28" suite-0.2 --requirements 2026-07-28
+  ) &
+  PROXY_JOB=$!
+fi
 wanted 0.1 && run_suite server "$(suite_version suite-0.1)-all" suite-0.1 --suite all
 wanted 2025 && run_suite server "$(suite_version suite-0.2)-req-2025-11-25" suite-0.2 --requirements 2025-11-25
 wanted 2026 && run_suite server "$(suite_version suite-0.2)-req-2026-07-28" suite-0.2 --requirements 2026-07-28
 wanted all && run_suite server "$(suite_version suite-0.2)-all" suite-0.2 --suite all
-stop_server
+stop_server "$DIRECT_PID"
+SERVER_LABELS=("${RUNS[@]}")
+RUNS=()
 wanted client-2025 && run_suite client "$(suite_version suite-0.2)-client-req-2025-11-25" suite-0.2 --requirements 2025-11-25
 wanted client-2026 && run_suite client "$(suite_version suite-0.2)-client-req-2026-07-28" suite-0.2 --requirements 2026-07-28
 wanted client-all && run_suite client "$(suite_version suite-0.2)-client-all" suite-0.2 --suite all
+if [ -n "$PROXY_JOB" ]; then
+  wait "$PROXY_JOB"
+  stop_server "$PROXY_PID"
+  for label in "${PROXY_LABELS[@]}"; do [ -f "$OUT/$label/crashed" ] && CRASHED=1; done
+fi
+RUNS=("${SERVER_LABELS[@]}" "${PROXY_LABELS[@]}" "${RUNS[@]}")
 
 # ---------- score and compare with the expected failures ----------
 FULL=0; [ "${#ONLY[@]}" = "${#ALL_RUNS[@]}" ] && FULL=1

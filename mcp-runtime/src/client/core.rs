@@ -345,14 +345,18 @@ impl Core {
     /// `InputRequiredResult` rounds answered by the handlers and retried (new id, the same
     /// params, `inputResponses`, `requestState` echoed).
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        self.request_with(method, params, None).await
+        self.request_with(method, params, None, true).await
     }
 
+    /// [`request`](Self::request) with a timeout (`None`: the client's), and with
+    /// `InputRequiredResult` rounds answered by the handlers (`answer`) or returned as they
+    /// are (a proxy hands them to its own client, and sends its answers back as they are).
     pub(crate) async fn request_with(
         &self,
         method: &str,
         params: Value,
         timeout: Option<Duration>,
+        answer: bool,
     ) -> Result<Value, ClientError> {
         let mut params = match params {
             Value::Object(map) => map,
@@ -380,7 +384,8 @@ impl Core {
                 }
                 other => other?,
             };
-            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            if !answer || result.get("resultType").and_then(Value::as_str) != Some("input_required")
+            {
                 return Ok(result);
             }
             let responses = self.answer_inputs(&result).await?;

@@ -282,12 +282,15 @@ impl Client {
     }
 
     /// [`request`](Self::request) asking for progress, with each `notifications/progress`
-    /// params of the request passed to `on_progress` (a proxy passes them on).
+    /// params of the request passed to `on_progress` (a proxy passes them on). With `answer`
+    /// false, a 2026-07-28 `InputRequiredResult` is the result (a proxy passes it on, and sends
+    /// its client's `inputResponses` and `requestState` back in `params`).
     pub(crate) async fn request_with_progress(
         &self,
         method: &str,
         mut params: Value,
         on_progress: core::ProgressFn,
+        answer: bool,
     ) -> Result<Value, ClientError> {
         let token = self.core.next_progress_token();
         let _watch = self.core.watch_progress(token.clone(), on_progress);
@@ -297,7 +300,22 @@ impl Client {
                 meta.insert("progressToken".into(), json!(token));
             }
         }
-        self.request(method, params).await
+        if answer {
+            self.request(method, params).await
+        } else {
+            // Only a 2026-07-28 server answers with input rounds: no session to renew.
+            self.core.request_with(method, params, None, false).await
+        }
+    }
+
+    /// The `x-mcp-header` arguments of the server's tools (those that have any), as a listing
+    /// read elsewhere gave them (a proxy lists with [`request`](Self::request)): its calls of
+    /// those tools carry the `Mcp-Param-*` headers.
+    pub(crate) fn remember_tool_headers(
+        &self,
+        tools: std::collections::HashMap<String, Vec<crate::protocol::headers::HeaderParam>>,
+    ) {
+        self.core.remember_tool_headers(tools);
     }
 
     /// Sends a notification.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
-use super::proxy::{Calls, forwarding};
+use super::calls::{Calls, forwarding};
 use crate::client::{Client, ClientBuilder, ClientError, ServerNotification};
 use crate::protocol::{McpError, ProtocolVersion};
 use crate::server::connection::Connection;

@@ -46,6 +46,8 @@
 pub use crate::server::Mounted;
 
 #[cfg(feature = "client")]
+mod calls;
+#[cfg(feature = "client")]
 mod lifecycle;
 #[cfg(feature = "client")]
 mod proxy;

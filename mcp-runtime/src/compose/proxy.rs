@@ -1,16 +1,20 @@
 //! [`Proxy`]: a server elsewhere, reached through a [`Client`], served as this process's own.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::calls::{CALL, Calls, forwarding};
 use super::lifecycle::{DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
-use crate::client::{Client, ClientBuilder, ClientError, ElicitRequest, ElicitResult};
-use crate::protocol::asks::{ElicitAction, Root, SampledMessage};
-use crate::protocol::{McpError, ProtocolVersion};
+use crate::client::{Client, ClientBuilder, ClientError};
+use crate::protocol::headers::HeaderParam;
+use crate::protocol::params::Body;
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
     CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, params_json,
@@ -20,6 +24,47 @@ use crate::server::{Server, ServerBuilder};
 
 /// The most pages of one upstream list read for one downstream list.
 const MAX_PAGES: usize = 1000;
+
+/// Where a server's capabilities declare the tasks extension.
+const TASKS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1tasks";
+
+/// Where a server's capabilities declare the skills extension (SEP-2640).
+const SKILLS_EXTENSION_POINTER: &str = "/extensions/io.modelcontextprotocol~1skills";
+
+/// The most task ids a proxy remembers as its upstream's (the oldest are forgotten first;
+/// a forgotten task's requests still reach the upstream when this side runs no tasks).
+const MAX_TASKS: usize = 10_000;
+
+/// The ids of the tasks the upstream created for clients of this side, oldest first, each
+/// with the owner it was created for, as this server's own tasks are owned (a session, or in
+/// 2026-07-28 a caller): the upstream binds them all to this proxy.
+#[derive(Default)]
+struct TaskIds {
+    order: std::collections::VecDeque<String>,
+    known: HashMap<String, String>,
+}
+
+impl TaskIds {
+    fn insert(&mut self, id: &str, owner: String) {
+        if self.known.contains_key(id) {
+            return;
+        }
+        self.known.insert(id.to_owned(), owner);
+        self.order.push_back(id.to_owned());
+        if self.order.len() > MAX_TASKS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.known.remove(&old);
+        }
+    }
+
+    /// Whether `owner` may use the task `id`: a task created here is its owner's alone; any
+    /// other id goes to the upstream, which checks the request first (the tasks extension
+    /// declared, the method known) and then says it does not know the task.
+    fn allows(&self, id: &str, owner: &str) -> bool {
+        self.known.get(id).is_none_or(|o| o == owner)
+    }
+}
 
 /// A server reached through a [`Client`] connection, served as part of this one: mount it
 /// like any server (`Server::builder().mount("up", Proxy::new(client))`), or serve it alone
@@ -38,15 +83,38 @@ const MAX_PAGES: usize = 1000;
 /// The upstream's requests to the client (elicitation, sampling, roots) go to the client whose
 /// call is waiting for the upstream, and its answers back, when the proxy was made with
 /// [`Proxy::connect`] or [`Proxy::spawn`] (with [`Proxy::new`] the [`Client`]'s own handlers
-/// answer them). A 2026-07-28 client in front answers through an input round: its call is
-/// then run again with the answer, and so is the upstream call, which must be repeatable. A
-/// session-era upstream names no call in its asks: each goes to the latest call still waiting
-/// (on its connection: with one upstream session per client session, that client's).
+/// answer them). Where both sides speak 2026-07-28, the upstream's input rounds reach the
+/// client as they are (its `inputRequests`, all of a round at once, under its keys, and its
+/// `requestState`) and the client's answers go back the same way, unless the client is an
+/// identified caller (an OAuth principal, or what binds a `requestState` to its caller): the
+/// upstream binds its state to the proxy it sees, so this server's own rounds, bound to that
+/// caller, stand in (as they do for the tasks the upstream created, which are their caller's
+/// alone). Where only the client in front speaks 2026-07-28, it answers through an input
+/// round of this server: its call is then run again
+/// with the answer, and so is the upstream call, which must be repeatable. A session-era
+/// upstream names no call in its asks: each goes to the latest call still waiting (on its
+/// connection: with one upstream session per client session, that client's). A
+/// 2026-07-28 upstream gets, with each call, the capabilities of the client in front (from the
+/// request, or from its `initialize`): it asks only what that client can answer, refuses with
+/// -32021 what needs more, and runs the call as a task when the client declared the tasks
+/// extension.
 ///
 /// The upstream's log messages (`notifications/message`) go, likewise, to the client of the
 /// latest call still waiting (and are dropped when none is).
 ///
-/// Not forwarded yet: task-augmented calls.
+/// Task-augmented calls pass through where the client in front and the upstream speak the same
+/// era (they are not translated between eras): the upstream's tasks extension (2026-07-28) or
+/// `tasks` capability (2025-11-25) is declared, its `CreateTaskResult` passed on, and
+/// `tasks/get`, `tasks/update`, `tasks/cancel` and `tasks/result` go to it (of any task, when
+/// the server in front runs no tasks of its own), a task created through the proxy only for the
+/// session or caller it was created for, as the server's own tasks are. Served alone (mounted
+/// without a prefix), its skills (SEP-2640) pass through too: the extension as the upstream
+/// declares it, `skills/list`, `skills/get`, `resources/directory/read` and its `skill://`
+/// files. On 2026-07-28 HTTP, the `Mcp-Param-*` headers of the upstream's tools' `x-mcp-header`
+/// arguments are checked as the server's own tools' are, from the latest listing of the
+/// upstream's tools (which also tells the upstream's client to send them). A 2026-07-28
+/// upstream's list changes and resource updates are heard on `subscriptions/listen` streams
+/// kept open upstream.
 ///
 /// Connections (with [`Proxy::connect`] and [`Proxy::spawn`]; a [`Proxy::new`] has only the
 /// client it was given):
@@ -70,62 +138,6 @@ pub struct Proxy {
     sessions: UpstreamSessions,
     max_sessions: usize,
     events: broadcast::Sender<crate::client::ServerNotification>,
-}
-
-tokio::task_local! {
-    /// The call a proxied request serves, while it waits for the upstream (a 2026-07-28
-    /// upstream's asks are answered in this task).
-    static CALL: Context;
-}
-
-/// The calls a proxy is serving, most recent last: a session-era upstream's ask arrives on
-/// no task of a call, and goes to the most recent call still waiting.
-#[derive(Default)]
-pub(super) struct Calls {
-    live: Mutex<Vec<(u64, Context)>>,
-    next: std::sync::atomic::AtomicU64,
-}
-
-impl Calls {
-    /// Registers `ctx` until the returned guard drops.
-    fn enter(self: &Arc<Self>, ctx: Context) -> CallGuard {
-        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.live.lock().expect("calls lock").push((id, ctx));
-        CallGuard {
-            calls: self.clone(),
-            id,
-        }
-    }
-
-    /// The call an upstream ask belongs to: the one whose task asks, else the latest.
-    fn current(&self) -> Option<Context> {
-        CALL.try_with(Context::clone).ok().or_else(|| {
-            let live = self.live.lock().expect("calls lock");
-            live.last().map(|(_, ctx)| ctx.clone())
-        })
-    }
-
-    /// Asks the client of the current call what the upstream asked.
-    async fn ask(&self, method: &str, params: Value) -> Result<Value, McpError> {
-        let ctx = self.current().ok_or_else(|| {
-            McpError::internal(format!(
-                "Cannot forward `{method}`: no call of this proxy's clients is waiting for the upstream"
-            ))
-        })?;
-        ctx.ask_forwarded(method, params).await
-    }
-}
-
-struct CallGuard {
-    calls: Arc<Calls>,
-    id: u64,
-}
-
-impl Drop for CallGuard {
-    fn drop(&mut self) {
-        let mut live = self.calls.live.lock().expect("calls lock");
-        live.retain(|(id, _)| *id != self.id);
-    }
 }
 
 impl std::fmt::Debug for Proxy {
@@ -264,6 +276,14 @@ impl From<Proxy> for Mounted {
                 resources: caps.get("resources").is_some(),
                 prompts: caps.get("prompts").is_some(),
                 completions: caps.get("completions").is_some(),
+                // The tasks extension (2026-07-28) or the `tasks` capability (2025-11-25).
+                tasks: caps.pointer(TASKS_EXTENSION_POINTER).is_some()
+                    || caps.get("tasks").is_some(),
+                skills: caps.pointer(SKILLS_EXTENSION_POINTER).is_some(),
+                skills_directory: caps
+                    .pointer(SKILLS_EXTENSION_POINTER)
+                    .and_then(|s| s.get("directoryRead"))
+                    == Some(&Value::Bool(true)),
             };
             let upstreams = Upstreams::new(
                 proxy.link,
@@ -277,68 +297,73 @@ impl From<Proxy> for Mounted {
                 names: names.clone(),
                 offers,
                 changes: OnceLock::new(),
+                tasks: Arc::default(),
+                tool_headers: Arc::default(),
             }) as Arc<dyn Source>
         })
     }
 }
 
-/// `builder` with handlers that pass the upstream's asks on to the current call's client.
-pub(super) fn forwarding(builder: ClientBuilder, calls: &Arc<Calls>) -> ClientBuilder {
-    let (elicit, sample, roots, logs) =
-        (calls.clone(), calls.clone(), calls.clone(), calls.clone());
-    builder
-        .url_elicitation(true)
-        .on_notification(move |n| {
-            // The upstream's log messages go to the client of the latest call still waiting
-            // (with its level filter); none waiting, they are dropped.
-            if n.method != "notifications/message" {
-                return;
-            }
-            let Some(ctx) = logs.current() else { return };
-            let level = n
-                .params
-                .get("level")
-                .and_then(Value::as_str)
-                .unwrap_or("info");
-            let Ok(level) = crate::protocol::LogLevel::parse(level) else {
+/// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open upstream for as
+/// long as the upstream's client is (opened again, after a pause that grows to 30 s, when it
+/// ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads it.
+fn keep_listening(client: &Arc<Client>, notifications: Value) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let client = Arc::downgrade(client);
+    runtime.spawn(async move {
+        const FIRST: Duration = Duration::from_millis(250);
+        let mut pause = FIRST;
+        loop {
+            let Some(upstream) = client.upgrade() else {
                 return;
             };
-            let logger = n.params.get("logger").and_then(Value::as_str);
-            ctx.log_as(level, logger, n.params.get("data").unwrap_or(&Value::Null));
-        })
-        .on_elicitation(move |req: ElicitRequest| {
-            let calls = elicit.clone();
-            async move {
-                let answer = calls.ask("elicitation/create", req.raw).await?;
-                let action = match answer.get("action").and_then(Value::as_str) {
-                    Some("accept") => ElicitAction::Accept,
-                    Some("decline") => ElicitAction::Decline,
-                    _ => ElicitAction::Cancel,
-                };
-                Ok(ElicitResult {
-                    action,
-                    content: answer.get("content").cloned(),
-                })
+            let opened = upstream.listen(notifications.clone()).await;
+            drop(upstream);
+            match opened {
+                Ok(mut listen) => {
+                    let since = tokio::time::Instant::now();
+                    while listen.next().await.is_some() {}
+                    if since.elapsed() > Duration::from_secs(30) {
+                        pause = FIRST;
+                    }
+                }
+                Err(ClientError::Closed) => return,
+                Err(e) => tracing::debug!(error = %e, "the upstream's listen stream failed"),
             }
-        })
-        .on_sampling(move |params: Value| {
-            let calls = sample.clone();
-            async move {
-                let answer = calls.ask("sampling/createMessage", params).await?;
-                serde_json::from_value::<SampledMessage>(answer).map_err(|e| {
-                    McpError::internal(format!("The client's sampling answer is malformed: {e}"))
-                })
-            }
-        })
-        .on_roots(move || {
-            let calls = roots.clone();
-            async move {
-                let answer = calls.ask("roots/list", json!({})).await?;
-                serde_json::from_value::<Vec<Root>>(answer["roots"].clone()).map_err(|e| {
-                    McpError::internal(format!("The client's roots are malformed: {e}"))
-                })
-            }
-        })
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(30));
+        }
+    });
+}
+
+/// The `_meta` of a request sent upstream on behalf of the client of `ctx`: a 2026-07-28
+/// upstream logs only when the request asks, at the level that client wants (a session-era
+/// upstream ignores the member), and judges what that client can do (refusing with -32021
+/// what needs more, deciding task calls): its capabilities, from this request or from its
+/// `initialize`, extensions included.
+fn for_the_client_in_front(params: &mut Value, ctx: &Context, stateless_upstream: bool) {
+    let level = ctx.wanted_log_level();
+    let Value::Object(map) = params else { return };
+    if level.is_none() && !stateless_upstream {
+        return;
+    }
+    let Value::Object(meta) = map.entry("_meta").or_insert_with(|| json!({})) else {
+        return;
+    };
+    if let Some(level) = level {
+        meta.insert(
+            "io.modelcontextprotocol/logLevel".into(),
+            json!(level.as_str()),
+        );
+    }
+    if stateless_upstream {
+        meta.insert(
+            "io.modelcontextprotocol/clientCapabilities".into(),
+            ctx.client_capabilities().clone(),
+        );
+    }
 }
 
 /// The [`Source`] of a [`Proxy`].
@@ -348,6 +373,27 @@ struct Upstream {
     offers: Offers,
     /// The upstream's changes, read from its notifications by a task started on first use.
     changes: OnceLock<broadcast::Sender<Change>>,
+    /// The tasks the upstream created (their `tasks/*` requests go to it).
+    tasks: Arc<Mutex<TaskIds>>,
+    /// The `x-mcp-header` arguments of the upstream's tools (those that have any), by their
+    /// own names, as the latest complete listing gave them.
+    tool_headers: Arc<Mutex<HashMap<String, Vec<HeaderParam>>>>,
+}
+
+/// Records the `x-mcp-header` arguments of the listed `tool`, if it has any (and they follow
+/// the rules: a tool that breaks them is passed on, and its calls carry no such headers).
+fn note_header_params(tool: &Value, into: &mut HashMap<String, Vec<HeaderParam>>) {
+    let (Some(name), Some(schema)) = (
+        tool.get("name").and_then(Value::as_str),
+        tool.get("inputSchema"),
+    ) else {
+        return;
+    };
+    if let Ok(params) = crate::protocol::headers::header_params(schema)
+        && !params.is_empty()
+    {
+        into.insert(name.to_owned(), params);
+    }
 }
 
 /// An upstream failure as this side's client sees it: the upstream's own JSON-RPC error as it
@@ -361,6 +407,17 @@ fn upstream_error(e: ClientError, link: &Link, client: &Arc<Client>) -> McpError
             "The upstream server failed: {other}; the next request connects to it again"
         )),
         other => McpError::internal(format!("The upstream server failed: {other}")),
+    }
+}
+
+impl Upstream {
+    /// The upstream's protocol era, as its first connection found it (every connection of a
+    /// proxy reaches the same server).
+    fn upstream_era(&self) -> ProtocolEra {
+        self.upstreams
+            .shared
+            .current()
+            .map_or(ProtocolEra::Session, |client| client.era())
     }
 }
 
@@ -388,10 +445,12 @@ impl Source for Upstream {
         };
         let names = self.names.clone();
         let link = self.upstreams.link_for(parent, version);
+        let known_headers = self.tool_headers.clone();
         Box::pin(async move {
             let link = link?;
             let client = link.client().await?;
             let mut out = Vec::new();
+            let mut tool_headers = HashMap::new();
             let mut cursor: Option<String> = None;
             for _ in 0..MAX_PAGES {
                 let params = match &cursor {
@@ -405,6 +464,9 @@ impl Source for Upstream {
                 if let Some(Value::Array(items)) = page.get_mut(key).map(Value::take) {
                     // An upstream's item that is not an object is no item: left out.
                     for item in items.into_iter().filter(Value::is_object) {
+                        if kind == Kind::Tool {
+                            note_header_params(&item, &mut tool_headers);
+                        }
                         let raw = serde_json::value::to_raw_value(&item)
                             .map_err(|e| McpError::internal(e.to_string()))?;
                         out.push(names.listing(&raw, field));
@@ -412,7 +474,15 @@ impl Source for Upstream {
                 }
                 match page.get("nextCursor").and_then(Value::as_str) {
                     Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-                    _ => return Ok(out),
+                    _ => {
+                        if kind == Kind::Tool {
+                            // This side checks the `Mcp-Param-*` headers of its client's calls,
+                            // and the upstream's client sends them upstream.
+                            client.remember_tool_headers(tool_headers.clone());
+                            *known_headers.lock().expect("headers lock") = tool_headers;
+                        }
+                        return Ok(out);
+                    }
                 }
             }
             Err(McpError::internal(format!(
@@ -449,24 +519,64 @@ impl Source for Upstream {
             Ok(link) => link,
             Err(e) => return crate::server::connection::Step::Reply(scope.err(&req.id, e)),
         };
-        let forwards_logs = link.calls.is_some();
-        run_forwarded(parent, scope, &req, move |ctx| -> CallFuture {
+        // Made with `connect`/`spawn`, the proxy stands for the clients in front: the upstream
+        // hears their asks' answers, logs at their level, and (2026-07-28) judges their
+        // capabilities; made with `new`, the upstream's client answers for itself.
+        let forwards_asks = link.calls.is_some();
+        let stateless_upstream = self.upstream_era() == ProtocolEra::Stateless;
+        // A 2026-07-28 client in front of a 2026-07-28 upstream: the upstream's input rounds
+        // pass as they are (its `inputRequests` under its own keys, all of a round at once,
+        // and its `requestState`), and the client's `inputResponses` and `requestState` go
+        // back the same way.
+        //
+        // The upstream binds its `requestState` and its tasks to whoever it sees, this proxy:
+        // for an identified caller (an OAuth principal, or what binds a `requestState` to its
+        // caller here, by default the `Authorization` header), the rounds stay this server's
+        // own, bound to that caller, and its tasks are its own.
+        let caller = parent
+            .server
+            .inner
+            .caller(scope.headers.as_deref(), scope.principal.as_deref())
+            .map(|c| crate::id::digest_hex(&c));
+        let pass_rounds = forwards_asks
+            && stateless_upstream
+            && caller.is_none()
+            && scope.version().era() == ProtocolEra::Stateless
+            && matches!(&*method, "tools/call" | "prompts/get" | "resources/read");
+        // The upstream's tasks are owned here as this server's own are.
+        let owner = crate::server::tasks::owner(parent, &scope);
+        if method.starts_with("tasks/") {
+            let id = match &req.params.body {
+                Body::Task(p) => Some(&p.task_id),
+                Body::UpdateTask(p) => Some(&p.task_id),
+                _ => None,
+            };
+            let tasks = self.tasks.lock().expect("tasks lock");
+            if let Some(id) = id
+                && !tasks.allows(id, &owner)
+            {
+                let e = McpError::invalid_params(format!("Unknown task: {id}"));
+                return crate::server::connection::Step::Reply(scope.err(&req.id, e));
+            }
+        }
+        if let (true, Value::Object(map)) = (pass_rounds, &mut params) {
+            let (responses, state) = req.params.round();
+            if let Some(responses) = responses {
+                map.insert("inputResponses".into(), responses.clone());
+            }
+            if let Some(state) = state {
+                map.insert("requestState".into(), state.clone());
+            }
+        }
+        let tasks = self.tasks.clone();
+        let rounds = !pass_rounds;
+        run_forwarded(parent, scope, &req, rounds, move |ctx| -> CallFuture {
             Box::pin(async move {
                 let client = link.client().await?;
                 // Where the upstream's asks (and logs) during this call go.
                 let _entered = link.calls.as_ref().map(|calls| calls.enter(ctx.clone()));
-                // A 2026-07-28 upstream logs only when the request asks: at the level the
-                // client in front wants (a session-era upstream ignores the member).
-                if let (true, Some(level), Value::Object(map)) =
-                    (forwards_logs, ctx.wanted_log_level(), &mut params)
-                {
-                    let meta = map.entry("_meta").or_insert_with(|| json!({}));
-                    if let Value::Object(meta) = meta {
-                        meta.insert(
-                            "io.modelcontextprotocol/logLevel".into(),
-                            json!(level.as_str()),
-                        );
-                    }
+                if forwards_asks {
+                    for_the_client_in_front(&mut params, &ctx, stateless_upstream);
                 }
                 let on_progress = {
                     let ctx = ctx.clone();
@@ -475,19 +585,39 @@ impl Source for Upstream {
                             return;
                         };
                         let total = p.get("total").and_then(Value::as_f64);
-                        ctx.forward_progress(
-                            progress,
-                            total,
-                            p.get("message").and_then(Value::as_str),
-                        );
+                        let message = p.get("message").and_then(Value::as_str);
+                        ctx.forward_progress(progress, total, message);
                     })
                 };
-                let call = client.request_with_progress(&method, params, on_progress);
-                CALL.scope(ctx, call)
+                let call = client.request_with_progress(&method, params, on_progress, rounds);
+                let result = CALL
+                    .scope(ctx, call)
                     .await
-                    .map_err(|e| upstream_error(e, &link, &client))
+                    .map_err(|e| upstream_error(e, &link, &client))?;
+                // A task the upstream created: its `tasks/*` requests are the upstream's.
+                let task = match result.get("resultType").and_then(Value::as_str) {
+                    Some("task") => result.get("taskId"),
+                    _ => result.pointer("/task/taskId"),
+                };
+                if let Some(id) = task.and_then(Value::as_str) {
+                    tasks.lock().expect("tasks lock").insert(id, owner);
+                }
+                Ok(result)
             })
         })
+    }
+
+    fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        let known = self.tool_headers.lock().expect("headers lock");
+        known.get(name).cloned().unwrap_or_default()
+    }
+
+    fn owns_task(&self, id: &str) -> bool {
+        self.tasks
+            .lock()
+            .expect("tasks lock")
+            .known
+            .contains_key(id)
     }
 
     fn subscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
@@ -504,6 +634,13 @@ impl Source for Upstream {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if let Some(client) = link.current()
+            && client.era() == ProtocolEra::Stateless
+        {
+            // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
+            keep_listening(&client, json!({ "resourceSubscriptions": [uri] }));
+            return;
+        }
         let uri = uri.to_owned();
         runtime.spawn(async move {
             let client = match link.client().await {
@@ -523,6 +660,19 @@ impl Source for Upstream {
         let tx = self.changes.get_or_init(|| {
             let tx = broadcast::channel(1024).0;
             let mut notifications = self.upstreams.events.subscribe();
+            if let Some(client) = self.upstreams.shared.current()
+                && client.era() == ProtocolEra::Stateless
+            {
+                // A 2026-07-28 upstream announces list changes only on a listen stream.
+                keep_listening(
+                    &client,
+                    json!({
+                        "toolsListChanged": true,
+                        "promptsListChanged": true,
+                        "resourcesListChanged": true,
+                    }),
+                );
+            }
             let out = tx.clone();
             if let Ok(runtime) = tokio::runtime::Handle::try_current() {
                 runtime.spawn(async move {

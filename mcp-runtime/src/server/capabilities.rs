@@ -41,16 +41,17 @@ impl Declared {
                 json!({ "subscribe": true, "listChanged": true }),
             );
         }
-        if skills {
+        if skills || mounted.skills {
             // SEP-2640: inline settings (no envelope); skill files are resources, so the
-            // resources capability comes with the extension.
+            // resources capability comes with the extension. A mounted server's skills (a
+            // proxy's upstream's) are served as it serves them.
             let extensions = capabilities
                 .entry("extensions")
                 .or_insert_with(|| json!({}));
             if let Some(extensions) = extensions.as_object_mut() {
                 extensions.insert(
                     crate::skills::EXTENSION.into(),
-                    json!({ "directoryRead": true }),
+                    json!({ "directoryRead": skills || mounted.skills_directory }),
                 );
             }
             capabilities.entry("resources").or_insert_with(|| json!({}));
@@ -77,7 +78,7 @@ impl Declared {
         let capabilities = Value::Object(capabilities);
         let mut stateless_capabilities = capabilities.clone();
         let mut tasks_capabilities = capabilities.clone();
-        if registry.has_task_tools() {
+        if registry.has_task_tools() || mounted.tasks {
             stateless_capabilities["extensions"][crate::server::tasks::EXTENSION] = json!({});
             tasks_capabilities["tasks"] =
                 json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });

@@ -307,6 +307,27 @@ fn dispatch_request(conn: &Arc<Connection>, mut req: Request, arrival: Arrival) 
     {
         return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
     }
+    // Skills of a server mounted without a prefix (a proxy's upstream), where it has none.
+    if mounted
+        && conn.server.inner.skills.is_none()
+        && matches!(
+            &*req.method,
+            "skills/list" | "skills/get" | "resources/directory/read"
+        )
+        && let Some(found) = mount::route_skills(conn, &req)
+    {
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
+    }
+    // A task of a mounted server (a proxy's upstream) is that server's.
+    if mounted
+        && matches!(
+            &*req.method,
+            "tasks/get" | "tasks/cancel" | "tasks/update" | "tasks/result"
+        )
+        && let Some(found) = mount::route_task(conn, &req)
+    {
+        return mount::forward(conn, scope, req, routed_meta, found, on_request_guarded);
+    }
     // Methods behind a capability the server did not advertise are "not found".
     let inner = &conn.server.inner;
     let registry = &inner.registry;

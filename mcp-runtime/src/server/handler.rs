@@ -121,6 +121,11 @@ pub(super) fn run<T: Outcome>(
                 if tool_error {
                     super::trace::record_tool_error();
                 }
+                if let Some(kind) = result.result_type()
+                    && scope.version().era() == ProtocolEra::Stateless
+                {
+                    return Some(era::encode_typed(inner, &id, &result, kind));
+                }
                 result.shape_for(scope.version());
                 let mut reply = scope.ok(inner, &id, &result, result.meta(), cache);
                 reply.tool_error = tool_error;
@@ -226,6 +231,11 @@ pub(super) trait Outcome: Serialize + Send + 'static {
     /// Whether it is a tool result reporting a tool error (`isError`).
     fn is_tool_error(&self) -> bool {
         false
+    }
+    /// A 2026-07-28 `resultType` other than `complete` (`input_required`, `task`) the result
+    /// has as it is (a result forwarded from elsewhere).
+    fn result_type(&self) -> Option<&'static str> {
+        None
     }
 }
 

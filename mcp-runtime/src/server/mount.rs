@@ -36,10 +36,14 @@
 //! The mounted server is served as a copy presenting the parent's `serverInfo` (2026-07-28
 //! results name it in `_meta`); everything else of it is shared.
 //!
-//! Limits, by design for now: a mounted server's tasks (task-augmented calls) and skills are
-//! not served through the mount; a mounted server that shares the parent's catalog handle
-//! (both built with [`catalog()`](crate::catalog())) announces its resource updates under its
-//! own URIs.
+//! A source may also serve task-augmented calls (`tasks/*` of its tasks go to it, or of any
+//! task when the server runs none of its own) and, mounted without a prefix, skills
+//! (`skills/*`, `resources/directory/read`): a proxy's upstream does.
+//!
+//! Limits, by design for now: an in-process mounted server's tasks (task-augmented calls) and
+//! skills are not served through the mount; a mounted server that shares the parent's catalog
+//! handle (both built with [`catalog()`](crate::catalog())) announces its resource updates
+//! under its own URIs.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -56,6 +60,7 @@ use super::era::{Cache, Scope};
 use super::handler::{ListPage, cursor_of, run};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
+use crate::protocol::headers::HeaderParam;
 use crate::protocol::params::{Body, Reference, Request};
 use crate::protocol::{McpError, ProtocolVersion, Resource};
 use crate::registry::{BuildError, Listed, Registry, page_of};
@@ -81,6 +86,14 @@ pub(crate) struct Offers {
     pub(crate) resources: bool,
     pub(crate) prompts: bool,
     pub(crate) completions: bool,
+    /// Task-augmented calls (`tasks/*` go to it when the server runs no tasks of its own).
+    pub(crate) tasks: bool,
+    /// Skills (SEP-2640; `skills/*` go to it when the server has none of its own): served
+    /// only by a source mounted without a prefix (a proxy served alone), whose `skill://`
+    /// URIs need no rewriting.
+    pub(crate) skills: bool,
+    /// With skills, `resources/directory/read` too.
+    pub(crate) skills_directory: bool,
 }
 
 impl Offers {
@@ -90,6 +103,9 @@ impl Offers {
             resources: self.resources || other.resources,
             prompts: self.prompts || other.prompts,
             completions: self.completions || other.completions,
+            tasks: self.tasks || other.tasks,
+            skills: self.skills || other.skills,
+            skills_directory: self.skills_directory || other.skills_directory,
         }
     }
 
@@ -146,6 +162,14 @@ pub(crate) trait Source: Send + Sync + 'static {
         req: Request,
         dispatch: Dispatch,
     ) -> Step;
+    /// The `x-mcp-header` arguments of its tool `name` (its own name), as far as it knows.
+    fn header_params(&self, _name: &str) -> Vec<HeaderParam> {
+        Vec::new()
+    }
+    /// Whether the task `id` is one of its own (a task it created and handed a client).
+    fn owns_task(&self, _id: &str) -> bool {
+        false
+    }
     /// The client of `parent` subscribed to `uri` (its own URI) through the parent.
     fn subscribe(&self, _parent: &Connection, _uri: &str) {}
     /// The client of `parent` unsubscribed from `uri`.
@@ -250,9 +274,13 @@ pub(crate) struct Mounts {
 
 impl Mounts {
     pub(crate) fn new(list: Vec<Mount>) -> Mounts {
-        let offers = list
-            .iter()
-            .fold(Offers::default(), |all, m| all.or(m.source.offers()));
+        let offers = list.iter().fold(Offers::default(), |all, m| {
+            let mut offers = m.source.offers();
+            if !m.names.prefix.is_empty() {
+                (offers.skills, offers.skills_directory) = (false, false);
+            }
+            all.or(offers)
+        });
         Mounts {
             list,
             offers,
@@ -279,6 +307,15 @@ impl Mounts {
             let own = m.names.strip_uri(uri)?;
             m.source.knows(kind, &own).then_some((i, own))
         })
+    }
+
+    /// The `x-mcp-header` arguments of the mounted tool `name` (none when no mount serves it):
+    /// a 2026-07-28 `tools/call` over HTTP must carry them in `Mcp-Param-*` headers.
+    pub(crate) fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        match self.by_name(Kind::Tool, name) {
+            Some((i, own)) => self.list[i].source.header_params(own),
+            None => Vec::new(),
+        }
     }
 
     /// Tells the mount serving `uri` that the client of `conn` subscribed to it; `false` if
@@ -476,24 +513,41 @@ pub(super) fn build(
 pub(crate) struct Forwarded {
     body: Map<String, Value>,
     meta: Map<String, Value>,
+    /// A 2026-07-28 result that is not `complete`, passed on as it is: an
+    /// `InputRequiredResult` (its `inputRequests` and `requestState` are the upstream's, and
+    /// so will the answers be) or a `CreateTaskResult` (`ttlMs` is then the task's).
+    result_type: Option<&'static str>,
 }
 
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 impl Forwarded {
-    pub(crate) fn new(result: Value) -> Forwarded {
+    /// `task`: the result of a `tasks/*` request (its `ttlMs` is the task's, not a cache
+    /// hint of the upstream's hop).
+    pub(crate) fn new(result: Value, task: bool) -> Forwarded {
         let mut body = match result {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        for hop in ["resultType", "ttlMs", "cacheScope"] {
-            body.remove(hop);
+        let result_type = match body.remove("resultType") {
+            Some(Value::String(t)) if t == "input_required" => Some("input_required"),
+            Some(Value::String(t)) if t == "task" => Some("task"),
+            _ => None,
+        };
+        if result_type.is_none() && !task {
+            for hop in ["ttlMs", "cacheScope"] {
+                body.remove(hop);
+            }
         }
         let mut meta = match body.remove("_meta") {
             Some(Value::Object(meta)) => meta,
             _ => Map::new(),
         };
         meta.remove("io.modelcontextprotocol/serverInfo");
-        Forwarded { body, meta }
+        Forwarded {
+            body,
+            meta,
+            result_type,
+        }
     }
 }
 
@@ -515,6 +569,9 @@ impl super::handler::Outcome for Forwarded {
     fn is_tool_error(&self) -> bool {
         self.body.get("isError") == Some(&Value::Bool(true))
     }
+    fn result_type(&self) -> Option<&'static str> {
+        self.result_type
+    }
 }
 
 /// The future of a call answered elsewhere.
@@ -523,16 +580,19 @@ pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, McpError>
 
 /// Runs a call answered elsewhere as a request of `parent`: cancellable (its future is dropped
 /// when the client cancels), within the connection's limits and timeout, its result shaped
-/// for the request's era ([`Forwarded`]).
+/// for the request's era ([`Forwarded`]). With `rounds`, a 2026-07-28 call may ask the client
+/// (what the upstream asks) through an input round of this server; without, the input rounds
+/// are the upstream's, passed on as they are (`inputResponses` and `requestState` are then
+/// not this server's to read).
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
 pub(crate) fn run_forwarded(
     parent: &Arc<Connection>,
     mut scope: Scope,
     req: &Request,
+    rounds: bool,
     call: impl FnOnce(crate::request::Context) -> CallFuture,
 ) -> Step {
-    // A 2026-07-28 call may ask the client (what the upstream asks) through an input round.
-    if let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
+    if rounds && let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
         return Step::Reply(scope.err(&req.id, e));
     }
     let (what, cache) = match &*req.method {
@@ -540,11 +600,14 @@ pub(crate) fn run_forwarded(
         "prompts/get" => ("prompts/get", Cache::No),
         "resources/read" => ("resources/read", Cache::Data),
         "completion/complete" => ("completion/complete", Cache::No),
+        // Skills describe the server, as its own skills' lists do.
+        "skills/list" | "skills/get" | "resources/directory/read" => ("skills", Cache::Listing),
         _ => ("forwarded", Cache::No),
     };
+    let task = req.method.starts_with("tasks/");
     run(parent, scope, &req.id, what, cache, move |ctx| {
         let fut = call(ctx);
-        Box::pin(async move { fut.await.map(Forwarded::new) })
+        Box::pin(async move { fut.await.map(|r| Forwarded::new(r, task)) })
     })
 }
 
@@ -557,10 +620,22 @@ pub(crate) fn params_json(req: &Request) -> Value {
         Body::GetPrompt(p) => serde_json::to_value(p),
         Body::Uri(p) => serde_json::to_value(p),
         Body::Complete(p) => serde_json::to_value(p),
+        Body::Task(p) => serde_json::to_value(p),
+        Body::List(p) => serde_json::to_value(p),
+        Body::Directory(p) => serde_json::to_value(p),
+        // A task's answers are the request itself, not this hop's.
+        Body::UpdateTask(p) => serde_json::to_value(p).map(|mut v| {
+            if let Value::Object(map) = &mut v {
+                map.remove("_meta");
+            }
+            v
+        }),
         _ => Ok(Value::Object(Map::new())),
     };
     let mut value = value.unwrap_or_else(|_| Value::Object(Map::new()));
-    if let Value::Object(map) = &mut value {
+    if let (false, Value::Object(map)) =
+        (matches!(req.params.body, Body::UpdateTask(_)), &mut value)
+    {
         for hop in ["_meta", "inputResponses", "requestState"] {
             map.remove(hop);
         }
@@ -598,6 +673,46 @@ pub(super) fn route(conn: &Connection, req: &Request) -> Option<(usize, String)>
         },
         _ => None,
     }
+}
+
+/// Which mount serves a `tasks/*` request: the one that created the task, else, when the
+/// server runs no tasks of its own, the first mount that runs tasks (which then says whether
+/// it knows the task). `None`: the server's own handler answers.
+pub(super) fn route_task(conn: &Connection, req: &Request) -> Option<(usize, String)> {
+    let inner = &conn.server.inner;
+    let id = match &req.params.body {
+        Body::Task(p) => &p.task_id,
+        Body::UpdateTask(p) => &p.task_id,
+        _ => return None,
+    };
+    let mounts = &inner.mounts.list;
+    let slot = mounts
+        .iter()
+        .position(|m| m.source.owns_task(id))
+        .or_else(|| {
+            if inner.registry.has_task_tools() {
+                return None;
+            }
+            mounts.iter().position(|m| m.source.offers().tasks)
+        })?;
+    Some((slot, id.clone()))
+}
+
+/// Which mount serves `skills/list`, `skills/get` and `resources/directory/read`, on a server
+/// with no skills of its own: the first mounted without a prefix that serves skills, with the
+/// skill's URI (`skills/get`).
+pub(super) fn route_skills(conn: &Connection, req: &Request) -> Option<(usize, String)> {
+    let slot = conn.server.inner.mounts.list.iter().position(|m| {
+        let offers = m.source.offers();
+        m.names.prefix.is_empty()
+            && offers.skills
+            && (offers.skills_directory || req.method != "resources/directory/read")
+    })?;
+    let uri = match &req.params.body {
+        Body::Uri(p) => p.uri.clone(),
+        _ => String::new(),
+    };
+    Some((slot, uri))
 }
 
 /// Hands `req` to the mount at `slot` (found by [`route`]) under the item's name there,
@@ -941,6 +1056,9 @@ impl Source for Child {
             resources: registry.has_resources(),
             prompts: !registry.prompts.items.is_empty(),
             completions: registry.has_completions(),
+            tasks: false,
+            skills: false,
+            skills_directory: false,
         }
     }
 
@@ -990,6 +1108,13 @@ impl Source for Child {
                         .is_some_and(|r| r.enabled(catalog))
             }
         }
+    }
+
+    fn header_params(&self, name: &str) -> Vec<HeaderParam> {
+        self.registry()
+            .tool(name)
+            .map(|t| t.header_params.clone())
+            .unwrap_or_default()
     }
 
     fn scopes_for(&self, method: &str, name: &str) -> Vec<&'static str> {

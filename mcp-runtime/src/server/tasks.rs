@@ -74,7 +74,7 @@ pub(super) async fn current(conn: &Connection, owner: &str, ids: &[String]) -> V
 
 /// Who may see the tasks a request creates or names: its session, or (2026-07-28) its caller,
 /// as a digest.
-pub(super) fn owner(conn: &Connection, scope: &Scope) -> String {
+pub(crate) fn owner(conn: &Connection, scope: &Scope) -> String {
     match scope.version().era() {
         ProtocolEra::Session => conn.task_owner(),
         ProtocolEra::Stateless => {

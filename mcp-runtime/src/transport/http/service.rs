@@ -263,7 +263,7 @@ async fn post<B: RequestBody>(
         if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
             if with_meta
                 && let Err(e) = check_stateless_headers(headers, req)
-                    .and_then(|()| check_param_headers(headers, req, &state.server.inner.registry))
+                    .and_then(|()| check_param_headers(headers, req, &state.server.inner))
             {
                 return fail(StatusCode::BAD_REQUEST, e);
             }

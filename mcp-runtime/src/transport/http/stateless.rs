@@ -96,17 +96,21 @@ pub(crate) fn check_stateless_headers(headers: &HeaderMap, req: &Request) -> Res
 pub(crate) fn check_param_headers(
     headers: &HeaderMap,
     req: &Request,
-    registry: &crate::registry::Registry,
+    server: &crate::server::ServerInner,
 ) -> Result<(), McpError> {
     let Body::CallTool(params) = &req.params.body else {
         return Ok(());
     };
-    let Some(tool) = registry
-        .tool(&params.name)
-        .filter(|t| !t.header_params.is_empty())
-    else {
-        return Ok(());
+    // The server's own tool, else a mounted server's (a proxied tool's, as its upstream
+    // listed it).
+    let header_params = match server.registry.tool(&params.name) {
+        Some(tool) => std::borrow::Cow::Borrowed(&tool.header_params[..]),
+        None if server.mounts.is_empty() => return Ok(()),
+        None => std::borrow::Cow::Owned(server.mounts.header_params(&params.name)),
     };
+    if header_params.is_empty() {
+        return Ok(());
+    }
     // Only a tool that mirrors arguments into headers pays for reading its arguments as
     // values here. Arguments that do not read as values are refused: read as absent, they
     // would pass this check while the tool's own argument parsing (which skips members it
@@ -127,7 +131,7 @@ pub(crate) fn check_param_headers(
     };
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
     let arguments = arguments.unwrap_or(Value::Null);
-    for param in &tool.header_params {
+    for param in header_params.iter() {
         let header_name = format!("mcp-param-{}", param.name.to_ascii_lowercase());
         let display = format!("Mcp-Param-{}", param.name);
         let value = param
