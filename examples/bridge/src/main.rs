@@ -168,7 +168,8 @@ async fn run(bridge: Bridge) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn main() -> ExitCode {
+// `pub(crate)`: integration/benches/hop runs this same bridge, compiled in (it re-executes itself).
+pub(crate) fn main() -> ExitCode {
     mcp_runtime::init_logging();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bridge = match parse(&args) {
