@@ -21,6 +21,10 @@
 //! p50 is the hop's p50 less the upstream's own (over the upstream's transport, and over the
 //! transport the driver speaks to the bridge). `BENCH_ROUNDS` (3) rounds run one after the
 //! other, each with every configuration; the summary gives each figure's median over them.
+//! `HOP_PATHS` and `HOP_ERAS` (comma-separated names, as printed) run only some of them (to
+//! profile one: `perf record -g -p PID` on the bridge while it runs), and `HOP_BRIDGE_PREFIX`
+//! runs the bridge under a command (`valgrind --tool=callgrind`: instructions per call do not
+//! move with the machine's load, as time does).
 //!
 //! The binary plays every part: `--serve-stdio` and `--serve-http` are the upstream (the
 //! latter prints `PORT n`), and with `HOP_ROLE=bridge` it is examples/bridge (compiled in, in
@@ -257,9 +261,20 @@ fn command(exe: &std::path::Path) -> Command {
     c
 }
 
+/// The bridge: this binary with `HOP_ROLE=bridge`, under the command `HOP_BRIDGE_PREFIX`
+/// gives (a profiler: `valgrind --tool=callgrind`), if any.
 fn bridge_command(exe: &std::path::Path) -> Command {
-    let mut c = command(exe);
-    c.env("HOP_ROLE", "bridge");
+    let prefix = std::env::var("HOP_BRIDGE_PREFIX").unwrap_or_default();
+    let mut prefix = prefix.split_whitespace();
+    let mut c = match prefix.next() {
+        Some(program) => {
+            let mut c = Command::new(program);
+            c.args(prefix).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    c.env("RUST_LOG", "warn").env("HOP_ROLE", "bridge");
     c
 }
 
@@ -433,6 +448,11 @@ fn env_f64(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// Whether `name` is in the comma-separated list `var` (everything, without it).
+fn chosen(var: &str, name: &str) -> bool {
+    std::env::var(var).map_or(true, |v| v.split(',').any(|n| n.trim() == name))
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -475,8 +495,11 @@ fn drive() {
         println!("round {round}, load average {}", load_average());
         print_header();
         for era in [Era::Session, Era::Stateless] {
+            if !chosen("HOP_ERAS", era.name()) {
+                continue;
+            }
             for &in_flight in &in_flights {
-                for path in PATHS {
+                for path in PATHS.into_iter().filter(|p| chosen("HOP_PATHS", p.name())) {
                     let outcome = measure(&exe, path, era, in_flight, window);
                     let row = Row {
                         round,
@@ -588,6 +611,12 @@ fn summary(rows: &[Row], in_flights: &[usize]) {
     for era in [Era::Session, Era::Stateless] {
         for &n in in_flights {
             for path in PATHS {
+                if !rows
+                    .iter()
+                    .any(|r| r.era == era && r.in_flight == n && r.path == path)
+                {
+                    continue;
+                }
                 let stat = |f: fn(&Outcome) -> f64| over(era, n, path, &|o| Some(f(o)));
                 let mut line = format!(
                     "{:<10} {:>4} {:<18} {:>9} {:>9} {:>9} {:>8} {:>10}",
