@@ -249,7 +249,8 @@ async fn run(bridge: Bridge, upstream: Upstream) -> Result<(), Box<dyn std::erro
     Ok(())
 }
 
-fn main() -> ExitCode {
+// `pub(crate)`: integration/benches/hop runs this same bridge, compiled in (it re-executes itself).
+pub(crate) fn main() -> ExitCode {
     mcp_runtime::init_logging();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let bridge =

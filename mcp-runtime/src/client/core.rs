@@ -2,6 +2,7 @@
 //! server sends (answers, notifications, its own requests), and the era rules (per-request
 //! `_meta`, `InputRequiredResult` rounds) applied to every request in one place.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -216,13 +217,24 @@ impl Core {
     }
 
     fn message(&self, id: Option<i64>, method: &str, params: &Value) -> Outgoing {
-        let mut msg = json!({"jsonrpc": "2.0", "method": method});
-        if let Some(id) = id {
-            msg["id"] = json!(id);
-        }
-        if !params.is_null() {
-            msg["params"] = params.clone();
-        }
+        self.message_with(id, method, params, None)
+    }
+
+    /// The message for `params`, with `meta` (when given) as their `_meta` in place of their
+    /// own. Written straight from the borrowed values: the params are not copied.
+    fn message_with(
+        &self,
+        id: Option<i64>,
+        method: &str,
+        params: &Value,
+        meta: Option<&Map<String, Value>>,
+    ) -> Outgoing {
+        let msg = Message {
+            id,
+            jsonrpc: "2.0",
+            method,
+            params: SentParams { params, meta },
+        };
         let mut extra = Vec::new();
         if let Some(name) = headers::name_of(method, params) {
             extra.push(("Mcp-Name".to_owned(), name));
@@ -297,6 +309,20 @@ impl Core {
         params: Value,
         limit: Option<Duration>,
     ) -> Result<Value, ClientError> {
+        let out = self.message(Some(id), method, &params);
+        drop(params);
+        self.exchange(id, method, out, limit).await
+    }
+
+    /// Sends request `out` (id `id`) and waits for its answer, as
+    /// [`request_raw_id`](Self::request_raw_id) describes.
+    async fn exchange(
+        &self,
+        id: i64,
+        method: &str,
+        out: Outgoing,
+        limit: Option<Duration>,
+    ) -> Result<Value, ClientError> {
         self.check_open()?;
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
@@ -309,7 +335,6 @@ impl Core {
             // stream (HTTP) and has no notification to send.
             notify: !self.is_stateless() && !matches!(method, "initialize" | "server/discover"),
         };
-        let out = self.message(Some(id), method, &params);
         let exchange = async {
             if let Err(e) = self.link.send(out).await {
                 return Exchange::NotSent(e);
@@ -344,40 +369,46 @@ impl Core {
     /// A request with the era's rules: `_meta` on every 2026-07-28 request, and
     /// `InputRequiredResult` rounds answered by the handlers and retried (new id, the same
     /// params, `inputResponses`, `requestState` echoed).
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
+    pub(crate) async fn request(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
         self.request_with(method, params, None, true).await
     }
 
-    /// [`request`](Self::request) with a timeout (`None`: the client's), and with
+    /// [`request`](Self::request) within `timeout` (`None`: the request timeout), and with
     /// `InputRequiredResult` rounds answered by the handlers (`answer`) or returned as they
     /// are (a proxy hands them to its own client, and sends its answers back as they are).
+    /// `params` are borrowed (written out as they are, the era's `_meta` merged in as they are
+    /// written), and copied only for a second round.
     pub(crate) async fn request_with(
         &self,
         method: &str,
-        params: Value,
+        params: &Value,
         timeout: Option<Duration>,
         answer: bool,
     ) -> Result<Value, ClientError> {
         let mut params = match params {
-            Value::Object(map) => map,
-            Value::Null => Map::new(),
+            Value::Object(_) => Cow::Borrowed(params),
+            // None are sent as `{}` (where a 2026-07-28 `_meta` goes).
+            Value::Null => Cow::Owned(Value::Object(Map::new())),
             other => {
                 return Err(ClientError::protocol(format!(
                     "params must be an object, not {other}"
                 )));
             }
         };
+        let limit = timeout.unwrap_or(self.limits.request_timeout);
         let mut version_retried = false;
         for _ in 0..MAX_ROUNDS {
-            let mut sent = params.clone();
-            if self.is_stateless() {
+            // The era's `_meta`, under the request's own (which wins).
+            let meta = self.is_stateless().then(|| {
                 let mut meta = self.stateless_meta();
-                if let Some(Value::Object(own)) = sent.remove("_meta") {
-                    meta.extend(own);
+                if let Some(Value::Object(own)) = params.get("_meta") {
+                    meta.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
-                sent.insert("_meta".into(), Value::Object(meta));
-            }
-            let result = match self.request_raw(method, Value::Object(sent), timeout).await {
+                meta
+            });
+            let id = self.alloc_id();
+            let out = self.message_with(Some(id), method, &params, meta.as_ref());
+            let result = match self.exchange(id, method, out, Some(limit)).await {
                 Err(e) if !version_retried && self.is_stateless() && offers_our_version(&e) => {
                     version_retried = true;
                     continue;
@@ -389,6 +420,9 @@ impl Core {
                 return Ok(result);
             }
             let responses = self.answer_inputs(&result).await?;
+            let Value::Object(params) = params.to_mut() else {
+                unreachable!("checked above: an object");
+            };
             params.insert("inputResponses".into(), Value::Object(responses));
             match result.get("requestState") {
                 Some(state) => params.insert("requestState".into(), state.clone()),
@@ -523,6 +557,62 @@ enum Exchange {
 
 /// A request in flight: removed from the pending map when it ends, and cancelled at the
 /// server when it is given up (timeout, the caller's future dropped).
+/// A JSON-RPC request or notification as sent, borrowing its params. The members are in
+/// the order a `json!` object (sorted keys) gave them.
+#[derive(serde::Serialize)]
+struct Message<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<i64>,
+    jsonrpc: &'static str,
+    method: &'a str,
+    #[serde(skip_serializing_if = "SentParams::is_absent")]
+    params: SentParams<'a>,
+}
+
+/// A request's params as sent: `params` (an object, or null for none), with `meta` as their
+/// `_meta` in place of their own when given.
+struct SentParams<'a> {
+    params: &'a Value,
+    meta: Option<&'a Map<String, Value>>,
+}
+
+impl SentParams<'_> {
+    fn is_absent(&self) -> bool {
+        self.params.is_null() && self.meta.is_none()
+    }
+}
+
+impl serde::Serialize for SentParams<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Some(meta) = self.meta else {
+            return self.params.serialize(s);
+        };
+        let empty = Map::new();
+        let own = match self.params {
+            Value::Object(map) => map,
+            _ => &empty,
+        };
+        // `_meta` where a sorted map would hold it (the members of a `Map` come sorted).
+        let mut out = s.serialize_map(None)?;
+        let mut placed = false;
+        for (key, value) in own {
+            if key == "_meta" {
+                continue;
+            }
+            if !placed && key.as_str() > "_meta" {
+                out.serialize_entry("_meta", meta)?;
+                placed = true;
+            }
+            out.serialize_entry(key, value)?;
+        }
+        if !placed {
+            out.serialize_entry("_meta", meta)?;
+        }
+        out.end()
+    }
+}
+
 struct Pending<'a> {
     core: &'a Core,
     id: i64,
@@ -585,5 +675,49 @@ mod tests {
         }))
         .unwrap();
         assert!(!offers_our_version(&ClientError::Rpc(other)));
+    }
+
+    /// The message written from borrowed params, with the era's `_meta` merged in as it is
+    /// written, is the text the `json!` object it replaced gave: the same members in the same
+    /// (sorted) order, `_meta` where it sorts, the params' own `_meta` replaced.
+    #[test]
+    fn a_message_is_written_as_the_object_it_replaced() {
+        let meta: Map<String, Value> = serde_json::from_value(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "progressToken": "p-1"
+        }))
+        .unwrap();
+        let cases = [
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
+            json!({"_meta": {"progressToken": "p-1"}, "name": "add", "Z": 1, "_": 2, "a": [1]}),
+            json!({}),
+            Value::Null,
+        ];
+        for params in cases {
+            for meta in [None, Some(&meta)] {
+                let written = serde_json::to_string(&Message {
+                    id: Some(7),
+                    jsonrpc: "2.0",
+                    method: "tools/call",
+                    params: SentParams {
+                        params: &params,
+                        meta,
+                    },
+                })
+                .unwrap();
+                let mut expected = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call"});
+                let mut sent = params.clone();
+                if let Some(meta) = meta {
+                    if sent.is_null() {
+                        sent = json!({});
+                    }
+                    sent["_meta"] = Value::Object(meta.clone());
+                }
+                if !sent.is_null() {
+                    expected["params"] = sent;
+                }
+                assert_eq!(written, expected.to_string(), "{params} with {meta:?}");
+            }
+        }
     }
 }

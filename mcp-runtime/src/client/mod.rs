@@ -270,12 +270,12 @@ impl Client {
 
     /// Any request, with the era's rules applied (`_meta`, input rounds): the raw result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        match self.core.request(method, params.clone()).await {
+        match self.core.request(method, &params).await {
             Err(ClientError::SessionExpired) if self.renew => {
                 self.core.link.reset_session();
                 self.core.cache.clear();
                 handshake::initialize(&self.core, self.protocol_version()).await?;
-                self.core.request(method, params).await
+                self.core.request(method, &params).await
             }
             other => other,
         }
@@ -304,7 +304,7 @@ impl Client {
             self.request(method, params).await
         } else {
             // Only a 2026-07-28 server answers with input rounds: no session to renew.
-            self.core.request_with(method, params, None, false).await
+            self.core.request_with(method, &params, None, false).await
         }
     }
 

@@ -29,7 +29,7 @@ impl Core {
         }
     }
 
-    async fn route_one(&self, msg: Value) {
+    async fn route_one(&self, mut msg: Value) {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         match (method, msg.get("id")) {
             (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg).await,
@@ -59,7 +59,8 @@ impl Core {
                     return;
                 };
                 let answer = match (msg.get("result"), msg.get("error")) {
-                    (Some(result), None) => Ok(result.clone()),
+                    // Moved out, not copied: it is the request's answer.
+                    (Some(_), None) => Ok(msg["result"].take()),
                     (_, Some(error)) => Err(ClientError::Rpc(
                         serde_json::from_value::<McpError>(error.clone()).unwrap_or_else(|_| {
                             McpError::new(
