@@ -452,16 +452,15 @@ pub fn client_sse(chunks: &[&[u8]], max: usize) -> ClientSseRead {
     let mut events = Vec::new();
     let mut refused = false;
     for chunk in chunks {
-        match parser.feed(chunk) {
-            Ok(more) => events.extend(more.into_iter().map(|e| ClientSseEvent {
-                event: e.event,
-                data: e.data,
-                id: e.id,
-            })),
-            Err(_) => {
-                refused = true;
-                break;
-            }
+        let fed = parser.feed(chunk);
+        events.extend(fed.events.into_iter().map(|e| ClientSseEvent {
+            event: e.event,
+            data: e.data,
+            id: e.id,
+        }));
+        if fed.error.is_some() {
+            refused = true;
+            break;
         }
     }
     ClientSseRead {

@@ -228,19 +228,8 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                     let Ok(data) = frame.into_data() else {
                         continue;
                     };
-                    let events = match parser.feed(&data) {
-                        Ok(events) => events,
-                        // Too large an event: resuming would replay it (or skip it); the
-                        // stream ends, and the request waiting for it fails.
-                        Err(error) => {
-                            match id {
-                                Some(id) => shared.push(Inbound::Failed { id, error }).await,
-                                None => tracing::warn!(%error, "the session's GET stream ended"),
-                            }
-                            return;
-                        }
-                    };
-                    for ev in events {
+                    let fed = parser.feed(&data);
+                    for ev in fed.events {
                         if ev.data.trim().is_empty()
                             || ev.event.as_deref().is_some_and(|e| e != "message")
                         {
@@ -256,6 +245,15 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                         }
                     }
                     if answered {
+                        return;
+                    }
+                    // Too large an event: resuming would replay it (or skip it); the stream
+                    // ends, and the request waiting for it fails (after what came before it).
+                    if let Some(error) = fed.error {
+                        match id {
+                            Some(id) => shared.push(Inbound::Failed { id, error }).await,
+                            None => tracing::warn!(%error, "the session's GET stream ended"),
+                        }
                         return;
                     }
                 }

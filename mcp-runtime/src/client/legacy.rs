@@ -144,14 +144,8 @@ impl LegacyLink {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
-                let events = match parser.feed(&data) {
-                    Ok(events) => events,
-                    Err(e) => {
-                        why = e;
-                        break;
-                    }
-                };
-                for ev in events {
+                let fed = parser.feed(&data);
+                for ev in fed.events {
                     match ev.event.as_deref() {
                         Some("endpoint") => {
                             if let Some(tx) = endpoint_tx.take() {
@@ -168,6 +162,10 @@ impl LegacyLink {
                         },
                         Some(_) => {}
                     }
+                }
+                if let Some(e) = fed.error {
+                    why = e;
+                    break;
                 }
             }
             if let Some(tx) = endpoint_tx.take() {
