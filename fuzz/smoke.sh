@@ -29,28 +29,50 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failed=()
 triple=$(rustc +nightly -vV | sed -n 's/^host: //p')
-for src in fuzz_targets/*.rs; do
-    target=$(basename "$src" .rs)
+# One target: its regressions, then its smoke run; its outcome in $work/<target>.status
+# (and its output in $work/<target>.out, printed in target order once all are done).
+smoke() {
+    local target=$1 out=$work/$1.out
     # The reproducers of fixed findings first: each must now pass.
     if [ -d "regressions/$target" ]; then
-        echo "== fuzz regressions: $target" >&2
+        echo "== fuzz regressions: $target" >>"$out"
         if ! "target/$triple/release/$target" -timeout=2 -rss_limit_mb=512 \
             regressions/"$target"/* >"$work/$target.regressions.log" 2>&1; then
-            failed+=("$target (regressions)")
-            tail -n 40 "$work/$target.regressions.log" >&2
-            continue
+            tail -n 40 "$work/$target.regressions.log" >>"$out"
+            echo "$target (regressions)" >"$work/$target.status"
+            return
         fi
     fi
-    echo "== fuzz smoke: $target (${seconds} s)" >&2
+    echo "== fuzz smoke: $target (${seconds} s)" >>"$out"
     # A fixed seed: every CI run replays the same mutation sequence (a slower machine gets
     # less far along it), so the smoke run does not fail at random on a bug a lucky mutation
     # hits; campaigns (run.sh without -seed) explore freely.
     if ! ./run.sh "$target" "$seconds" "$work/$target" -seed="${FUZZ_SMOKE_SEED:-1}" \
         >"$work/$target.log" 2>&1; then
-        failed+=("$target")
-        tail -n 40 "$work/$target.log" >&2
+        tail -n 40 "$work/$target.log" >>"$out"
+        echo "$target" >"$work/$target.status"
     else
-        grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$target.log" >&2 || true
+        grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$target.log" >>"$out" || true
+    fi
+}
+
+# Two targets at a time (FUZZ_SMOKE_JOBS): each is one process on one core, and thirteen
+# in a row were two minutes of CI's budget.
+jobs_max=${FUZZ_SMOKE_JOBS:-2}
+targets=()
+for src in fuzz_targets/*.rs; do
+    target=$(basename "$src" .rs)
+    targets+=("$target")
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+        wait -n || true
+    done
+    smoke "$target" &
+done
+wait
+for target in "${targets[@]}"; do
+    cat "$work/$target.out" >&2
+    if [ -s "$work/$target.status" ]; then
+        failed+=("$(cat "$work/$target.status")")
     fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
