@@ -466,6 +466,7 @@ async fn run(bridge: Bridge, upstream: Upstream) -> Result<(), Box<dyn std::erro
             (Proxy::spawn(client, server).await?, Transport::http(addr))
         }
         Bridge::Connect { url, auth } => {
+            let no_auth = auth.none;
             let client = match auth.oauth()? {
                 // A person logging in takes longer than a connection: as long as the loopback
                 // redirect waits (5 minutes), and a little more.
@@ -475,7 +476,15 @@ async fn run(bridge: Bridge, upstream: Upstream) -> Result<(), Box<dyn std::erro
                 Some((config, false)) => client.oauth(config),
                 None => client,
             };
-            (Proxy::connect(client, &url).await?, Transport::Stdio)
+            let proxy = Proxy::connect(client, &url).await.map_err(|e| match e {
+                ClientError::Status { status: 401, .. } if no_auth => format!(
+                    "{url} asks for authorization (HTTP 401) and --no-auth was given: \
+                     leave it out to log in, or give --client-credentials"
+                )
+                .into(),
+                e => Box::<dyn std::error::Error>::from(format!("connecting to {url}: {e}")),
+            })?;
+            (proxy, Transport::Stdio)
         }
         Bridge::Gateway { .. } | Bridge::ClientConfig { .. } => unreachable!("done above"),
     };
