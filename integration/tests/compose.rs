@@ -981,6 +981,35 @@ fn the_bridge_prints_the_client_config_of_a_remote_server() {
         server["args"],
         json!(["connect", "https://mcp.example.com/mcp"])
     );
+    // Its authorization options go into the entry.
+    let out = std::process::Command::new(&bridge)
+        .args(["connect", "https://mcp.example.com/mcp", "--client-config"])
+        .args([
+            "--client-credentials",
+            "--client-id",
+            "me",
+            "--client-secret",
+            "s",
+        ])
+        .args(["--scope", "mcp", "--scope", "tickets:read"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let entry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        entry["mcpServers"]["mcp.example.com"]["args"],
+        json!([
+            "connect",
+            "https://mcp.example.com/mcp",
+            "--client-credentials",
+            "--client-id",
+            "me",
+            "--client-secret",
+            "s",
+            "--scope",
+            "mcp tickets:read"
+        ])
+    );
     // A command line it cannot use is a usage error, not a start.
     let out = std::process::Command::new(&bridge)
         .args(["serve", "--http", "127.0.0.1:1"])
@@ -1004,6 +1033,243 @@ fn the_bridge_prints_the_client_config_of_a_remote_server() {
         String::from_utf8_lossy(&out.stderr).contains("not auto, shared or per-session"),
         "{out:?}"
     );
+}
+
+/// `mcp-bridge` with `args`, as a stdio server for [`Client::spawn`](mcp_runtime::client::ClientBuilder::spawn).
+fn bridge_command(args: &[&str]) -> tokio::process::Command {
+    let bridge = support::interop::build_examples(&["mcp-bridge"])
+        .expect("the bridge builds")
+        .remove(0);
+    let mut command = tokio::process::Command::new(bridge);
+    command.args(args);
+    command
+}
+
+/// The weather server over Streamable HTTP, an OAuth resource server for tokens of
+/// oidc-provider (tests/auth/as.mjs) naming its URL; the authorization server and that URL.
+async fn protected_weather() -> (support::auth::AuthServer, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!(
+        "http://127.0.0.1:{}/mcp",
+        listener.local_addr().unwrap().port()
+    );
+    let resource = url.clone();
+    let authz = tokio::task::spawn_blocking(move || support::auth::AuthServer::start(&resource, 0))
+        .await
+        .unwrap();
+    let server = Server::builder()
+        .name("weather-upstream")
+        .item_filter(|item| in_weather(item) || item.name == "hello")
+        .build()
+        .unwrap();
+    let auth = mcp_runtime::auth::Auth::jwt(&authz.issuer, &url).required_scopes(["mcp"]);
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0").auth(auth),
+    ));
+    (authz, url)
+}
+
+/// `mcp-bridge connect URL --client-credentials ...` in front of a server that wants tokens of
+/// oidc-provider: the bridge gets its own (the client-credentials grant of `mcp-test`, with the
+/// scope it was given), and a stdio client lists and calls the server's tools through it (those
+/// the token's scopes allow).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_connects_to_a_protected_server_with_client_credentials() {
+    let (_authz, url) = protected_weather().await;
+    let (id, secret) = support::auth::CLIENT;
+    let client = Client::builder()
+        .request_timeout(Duration::from_secs(30))
+        .stderr(Stderr::Capture)
+        .spawn(bridge_command(&[
+            "connect",
+            &url,
+            "--client-credentials",
+            "--client-id",
+            id,
+            "--client-secret",
+            secret,
+            "--scope",
+            "mcp",
+        ]))
+        .await
+        .unwrap_or_else(|e| panic!("the bridge connects: {e}"));
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    // `forecast` needs `weather:read`, which the token has not.
+    assert_eq!(tools, ["hello", "greet", "slow"]);
+    let r = client.call_tool("hello", json!({})).await.unwrap();
+    assert_eq!(r.content, [mcp_runtime::protocol::Content::text("hi")]);
+    client.close().await;
+}
+
+/// The bridge started by a client that keeps its stdin open: its exit status and stderr
+/// (within a minute: a bridge that hangs fails the test).
+async fn bridge_fails(args: &[&str]) -> (std::process::ExitStatus, String) {
+    let mut child = bridge_command(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the bridge ends by itself")
+        .unwrap();
+    (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Without a token the protected server is an error the bridge says and exits on, not a hang:
+/// with `--no-auth`, and with client credentials the authorization server refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_without_credentials_fails_clearly() {
+    let (_authz, url) = protected_weather().await;
+    let (status, stderr) = bridge_fails(&["connect", &url, "--no-auth"]).await;
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("HTTP 401") && stderr.contains("--no-auth"),
+        "{stderr}"
+    );
+    let (id, _) = support::auth::CLIENT;
+    let (status, stderr) = bridge_fails(&[
+        "connect",
+        &url,
+        "--client-credentials",
+        "--client-id",
+        id,
+        "--client-secret",
+        "wrong",
+    ])
+    .await;
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("authoriz"), "{stderr}");
+    // Half a configuration is a usage error.
+    let (status, stderr) = bridge_fails(&["connect", &url, "--client-credentials"]).await;
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs --client-id"), "{stderr}");
+}
+
+/// The default: the authorization-code flow. The bridge prints the login URL on stderr (here
+/// with `--no-browser`); the user (plain `GET`s: the scripted authorization server of
+/// tests/support/oauth.rs approves at once) follows it back to the bridge's loopback redirect.
+/// The tokens land in `$XDG_CONFIG_HOME/mcp-bridge/tokens.json` (0600), and the next start
+/// uses them without a login. A server that asks for nothing gets no login and no file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bridge_logs_in_through_the_browser_once_and_keeps_the_tokens() {
+    let dir = std::env::temp_dir().join(format!("mcp-bridge-login-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("stderr.log");
+    let tokens = dir.join("config/mcp-bridge/tokens.json");
+    // The bridge under `sh`, its stderr in `log` (the client's own capture is read only
+    // once it is connected, and the login comes before).
+    let bridge = |url: &str| {
+        let program = bridge_command(&[]).as_std().get_program().to_owned();
+        let mut command = tokio::process::Command::new("sh");
+        command
+            .args(["-c", r#"exec "$0" "$@" 2>>"$LOG""#])
+            .arg(program)
+            .args(["connect", url, "--no-browser"])
+            .env("LOG", &log)
+            .env("XDG_CONFIG_HOME", dir.join("config"));
+        command
+    };
+    let connect = |url: String| {
+        let command = bridge(&url);
+        async move {
+            Client::builder()
+                .request_timeout(Duration::from_secs(30))
+                .connect_timeout(Duration::from_secs(60))
+                .spawn(command)
+                .await
+                .unwrap_or_else(|e| panic!("the bridge connects: {e}"))
+        }
+    };
+
+    // No authorization asked: none done.
+    let open = connect(weather_over_http()).await;
+    assert!(!open.list_tools().await.unwrap().is_empty());
+    open.close().await;
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(!said.contains("log in at"), "{said}");
+    assert!(!tokens.exists(), "tokens for a server that wants none");
+
+    let world = support::oauth::World::start(support::oauth::Options::default()).await;
+    // The user: waits for the URL on the bridge's stderr, follows it, comes back.
+    let user = tokio::spawn({
+        let log = log.clone();
+        async move {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+            let url = loop {
+                let said = std::fs::read_to_string(&log).unwrap_or_default();
+                if let Some(url) = said
+                    .lines()
+                    .find_map(|l| l.split_once("log in at: ").map(|(_, url)| url.to_owned()))
+                {
+                    break url;
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "no login URL: {said}"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            };
+            let (status, back) = support::oauth::get(&url).await;
+            let back = back.unwrap_or_else(|| panic!("no redirect: {status}"));
+            assert!(back.starts_with("http://127.0.0.1:"), "{back}");
+            let (page, _) = support::oauth::get(&back).await;
+            assert!(page.contains("200"), "{page}");
+        }
+    });
+    let client = connect(world.url.clone()).await;
+    user.await.unwrap();
+    client.list_tools().await.unwrap();
+    client.close().await;
+    let authorizations = || {
+        world
+            .auth
+            .seen()
+            .iter()
+            .filter(|r| r.target.starts_with("/authorize"))
+            .count()
+    };
+    assert_eq!(authorizations(), 1);
+    let saved = std::fs::read_to_string(&tokens).expect("the tokens are kept");
+    assert!(
+        saved.contains("tok-1") && saved.contains(&world.url),
+        "{saved}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&tokens), 0o600);
+        assert_eq!(mode(tokens.parent().unwrap()), 0o700);
+    }
+
+    // The next start (a desktop client starting the bridge again): the kept token, no login.
+    let logins = std::fs::read_to_string(&log)
+        .unwrap()
+        .matches("log in at")
+        .count();
+    let again = connect(world.url.clone()).await;
+    again.list_tools().await.unwrap();
+    again.close().await;
+    assert_eq!(authorizations(), 1);
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(said.matches("log in at").count(), logins, "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `mcp-bridge serve --http` in front of the TypeScript SDK's stdio server, reached by our
