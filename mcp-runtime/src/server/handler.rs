@@ -85,27 +85,27 @@ pub(super) fn run<T: Outcome>(
         let outcome = match first {
             std::task::Poll::Ready(outcome) => outcome,
             std::task::Poll::Pending => tokio::select! {
-            biased;
-            outcome = &mut handler => outcome,
-            _ = ctx.cancelled() => return None,
-            // A 2026-07-28 handler waits for answers the client must give: stop it there.
-            _ = ctx.input_blocked() => {
-                ctx.finish();
-                let round = scope.round.as_ref().expect("only rounds block");
-                let body = round.input_required(&conn.server.inner.sealer);
-                // Whatever still holds the context (a spawned task awaiting an ask) ends.
-                ctx.cancel();
-                return Some(match body {
-                    Ok(body) => era::encode_input_required(&conn.server.inner, &id, &body),
-                    Err(e) => scope.err(&id, e),
-                });
-            }
-            _ = timed_out => {
-                ctx.cancel();
-                let limit = limit.unwrap_or_default();
-                tracing::warn!(handler = what, ?limit, "request timed out");
-                return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
-            }
+                biased;
+                outcome = &mut handler => outcome,
+                _ = ctx.cancelled() => return None,
+                // A 2026-07-28 handler waits for answers the client must give: stop it there.
+                _ = ctx.input_blocked() => {
+                    ctx.finish();
+                    let round = scope.round.as_ref().expect("only rounds block");
+                    let body = round.input_required(&conn.server.inner.sealer);
+                    // Whatever still holds the context (a spawned task awaiting an ask) ends.
+                    ctx.cancel();
+                    return Some(match body {
+                        Ok(body) => era::encode_input_required(&conn.server.inner, &id, &body),
+                        Err(e) => scope.err(&id, e),
+                    });
+                }
+                _ = timed_out => {
+                    ctx.cancel();
+                    let limit = limit.unwrap_or_default();
+                    tracing::warn!(handler = what, ?limit, "request timed out");
+                    return Some(scope.err(&id, McpError::internal(format!("Request timed out after {} ms", limit.as_millis()))));
+                }
             },
         };
         if ctx.is_cancelled() {
