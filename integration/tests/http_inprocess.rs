@@ -1028,3 +1028,49 @@ fn an_injected_parameter_that_fails_rejects_the_request_with_its_error() {
         "a protocol error, not a tool result: {text}"
     );
 }
+
+/// A request refused before its body is read (no token: 401; a foreign Host: 403) is answered
+/// with `Connection: close` when it has a body: the server does not read that body, so the
+/// connection cannot reliably carry the client's next request (the official Python client's
+/// retry with a token, sent on the same connection, met a closed connection under load).
+#[test]
+fn a_refusal_before_the_body_is_read_closes_the_connection() {
+    let port = start(
+        HttpConfig::new("127.0.0.1:0").auth(mcp_runtime::auth::Auth::jwt(
+            "http://127.0.0.1:9",
+            "http://127.0.0.1/mcp",
+        )),
+    );
+    let head = |host: &str, length: usize| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+        )
+    };
+    // The head alone: the body is still on its way when the refusal is decided.
+    for (host, status) in [
+        (format!("127.0.0.1:{port}"), 401),
+        ("evil.example".to_owned(), 403),
+    ] {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.write_all(head(&host, 64).as_bytes()).unwrap();
+        let (got, text) = read_exchange(stream);
+        assert_eq!(got, status, "{text}");
+        let head = text.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+        assert!(head.contains("connection: close"), "{text}");
+    }
+    // Without a body the connection stays usable (nothing is left unread).
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .write_all(
+            format!(
+                "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let (got, text) = read_exchange(stream);
+    assert_eq!(got, 401, "{text}");
+    let head = text.split("\r\n\r\n").next().unwrap().to_ascii_lowercase();
+    assert!(!head.contains("connection: close"), "{text}");
+}

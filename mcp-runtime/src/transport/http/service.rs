@@ -106,7 +106,10 @@ async fn route<B: RequestBody>(
             Refusal::Host(h) => format!("Host {h:?} is not allowed (DNS-rebinding protection)"),
             Refusal::Origin(o) => format!("Origin {o:?} is not allowed"),
         };
-        return body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why));
+        return unread_body(
+            req.headers(),
+            body::error(StatusCode::FORBIDDEN, McpError::invalid_request(why)),
+        );
     }
     if *state.shutdown.borrow() {
         let mut r = body::error(
@@ -151,7 +154,7 @@ async fn route<B: RequestBody>(
         let defer_required = is_mcp && req.method() == Method::POST;
         match auth::authenticate(state, req.headers(), req.uri(), defer_required).await {
             Ok(p) => p,
-            Err(response) => return response,
+            Err(response) => return unread_body(req.headers(), response),
         }
     } else {
         None
@@ -188,6 +191,25 @@ async fn route<B: RequestBody>(
 
 /// 400 for a header that must appear once and is repeated: -32020 for the 2026-07-28
 /// headers the body is checked against, -32600 for the others.
+/// `response`, answered before the request's body was read: when there is a body, with
+/// `Connection: close` (RFC 9112 §9.6). hyper cannot always drain an unread body, and then
+/// closes the connection after the response; said in the response, a client opens a new
+/// connection for its next request instead of sending it on this one as it closes (an official
+/// client retrying at once with a token after a 401 got "server disconnected").
+fn unread_body(headers: &HeaderMap, mut response: HttpResponse) -> HttpResponse {
+    let has_body = headers.contains_key(http::header::TRANSFER_ENCODING)
+        || headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0");
+    if has_body {
+        response
+            .headers_mut()
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
 fn repeated_header(headers: &HeaderMap) -> Option<McpError> {
     let name = repeated(headers)?;
     let code = match name {
