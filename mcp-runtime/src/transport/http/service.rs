@@ -19,7 +19,8 @@ use super::legacy;
 use super::session_era::{self, SessionEra};
 use super::sessions::{Full, Lookup, Session};
 use super::shared::{
-    RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated, utf8,
+    self, RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated,
+    utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
@@ -112,13 +113,10 @@ async fn route<B: RequestBody>(
         );
     }
     if *state.shutdown.borrow() {
-        let mut r = body::error(
+        return shared::closing(body::error(
             StatusCode::SERVICE_UNAVAILABLE,
             McpError::internal("The server is shutting down"),
-        );
-        r.headers_mut()
-            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
-        return r;
+        ));
     }
     if is_card && let Some(response) = card::answer(state, req.method(), req.headers()) {
         return response;
@@ -196,18 +194,17 @@ async fn route<B: RequestBody>(
 /// closes the connection after the response; said in the response, a client opens a new
 /// connection for its next request instead of sending it on this one as it closes (an official
 /// client retrying at once with a token after a 401 got "server disconnected").
-fn unread_body(headers: &HeaderMap, mut response: HttpResponse) -> HttpResponse {
+fn unread_body(headers: &HeaderMap, response: HttpResponse) -> HttpResponse {
     let has_body = headers.contains_key(http::header::TRANSFER_ENCODING)
         || headers
             .get(http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim() != "0");
     if has_body {
+        shared::closing(response)
+    } else {
         response
-            .headers_mut()
-            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
     }
-    response
 }
 
 fn repeated_header(headers: &HeaderMap) -> Option<McpError> {

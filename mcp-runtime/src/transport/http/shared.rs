@@ -61,6 +61,15 @@ pub(crate) fn owner(
     Some(hmac_sha256::Hash::hash(&caller))
 }
 
+/// `response` with `Connection: close`: the connection carries no other request after it.
+pub(crate) fn closing(mut response: HttpResponse) -> HttpResponse {
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    response
+}
+
 /// A header's value, if present and visible ASCII.
 pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -127,7 +136,7 @@ pub(crate) async fn read_body<B: RequestBody>(
             McpError::invalid_request("Could not read the request body"),
         )),
         Err(_) => {
-            let mut r = body::error(
+            let r = body::error(
                 StatusCode::REQUEST_TIMEOUT,
                 McpError::invalid_request(format!(
                     "The request body did not arrive within {} s",
@@ -135,11 +144,7 @@ pub(crate) async fn read_body<B: RequestBody>(
                 )),
             );
             // What is left of the body is not read: the connection cannot carry another request.
-            r.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            Err(r)
+            Err(closing(r))
         }
     }
 }
