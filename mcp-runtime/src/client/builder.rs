@@ -13,8 +13,8 @@ use super::core::Core;
 use super::error::ClientError;
 use super::handlers::{ElicitRequest, ElicitResult, Handlers, ServerNotification};
 use super::handshake::{ProtocolChoice, negotiate};
-use super::limits::{INBOX, Limits, within};
-use super::router::spawn_router;
+use super::limits::{Limits, within};
+use super::router::{Inbox, spawn_router};
 use super::stdio::{Stderr, StdioLink};
 use crate::protocol::McpError;
 #[cfg(feature = "http")]
@@ -343,10 +343,10 @@ impl ClientBuilder {
         self,
         command: impl Into<tokio::process::Command>,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = mpsc::channel(INBOX);
-        let link = StdioLink::spawn(command.into(), self.stderr, &self.limits, tx)?;
+        let (inbox, rx) = Inbox::new();
+        let link = StdioLink::spawn(command.into(), self.stderr, &self.limits, inbox.clone())?;
         let stderr = link.stderr.clone();
-        let client = self.client(Box::new(link), rx, Some(stderr));
+        let client = self.client(Box::new(link), &inbox, rx, Some(stderr));
         let probe = Some(self.limits.probe_timeout);
         // A child that never answers is ended when `client` drops.
         within(
@@ -391,16 +391,16 @@ impl ClientBuilder {
         auth: Option<Arc<super::oauth::Authorizer>>,
     ) -> Result<Client, ClientError> {
         let hyper = super::http::hyper_client(&uri, &self.tls)?;
-        let (tx, rx) = mpsc::channel(INBOX);
+        let (inbox, rx) = Inbox::new();
         let link = super::http::HttpLink::new(
             hyper.clone(),
             uri.clone(),
             self.headers.clone(),
             auth.clone(),
             &self.limits,
-            tx,
+            inbox.clone(),
         );
-        let client = self.client(Box::new(link), rx, None);
+        let client = self.client(Box::new(link), &inbox, rx, None);
         match negotiate(&client.core, self.protocol, None).await {
             Ok(()) => Ok(client),
             Err(ClientError::Status {
@@ -442,17 +442,17 @@ impl ClientBuilder {
             }
             ProtocolChoice::Auto => ProtocolVersion::LATEST_SESSION,
         };
-        let (tx, rx) = mpsc::channel(INBOX);
+        let (inbox, rx) = Inbox::new();
         let link = super::legacy::LegacyLink::open(
             hyper,
             uri,
             self.headers.clone(),
             auth,
             &self.limits,
-            tx,
+            inbox.clone(),
         )
         .await?;
-        let client = self.client(Box::new(link), rx, None);
+        let client = self.client(Box::new(link), &inbox, rx, None);
         negotiate(&client.core, ProtocolChoice::Session(version), None).await?;
         Ok(client)
     }
@@ -476,12 +476,14 @@ impl ClientBuilder {
     fn client(
         &self,
         link: Box<dyn super::core::Link>,
+        inbox: &Inbox,
         rx: mpsc::Receiver<super::core::Inbound>,
         stderr: Option<std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<u8>>>>,
     ) -> Client {
         let (core, refusals) =
             Core::new(link, self.handlers.clone(), self.client_info(), self.limits);
         spawn_router(Arc::downgrade(&core), rx, refusals);
+        inbox.attach(&core);
         Client {
             core,
             stderr,

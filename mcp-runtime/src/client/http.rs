@@ -12,7 +12,6 @@ use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::body::{read_body, read_start, status_error};
@@ -20,6 +19,7 @@ use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::{Limits, MAX_ERROR_BODY, STREAM_OPEN};
 use super::oauth::Authorizer;
+use super::router::Inbox;
 use super::sse::SseParser;
 use crate::protocol::{McpError, ProtocolVersion};
 
@@ -44,7 +44,7 @@ struct Shared {
     /// timeout when that is shorter (a server that never answers the session's `GET` must not
     /// hold `connect` past the deadlines its caller chose; the session works without it).
     stream_open: Duration,
-    inbox: mpsc::Sender<Inbound>,
+    inbox: Inbox,
 }
 
 pub(crate) struct HttpLink {
@@ -121,7 +121,7 @@ impl HttpLink {
         headers: Vec<(HeaderName, HeaderValue)>,
         auth: Option<Arc<Authorizer>>,
         limits: &Limits,
-        inbox: mpsc::Sender<Inbound>,
+        inbox: Inbox,
     ) -> HttpLink {
         HttpLink {
             shared: Arc::new(Shared {

@@ -10,7 +10,7 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use tokio::time::{Instant, timeout_at};
 
@@ -20,6 +20,7 @@ use super::error::ClientError;
 use super::http::Hyper;
 use super::limits::Limits;
 use super::oauth::Authorizer;
+use super::router::Inbox;
 use super::sse::SseParser;
 
 /// How long the server has to announce its endpoint.
@@ -67,7 +68,7 @@ impl LegacyLink {
         headers: Vec<(HeaderName, HeaderValue)>,
         auth: Option<Arc<Authorizer>>,
         limits: &Limits,
-        inbox: mpsc::Sender<Inbound>,
+        inbox: Inbox,
     ) -> Result<LegacyLink, ClientError> {
         let limit = limits.request_timeout;
         let deadline = Instant::now() + limit;

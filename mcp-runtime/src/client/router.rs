@@ -2,7 +2,7 @@
 //! the watchers and subscribers, and the server's own requests to the handlers, a bounded
 //! number at a time.
 
-use std::sync::Weak;
+use std::sync::{Arc, OnceLock, Weak};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use super::core::{Core, Inbound, Outgoing};
 use super::error::ClientError;
 use super::handlers::ServerNotification;
+use super::limits::INBOX;
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
@@ -145,8 +146,57 @@ fn request_id(id: &Value) -> Option<i64> {
     }
 }
 
-/// Routes what the transport reads until it ends or the client is dropped, and sends the
-/// refusals of server requests past the bound.
+/// Where a link hands what it read. Once the client exists, a message is routed at once, in
+/// the task that read it: the request waiting for an answer is woken by the task that read the
+/// answer (an HTTP request's own task, for an answer in the POST's response), not through a
+/// router task in between, one wake-up less per message. Before that (a server that writes
+/// before the client is made), and for the fuzzing harness, messages wait in the router's
+/// queue. A link reads one message at a time and routes it before reading on, so what one
+/// stream carries is routed in its order, and a slow route slows the reading (as the bounded
+/// queue did).
+#[derive(Clone)]
+pub(crate) struct Inbox {
+    queue: mpsc::Sender<Inbound>,
+    core: Arc<OnceLock<Weak<Core>>>,
+}
+
+/// The client is gone: nothing routes any more.
+#[derive(Debug)]
+pub(crate) struct Gone;
+
+impl Inbox {
+    /// An inbox, and the queue the router reads until [`attach`](Self::attach).
+    pub(crate) fn new() -> (Inbox, mpsc::Receiver<Inbound>) {
+        let (queue, rx) = mpsc::channel(INBOX);
+        let inbox = Inbox {
+            queue,
+            core: Arc::new(OnceLock::new()),
+        };
+        (inbox, rx)
+    }
+
+    /// From now on, messages are routed by the task that hands them in.
+    pub(crate) fn attach(&self, core: &Arc<Core>) {
+        let _ = self.core.set(Arc::downgrade(core));
+    }
+
+    /// Routes `inbound` (or queues it, before [`attach`](Self::attach)); waits while it is
+    /// routed. `Err` once the client is gone.
+    pub(crate) async fn send(&self, inbound: Inbound) -> Result<(), Gone> {
+        match self.core.get() {
+            Some(core) => {
+                let core = core.upgrade().ok_or(Gone)?;
+                core.route(inbound).await;
+                Ok(())
+            }
+            None => self.queue.send(inbound).await.map_err(|_| Gone),
+        }
+    }
+}
+
+/// Routes what was queued before the client existed (see [`Inbox`]) until the links stop
+/// using the queue or the client is dropped, and sends the refusals of server requests past
+/// the bound.
 pub(crate) fn spawn_router(
     core: Weak<Core>,
     mut inbox: mpsc::Receiver<Inbound>,
@@ -179,6 +229,55 @@ pub(crate) fn spawn_router(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::client::core::{Link, LinkFuture};
+    use crate::client::{Handlers, Limits};
+    use std::time::Duration;
+
+    /// A link that answers each request itself, through its inbox, before its `send`
+    /// returns (as an HTTP link does with the answer in a POST's response).
+    struct Answering(Inbox);
+
+    impl Link for Answering {
+        fn send(&self, out: Outgoing) -> LinkFuture<'_, Result<(), ClientError>> {
+            Box::pin(async move {
+                let answer = json!({"jsonrpc": "2.0", "id": out.id, "result": {"ok": true}});
+                let _ = self.0.send(Inbound::Message(answer)).await;
+                Ok(())
+            })
+        }
+        fn close(&self) -> LinkFuture<'_, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    /// Once the client is attached, what a link hands in is routed in the link's own task:
+    /// the answer reaches its request with no router task running. Before, it is queued
+    /// for the router.
+    #[tokio::test]
+    async fn an_attached_inbox_routes_in_the_task_that_hands_in() {
+        let (inbox, mut queue) = Inbox::new();
+        let (core, _refusals) = Core::new(
+            Box::new(Answering(inbox.clone())),
+            Handlers::default(),
+            json!({}),
+            Limits::default(),
+        );
+        let early = json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        inbox.send(Inbound::Message(early.clone())).await.unwrap();
+        assert!(matches!(queue.try_recv(), Ok(Inbound::Message(m)) if m == early));
+        inbox.attach(&core);
+        let answer = tokio::time::timeout(
+            Duration::from_secs(30),
+            core.request_raw("tools/list", json!({}), None),
+        )
+        .await
+        .expect("answered without a router task");
+        assert_eq!(answer.unwrap(), json!({"ok": true}));
+        assert!(queue.try_recv().is_err(), "nothing was queued after attaching");
+        drop(core);
+        let gone = json!({"jsonrpc": "2.0", "method": "notifications/message"});
+        assert!(inbox.send(Inbound::Message(gone)).await.is_err());
+    }
 
     /// Issue #27's `client_router` target (F7): `"07"` and `"+7"` answered request 7, as the
     /// string was read as any `i64` text.

@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
-use tokio::sync::mpsc;
 
 use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::Limits;
 use super::lines::{self, Lines, TooLong};
+use super::router::Inbox;
 
 /// What happens to the child's stderr (where servers log).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl StdioLink {
         mut command: Command,
         stderr: Stderr,
         limits: &Limits,
-        inbox: mpsc::Sender<Inbound>,
+        inbox: Inbox,
     ) -> Result<StdioLink, ClientError> {
         let max_line = limits.max_message_bytes;
         command
@@ -176,7 +176,7 @@ impl StdioLink {
 }
 
 /// Hands the message one line holds to the client; `false` once the client is gone.
-async fn deliver(inbox: &mpsc::Sender<Inbound>, line: &[u8]) -> bool {
+async fn deliver(inbox: &Inbox, line: &[u8]) -> bool {
     match lines::decode(line) {
         // A blank line.
         None => true,
