@@ -42,6 +42,9 @@ use mcp_runtime::client::{
 use mcp_runtime::compose::{Proxy, UpstreamSessions};
 use mcp_runtime::{Server, ServerBuilder, Transport};
 
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "\
 usage: mcp-bridge [UPSTREAM OPTIONS] serve --http ADDR -- COMMAND [ARGS...]
            serve a stdio MCP server (started with COMMAND) over Streamable HTTP at http://ADDR/mcp
