@@ -1958,6 +1958,123 @@ async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
     }
 }
 
+/// The weather server over Streamable HTTP on a free port, on a runtime of its own, with a
+/// layer that records each `resources/subscribe`, `resources/unsubscribe` and `tools/call`
+/// it is sent (with the `uri`); its URL and the record.
+fn weather_recording_subscriptions() -> (String, Arc<Seen>) {
+    let seen: Arc<Seen> = Arc::default();
+    let record = seen.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let server = Server::builder()
+                .name("weather-upstream")
+                .item_filter(in_weather)
+                .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+                    if req.method().ends_with("subscribe") || req.method() == "tools/call" {
+                        let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
+                        record.lock().unwrap().push((req.method().to_owned(), uri));
+                    }
+                    next.run(req)
+                }))
+                .build()
+                .unwrap();
+            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
+        });
+    });
+    (format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap()), seen)
+}
+
+/// Methods an upstream was sent, each with its `uri` param.
+type Seen = Mutex<Vec<(String, String)>>;
+
+/// Waits (bounded) until `seen` holds `n` entries; returns them.
+async fn recorded(seen: &Seen, n: usize) -> Vec<(String, String)> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let now = seen.lock().unwrap().clone();
+        if now.len() >= n {
+            return now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upstream saw only {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A client's `resources/unsubscribe` reaches the upstream once no client in front of the
+/// connection still wants the URI's updates: on a shared upstream connection, after the last
+/// of two clients unsubscribes (the first one's leaves the subscription alone); on a client
+/// session's own connection, at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unsubscription_reaches_the_upstream_when_the_last_client_in_front_unsubscribes() {
+    let uri = json!({"uri": "weather://current"});
+    for sessions in [UpstreamSessions::Shared, UpstreamSessions::PerSession] {
+        let (url, seen) = weather_recording_subscriptions();
+        let builder = Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(20));
+        let proxy = Proxy::connect(builder, &url)
+            .await
+            .unwrap()
+            .upstream_sessions(sessions);
+        let server = proxy.server().build().unwrap();
+        let first = TestClient::connect_to(server.clone(), ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap();
+        let second = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+            .await
+            .unwrap();
+        // A call first: a client session's own upstream connection is opened by its first
+        // request that needs the upstream.
+        for client in [&first, &second] {
+            client
+                .call_tool("forecast", json!({"city": "Oslo"}))
+                .await
+                .unwrap();
+        }
+        recorded(&seen, 2).await;
+        seen.lock().unwrap().clear();
+        // Each step waits for what it sends upstream, if anything.
+        let per_session = sessions == UpstreamSessions::PerSession;
+        let mut expected = vec![];
+        let steps = [
+            (&first, "resources/subscribe", true),
+            (&second, "resources/subscribe", per_session),
+            (&first, "resources/unsubscribe", per_session),
+            (&second, "resources/unsubscribe", true),
+        ];
+        for (client, method, sent) in steps {
+            client.request(method, uri.clone()).await.unwrap();
+            if sent {
+                expected.push((method.to_owned(), "weather://current".to_owned()));
+                recorded(&seen, expected.len()).await;
+            }
+        }
+        // A call after them is the barrier: what the upstream saw before it is all the
+        // unsubscriptions sent it.
+        first
+            .call_tool("forecast", json!({"city": "Rome"}))
+            .await
+            .unwrap();
+        let mut got = recorded(&seen, expected.len() + 1).await;
+        while got.last().map(|(m, _)| m.as_str()) != Some("tools/call") {
+            got = recorded(&seen, got.len() + 1).await;
+        }
+        got.pop();
+        assert_eq!(got, expected, "{sessions:?}");
+    }
+}
+
 // ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
 
 /// The skills of the upstream (the conformance fixture's).

@@ -273,7 +273,10 @@ mod tests {
         .await
         .expect("answered without a router task");
         assert_eq!(answer.unwrap(), json!({"ok": true}));
-        assert!(queue.try_recv().is_err(), "nothing was queued after attaching");
+        assert!(
+            queue.try_recv().is_err(),
+            "nothing was queued after attaching"
+        );
         drop(core);
         let gone = json!({"jsonrpc": "2.0", "method": "notifications/message"});
         assert!(inbox.send(Inbound::Message(gone)).await.is_err());

@@ -180,8 +180,17 @@ pub(super) struct Link {
     opening: tokio::sync::Mutex<()>,
     /// Where every connection's notifications go (the proxy's, shared by its links).
     events: broadcast::Sender<ServerNotification>,
-    /// The URIs subscribed to through this connection, subscribed to again on a new one.
-    pub(super) subscribed: Mutex<HashSet<String>>,
+    /// The URIs subscribed to through this connection, each with the client connections in
+    /// front that subscribed to it (by address, as `sessions` keys them): subscribed to again
+    /// on a new connection, unsubscribed from when the last of them unsubscribes.
+    pub(super) subscribed: Mutex<HashMap<String, HashSet<usize>>>,
+    /// A 2026-07-28 upstream's listen stream for each subscribed URI (it has no
+    /// `resources/unsubscribe`: ending the stream ends the subscription).
+    pub(super) listening: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// The URIs a session-era upstream was told to subscribe to and not to unsubscribe from:
+    /// the lock is held across the telling, so that a subscription and an unsubscription
+    /// sent one after the other cannot overtake each other (see `Proxy`'s `reconcile`).
+    pub(super) told: tokio::sync::Mutex<HashSet<String>>,
     /// Requests going through it now ([`Busy`]), and when the last one came or went.
     busy: AtomicUsize,
     last_used: Mutex<Instant>,
@@ -227,6 +236,8 @@ impl Link {
             opening: tokio::sync::Mutex::new(()),
             events,
             subscribed: Mutex::default(),
+            listening: Mutex::default(),
+            told: tokio::sync::Mutex::default(),
             busy: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
         };
@@ -376,7 +387,7 @@ impl Link {
                 .subscribed
                 .lock()
                 .expect("subscribed lock")
-                .iter()
+                .keys()
                 .cloned()
                 .collect();
             if !uris.is_empty() {

@@ -77,8 +77,11 @@ impl TaskIds {
 /// progress (the upstream's `notifications/progress` for a call reach the client that made
 /// it, under its own token), cancellation (a client's cancellation cancels the upstream
 /// request), the upstream's errors (its JSON-RPC error, code, message and data, as it sent
-/// it), resource subscriptions and the upstream's list-changed and resource-updated
-/// notifications; with [`Proxy::server`], its `serverInfo`, `instructions` and capabilities.
+/// it), resource subscriptions (one upstream subscription per URI and upstream connection,
+/// ended when the last client in front that subscribed through it unsubscribes; a session that
+/// ends without unsubscribing leaves a shared connection's subscription in place) and the
+/// upstream's list-changed and resource-updated notifications; with [`Proxy::server`], its
+/// `serverInfo`, `instructions` and capabilities.
 ///
 /// The upstream's requests to the client (elicitation, sampling, roots) go to the client whose
 /// call is waiting for the upstream, and its answers back, when the proxy was made with
@@ -304,15 +307,54 @@ impl From<Proxy> for Mounted {
     }
 }
 
+/// Brings a session-era upstream's subscription to `uri` in line with what the clients in
+/// front of `link` want now: subscribes when one wants it and the upstream was not told,
+/// unsubscribes when none does and it was. Subscribing and unsubscribing both end here, one
+/// at a time per link, so whichever runs last sees the last wish: an unsubscription cannot be
+/// overtaken by the subscription sent before it.
+async fn reconcile(link: Arc<Link>, uri: String) {
+    let mut told = link.told.lock().await;
+    let wanted = link
+        .subscribed
+        .lock()
+        .expect("subscribed lock")
+        .contains_key(&uri);
+    if wanted == told.contains(&uri) {
+        return;
+    }
+    if wanted {
+        let client = match link.client().await {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(%uri, error = %e.message, "could not subscribe upstream");
+                return;
+            }
+        };
+        match client.subscribe(&uri).await {
+            Ok(()) => {
+                told.insert(uri);
+            }
+            Err(e) => tracing::warn!(%uri, error = %e, "the upstream refused a subscription"),
+        }
+    } else {
+        told.remove(&uri);
+        // With no connection now, the next one is not subscribed to it again.
+        if let Some(client) = link.current()
+            && let Err(e) = client.unsubscribe(&uri).await
+        {
+            tracing::debug!(%uri, error = %e, "the upstream refused an unsubscription");
+        }
+    }
+}
+
 /// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open upstream for as
 /// long as the upstream's client is (opened again, after a pause that grows to 30 s, when it
 /// ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads it.
-fn keep_listening(client: &Arc<Client>, notifications: Value) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
+/// Aborting the task it returns ends the stream (the upstream forgets its subscriptions).
+fn keep_listening(client: &Arc<Client>, notifications: Value) -> Option<tokio::task::AbortHandle> {
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
     let client = Arc::downgrade(client);
-    runtime.spawn(async move {
+    let task = runtime.spawn(async move {
         const FIRST: Duration = Duration::from_millis(250);
         let mut pause = FIRST;
         loop {
@@ -336,6 +378,7 @@ fn keep_listening(client: &Arc<Client>, notifications: Value) {
             pause = (pause * 2).min(Duration::from_secs(30));
         }
     });
+    Some(task.abort_handle())
 }
 
 /// The `_meta` of a request sent upstream on behalf of the client of `ctx`: a 2026-07-28
@@ -623,13 +666,14 @@ impl Source for Upstream {
     fn subscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
         // Through the client's session's own upstream connection, when it has one.
         let link = self.upstreams.link_of(parent);
-        if !link
-            .subscribed
-            .lock()
-            .expect("subscribed lock")
-            .insert(uri.to_owned())
+        let key = std::ptr::from_ref(parent) as usize;
         {
-            return;
+            let mut subscribed = link.subscribed.lock().expect("subscribed lock");
+            let first = !subscribed.contains_key(uri);
+            subscribed.entry(uri.to_owned()).or_default().insert(key);
+            if !first {
+                return;
+            }
         }
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
@@ -638,22 +682,38 @@ impl Source for Upstream {
             && client.era() == ProtocolEra::Stateless
         {
             // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
-            keep_listening(&client, json!({ "resourceSubscriptions": [uri] }));
+            if let Some(stream) = keep_listening(&client, json!({ "resourceSubscriptions": [uri] }))
+            {
+                let mut listening = link.listening.lock().expect("listening lock");
+                listening.insert(uri.to_owned(), stream);
+            }
             return;
         }
-        let uri = uri.to_owned();
-        runtime.spawn(async move {
-            let client = match link.client().await {
-                Ok(client) => client,
-                Err(e) => {
-                    tracing::warn!(%uri, error = %e.message, "could not subscribe upstream");
-                    return;
-                }
+        runtime.spawn(reconcile(link, uri.to_owned()));
+    }
+
+    fn unsubscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
+        let link = self.upstreams.link_of(parent);
+        let key = std::ptr::from_ref(parent) as usize;
+        {
+            let mut subscribed = link.subscribed.lock().expect("subscribed lock");
+            let Some(clients) = subscribed.get_mut(uri) else {
+                return;
             };
-            if let Err(e) = client.subscribe(&uri).await {
-                tracing::warn!(%uri, error = %e, "the upstream refused a subscription");
+            clients.remove(&key);
+            if !clients.is_empty() {
+                return; // another client in front still wants its updates
             }
-        });
+            subscribed.remove(uri);
+        }
+        let listening = link.listening.lock().expect("listening lock").remove(uri);
+        if let Some(stream) = listening {
+            stream.abort(); // the listen stream ends, and with it the subscription
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(reconcile(link, uri.to_owned()));
+        }
     }
 
     fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {
@@ -664,7 +724,7 @@ impl Source for Upstream {
                 && client.era() == ProtocolEra::Stateless
             {
                 // A 2026-07-28 upstream announces list changes only on a listen stream.
-                keep_listening(
+                let _ = keep_listening(
                     &client,
                     json!({
                         "toolsListChanged": true,
