@@ -230,7 +230,8 @@ pub(crate) fn spawn_router(
 mod tests {
     use super::*;
     use crate::client::core::{Link, LinkFuture};
-    use crate::client::{Handlers, Limits};
+    use crate::client::handlers::Handlers;
+    use crate::client::limits::Limits;
     use std::time::Duration;
 
     /// A link that answers each request itself, through its inbox, before its `send`
