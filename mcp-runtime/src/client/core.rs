@@ -106,8 +106,8 @@ pub(crate) struct ServerRequests {
     pub(crate) permits: Arc<Semaphore>,
     pub(crate) limit: usize,
     /// Refusals waiting to be sent (by one task, so a flood costs no task each). When it is
-    /// full the router waits, and so does the reading of what the server sends: a flood is
-    /// slowed to the pace of its refusals.
+    /// full the routing waits, and so does the reading of what the server sends (routing is
+    /// done by the reading task): a flood is slowed to the pace of its refusals.
     pub(crate) refusals: mpsc::Sender<Outgoing>,
 }
 

@@ -187,7 +187,7 @@ impl Shared {
             })
     }
 
-    /// Hands what was read to the router; waits while it is behind (the inbox is bounded).
+    /// Routes what was read (see [`Inbox`]); returns once it is routed.
     async fn push(&self, inbound: Inbound) {
         let _ = self.inbox.send(inbound).await;
     }

@@ -46,8 +46,9 @@ pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 /// The most pages one `list_*` call follows (pages can be empty: the items and bytes do not
 /// bound them).
 pub(crate) const MAX_PAGES: usize = 10_000;
-/// Messages read from the server and not yet routed: a reader waits when the router is
-/// behind, so what the server sends queues in its socket, not in this process.
+/// Messages read from the server before the client existed, queued for the router task (after
+/// that, each reader routes what it reads before reading on: see `router::Inbox`); a reader
+/// waits when the queue is full, so what the server sends queues in its socket.
 pub(crate) const INBOX: usize = 64;
 /// Refusals of server requests (past `max_server_requests`) waiting to be sent; when they
 /// are this many, reading from the server waits.
