@@ -1920,13 +1920,19 @@ async fn until_updated(client: &TestClient, upstream: &WeatherHttp, uri: &str) {
 }
 
 /// A client's resource subscription holds across a reconnection: the proxy subscribes again on
-/// the new upstream connection (the shared one, or the client session's own).
+/// the new upstream connection (the shared one, or the client session's own; a 2026-07-28
+/// upstream's on a listen stream of the new connection).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
-    for sessions in [UpstreamSessions::Shared, UpstreamSessions::Auto] {
+    let session_era = ProtocolChoice::Session(ProtocolVersion::V2025_11_25);
+    for (era, sessions) in [
+        (session_era, UpstreamSessions::Shared),
+        (session_era, UpstreamSessions::Auto),
+        (ProtocolChoice::Stateless, UpstreamSessions::Auto),
+    ] {
         let upstream = WeatherHttp::start(0);
         let builder = Client::builder()
-            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .protocol(era)
             .request_timeout(Duration::from_secs(20));
         let proxy = Proxy::connect(builder, &upstream.url())
             .await
