@@ -495,7 +495,7 @@ impl Upstreams {
         {
             return shared();
         }
-        let key = Arc::as_ptr(parent) as usize;
+        let key = connection_key(parent);
         let mut sessions = self.sessions.lock().expect("sessions lock");
         if let Some(link) = sessions.get(&key) {
             return Ok(Busy::new(link.clone()));
@@ -555,7 +555,7 @@ impl Upstreams {
 
     /// The link of the client of `parent`'s session, if it has one (else the shared one).
     pub(super) fn link_of(&self, parent: &Connection) -> Arc<Link> {
-        let key = std::ptr::from_ref(parent) as usize;
+        let key = connection_key(parent);
         self.sessions
             .lock()
             .expect("sessions lock")
@@ -563,6 +563,12 @@ impl Upstreams {
             .cloned()
             .unwrap_or_else(|| self.shared.clone())
     }
+}
+
+/// How a client connection in front is named in `sessions` and a link's `subscribed`: its
+/// address, unique while it lives.
+pub(super) fn connection_key(parent: &Connection) -> usize {
+    std::ptr::from_ref(parent) as usize
 }
 
 /// Whether the upstream `client` is connected to keeps state for its client: it speaks the

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::calls::{CALL, Calls, forwarding};
-use super::lifecycle::{DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams};
+use super::lifecycle::{
+    DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams, connection_key,
+};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError};
@@ -666,7 +668,7 @@ impl Source for Upstream {
     fn subscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
         // Through the client's session's own upstream connection, when it has one.
         let link = self.upstreams.link_of(parent);
-        let key = std::ptr::from_ref(parent) as usize;
+        let key = connection_key(parent);
         {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");
             let first = !subscribed.contains_key(uri);
@@ -694,7 +696,7 @@ impl Source for Upstream {
 
     fn unsubscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
         let link = self.upstreams.link_of(parent);
-        let key = std::ptr::from_ref(parent) as usize;
+        let key = connection_key(parent);
         {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");
             let Some(clients) = subscribed.get_mut(uri) else {
