@@ -1964,38 +1964,27 @@ async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
     }
 }
 
-/// The weather server over Streamable HTTP on a free port, on a runtime of its own, with a
-/// layer that records each `resources/subscribe`, `resources/unsubscribe` and `tools/call`
-/// it is sent (with the `uri`); its URL and the record.
+/// The weather server over Streamable HTTP (see [`served_over_http`]), with a layer that
+/// records each `resources/subscribe`, `resources/unsubscribe` and `tools/call` it is sent
+/// (with the `uri`); its URL and the record.
 fn weather_recording_subscriptions() -> (String, Arc<Seen>) {
     let seen: Arc<Seen> = Arc::default();
     let record = seen.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
+    let url = served_over_http(move || {
+        Server::builder()
+            .name("weather-upstream")
+            .item_filter(in_weather)
+            .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+                if req.method().ends_with("subscribe") || req.method() == "tools/call" {
+                    let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
+                    record.lock().unwrap().push((req.method().to_owned(), uri));
+                }
+                next.run(req)
+            }))
             .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let server = Server::builder()
-                .name("weather-upstream")
-                .item_filter(in_weather)
-                .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
-                    if req.method().ends_with("subscribe") || req.method() == "tools/call" {
-                        let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
-                        record.lock().unwrap().push((req.method().to_owned(), uri));
-                    }
-                    next.run(req)
-                }))
-                .build()
-                .unwrap();
-            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
-        });
+            .unwrap()
     });
-    (format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap()), seen)
+    (url, seen)
 }
 
 /// Methods an upstream was sent, each with its `uri` param.
@@ -2089,9 +2078,9 @@ const UPSTREAM_SKILLS: &str = concat!(
     "/../examples/conformance/skills"
 );
 
-/// `compose/upstream.rs` served alone over Streamable HTTP on a free port (both eras), on a
-/// runtime of its own; its URL.
-fn upstream_over_http() -> String {
+/// The server `make` builds, served alone over Streamable HTTP (both eras) on a free loopback
+/// port, on a runtime of its own; its URL.
+fn served_over_http(make: impl FnOnce() -> Server + Send + 'static) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -2101,16 +2090,22 @@ fn upstream_over_http() -> String {
         rt.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap().port()).unwrap();
-            let server = Server::builder()
-                .name("upstream")
-                .item_filter(in_upstream)
-                .skills_dir(UPSTREAM_SKILLS)
-                .build()
-                .unwrap();
-            let _ = serve_http_on(server, listener, HttpConfig::new("127.0.0.1:0")).await;
+            let _ = serve_http_on(make(), listener, HttpConfig::new("127.0.0.1:0")).await;
         });
     });
     format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+/// `compose/upstream.rs` served alone over Streamable HTTP (see [`served_over_http`]); its URL.
+fn upstream_over_http() -> String {
+    served_over_http(|| {
+        Server::builder()
+            .name("upstream")
+            .item_filter(in_upstream)
+            .skills_dir(UPSTREAM_SKILLS)
+            .build()
+            .unwrap()
+    })
 }
 
 /// A proxy (asks passed on to the clients in front) to `compose/upstream.rs` over HTTP,
