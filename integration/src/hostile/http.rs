@@ -362,6 +362,12 @@ fn get(
             if target && matches!(shared.script.head, Head::None | Head::Custom { .. }) {
                 return respond_steps(shared, ctx, None, false, reader, out);
             }
+            // The stream takes answers before it names the endpoint: a client's first POST,
+            // sent as soon as it reads the endpoint, can be handled (on its connection's
+            // thread) before this thread writes on (its answer was lost, and the client waited
+            // for it, when the stream was handed over after the endpoint).
+            let (tx, answers) = mpsc::channel();
+            *shared.stream.lock().unwrap() = Some(tx);
             let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
                         Transfer-Encoding: chunked\r\n\r\n";
             if out.write_all(head.as_bytes()).is_err() {
@@ -384,7 +390,7 @@ fn get(
                 }
             };
             match ended {
-                Ended::Finished | Ended::Hung => serve_stream(shared, &mut sink),
+                Ended::Finished | Ended::Hung => serve_stream(shared, answers, &mut sink),
                 Ended::Closed => {
                     let _ = sink.out.flush();
                     let _ = out.shutdown(Shutdown::Both);
@@ -397,10 +403,9 @@ fn get(
     }
 }
 
-/// HTTP+SSE: sends every answer the `POST`s hand over, until the client or the peer goes.
-fn serve_stream(shared: &Arc<Shared>, sink: &mut Sink<'_>) {
-    let (tx, rx) = mpsc::channel();
-    *shared.stream.lock().unwrap() = Some(tx);
+/// HTTP+SSE: sends every answer the `POST`s hand over (on `rx`), until the client or the peer
+/// goes.
+fn serve_stream(shared: &Arc<Shared>, rx: mpsc::Receiver<Job>, sink: &mut Sink<'_>) {
     let started = Instant::now();
     while started.elapsed() < HOLD * 2 {
         let job = match rx.recv_timeout(TICK) {
