@@ -414,8 +414,10 @@ async fn listen_streams_list_changes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn timeouts_cancel_and_the_connection_lives_on() {
     for protocol in [SESSION, ProtocolChoice::Stateless] {
+        // Long enough for the `add` after the timeout on a loaded machine (the same client's
+        // timer bounds it), far shorter than the sleep.
         let client = builder(protocol)
-            .request_timeout(Duration::from_millis(300))
+            .request_timeout(Duration::from_secs(2))
             .stderr(Stderr::Null)
             .spawn(tokio::process::Command::new(support::example("quickstart")))
             .await
