@@ -1421,6 +1421,7 @@ async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
 // ---- A proxy's upstream connections: reconnection, one per client session ----
 
 use mcp_runtime::compose::UpstreamSessions;
+use mcp_runtime::protocol::ProtocolEra;
 
 /// The TypeScript SDK's stdio server (a session-era, so stateful, upstream), started through
 /// `sh`, which first appends its pid to `pids`, and exits with 3 instead while `pids.stop`
@@ -1962,6 +1963,92 @@ async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
         }
         until_updated(&client, &upstream, "weather://current").await;
     }
+}
+
+/// `examples/context.rs` over stdio, its pid appended to `pids` at each start.
+fn recorded_context_server(pids: &std::path::Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"echo $$ >> "$0"; exec "$1""#)
+        .arg(pids)
+        .arg(support::example("context"));
+    command
+}
+
+/// Calls `tool` through the proxy until the client in front hears `method` (an upstream's
+/// announcement reaches it only once the proxy's listen stream is open upstream, which it
+/// opens in the background).
+async fn until_heard(
+    client: &TestClient,
+    tool: &str,
+    mut args: impl FnMut() -> Value,
+    method: &str,
+) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        // A call may meet the upstream dead or being started again: the next one is tried.
+        let _ = client.call_tool(tool, args()).await;
+        if client
+            .take_notifications()
+            .iter()
+            .any(|n| n["method"] == method)
+        {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {method} after 30 s of {tool} calls"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Before: a 2026-07-28 upstream started again (a spawned server that died) was sent
+/// `resources/subscribe`, which its era does not have, and the listen streams of the proxy
+/// (a resource subscription's, and the one for list changes) stayed with the dead connection:
+/// the clients in front heard nothing from the new process. Now the streams follow the link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_respawned_2026_upstream_keeps_the_subscriptions_and_list_changes() {
+    let scratch = Scratch::new("respawn-2026");
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .stderr(Stderr::Null)
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::spawn(builder, recorded_context_server(&scratch.pids()))
+        .await
+        .unwrap();
+    assert_eq!(proxy.client().era(), ProtocolEra::Stateless);
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    client
+        .request("resources/subscribe", json!({"uri": "notes://board"}))
+        .await
+        .unwrap();
+    let pin = || json!({"text": "hello"});
+    // Each call switches `beta_feature` the other way, so that the calls keep changing the
+    // list until the proxy's listen stream is there to hear it.
+    let mut beta = false;
+    let mut toggle = move || {
+        beta = !beta;
+        json!({"enabled": beta})
+    };
+    let updated = "notifications/resources/updated";
+    let tools_changed = "notifications/tools/list_changed";
+    until_heard(&client, "pin_note", pin, updated).await;
+    until_heard(&client, "set_beta", &mut toggle, tools_changed).await;
+
+    let first = scratch.started();
+    assert_eq!(first.len(), 1, "{first:?}");
+    kill(first[0]);
+    wait_until("the dead upstream reaped", || !exists(first[0])).await;
+    client.take_notifications();
+    until_heard(&client, "pin_note", pin, updated).await;
+    until_heard(&client, "set_beta", &mut toggle, tools_changed).await;
+    let started = scratch.started();
+    assert_eq!(started.len(), 2, "started once again: {started:?}");
 }
 
 /// The weather server over Streamable HTTP (see [`served_over_http`]), with a layer that

@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use super::calls::{Calls, forwarding};
 use crate::client::{Client, ClientBuilder, ClientError, ServerNotification};
-use crate::protocol::{McpError, ProtocolVersion};
+use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::server::connection::Connection;
 
 /// The wait before the first attempt to reconnect after an attempt failed; it doubles with
@@ -382,7 +382,9 @@ impl Link {
                 }
             }
         });
-        if again {
+        // A 2026-07-28 upstream's subscriptions are listen streams, which follow the link
+        // onto the new connection (`Proxy`'s `keep_listening`).
+        if again && client.era() != ProtocolEra::Stateless {
             let uris: Vec<String> = self
                 .subscribed
                 .lock()
@@ -431,8 +433,12 @@ impl Link {
         true
     }
 
-    /// Closes the connection in use (a session's, when the session ended).
+    /// Closes the connection in use (a session's, when the session ended), and ends its listen
+    /// streams, which would otherwise open a new one.
     async fn close(&self) {
+        for (_, stream) in self.listening.lock().expect("listening lock").drain() {
+            stream.abort();
+        }
         let client = self.state.lock().expect("link lock").client.take();
         if let Some(client) = client {
             client.close().await;

@@ -332,6 +332,16 @@ async fn reconcile(link: Arc<Link>, uri: String) {
                 return;
             }
         };
+        if client.era() == ProtocolEra::Stateless {
+            // The link's first connection, opened for this: a 2026-07-28 upstream's
+            // subscription is a listen stream (see `subscribe`).
+            let stream = keep_listening(&link, json!({ "resourceSubscriptions": [&uri] }));
+            if let Some(stream) = stream {
+                let mut listening = link.listening.lock().expect("listening lock");
+                listening.insert(uri, stream);
+            }
+            return;
+        }
         match client.subscribe(&uri).await {
             Ok(()) => {
                 told.insert(uri);
@@ -349,32 +359,41 @@ async fn reconcile(link: Arc<Link>, uri: String) {
     }
 }
 
-/// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open upstream for as
-/// long as the upstream's client is (opened again, after a pause that grows to 30 s, when it
-/// ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads it.
-/// Aborting the task it returns ends the stream (the upstream forgets its subscriptions).
-fn keep_listening(client: &Arc<Client>, notifications: Value) -> Option<tokio::task::AbortHandle> {
+/// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open on `link`'s
+/// upstream for as long as the link lives (opened again, after a pause that grows to 30 s, when
+/// it ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads
+/// it. The stream follows the link, not one connection: when the upstream dies and the link
+/// connects again (a spawned server started again), the stream is opened on the new
+/// connection, which is what makes the subscription again. Aborting the task it returns ends
+/// the stream (the upstream forgets its subscriptions).
+fn keep_listening(link: &Arc<Link>, notifications: Value) -> Option<tokio::task::AbortHandle> {
     let runtime = tokio::runtime::Handle::try_current().ok()?;
-    let client = Arc::downgrade(client);
+    let link = Arc::downgrade(link);
     let task = runtime.spawn(async move {
         const FIRST: Duration = Duration::from_millis(250);
         let mut pause = FIRST;
         loop {
-            let Some(upstream) = client.upgrade() else {
+            let Some(upstream) = link.upgrade() else {
                 return;
             };
-            let opened = upstream.listen(notifications.clone()).await;
+            // The connection in use, or a new one when it died.
+            let client = upstream.client().await;
             drop(upstream);
-            match opened {
-                Ok(mut listen) => {
-                    let since = tokio::time::Instant::now();
-                    while listen.next().await.is_some() {}
-                    if since.elapsed() > Duration::from_secs(30) {
-                        pause = FIRST;
+            match client {
+                Err(e) => tracing::debug!(error = %e.message, "no upstream to listen to"),
+                // Connected again at a session-era version: not a stream's job any more.
+                Ok(client) if client.era() != ProtocolEra::Stateless => return,
+                Ok(client) => match client.listen(notifications.clone()).await {
+                    Ok(mut listen) => {
+                        let since = tokio::time::Instant::now();
+                        while listen.next().await.is_some() {}
+                        if since.elapsed() > Duration::from_secs(30) {
+                            pause = FIRST;
+                        }
                     }
-                }
-                Err(ClientError::Closed) => return,
-                Err(e) => tracing::debug!(error = %e, "the upstream's listen stream failed"),
+                    Err(ClientError::Closed) => return,
+                    Err(e) => tracing::debug!(error = %e, "the upstream's listen stream failed"),
+                },
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_secs(30));
@@ -684,8 +703,7 @@ impl Source for Upstream {
             && client.era() == ProtocolEra::Stateless
         {
             // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
-            if let Some(stream) = keep_listening(&client, json!({ "resourceSubscriptions": [uri] }))
-            {
+            if let Some(stream) = keep_listening(&link, json!({ "resourceSubscriptions": [uri] })) {
                 let mut listening = link.listening.lock().expect("listening lock");
                 listening.insert(uri.to_owned(), stream);
             }
@@ -727,7 +745,7 @@ impl Source for Upstream {
             {
                 // A 2026-07-28 upstream announces list changes only on a listen stream.
                 let _ = keep_listening(
-                    &client,
+                    &self.upstreams.shared,
                     json!({
                         "toolsListChanged": true,
                         "promptsListChanged": true,
