@@ -909,6 +909,7 @@ async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
                "args": [root.join("tests/interop/ts_server.mjs")],
                "env": {"MCP_INTEROP_NODE_DIR": root.join(".interop/node")}},
         "wx": {"url": weather_over_http()},
+        "wy": {"type": "sse", "url": weather_over_http().replace("/mcp", "/sse")},
         "off": {"command": "does-not-exist", "disabled": true},
     }});
     std::fs::write(&file, config.to_string()).unwrap();
@@ -944,7 +945,10 @@ async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
             "ts_fail",
             "wx_forecast",
             "wx_greet",
-            "wx_slow"
+            "wx_slow",
+            "wy_forecast",
+            "wy_greet",
+            "wy_slow"
         ]
     );
     let sum: Value = client
@@ -959,6 +963,15 @@ async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
     assert_eq!(
         r.content,
         [mcp_runtime::protocol::Content::text("sunny in Quito")]
+    );
+    // The HTTP+SSE server, mounted as the others are.
+    let r = client
+        .call_tool("wy_forecast", json!({"city": "Lima"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        r.content,
+        [mcp_runtime::protocol::Content::text("sunny in Lima")]
     );
     client.close().await;
     let _ = std::fs::remove_dir_all(&dir);
@@ -1897,6 +1910,62 @@ async fn a_connected_upstream_that_restarts_is_connected_to_again() {
         e.message
     );
     assert_eq!(forecast().await.unwrap().text(), "sunny in Kyiv");
+}
+
+/// Before: the gateway served an HTTP+SSE upstream through `Proxy::new`: never connected to
+/// again once its stream ended, and its asks answered by the gateway's own client instead of
+/// the client in front. `Proxy::connect_sse` passes the asks on and connects again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_upstream_passes_its_asks_on_and_is_connected_to_again() {
+    let upstream = WeatherHttp::start(0);
+    let port = upstream.port;
+    let url = format!("http://127.0.0.1:{port}/sse");
+    let builder = Client::builder().request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect_sse(builder, &url).await.unwrap();
+    assert_eq!(proxy.client().era(), ProtocolEra::Session);
+    let server = proxy.server().build().unwrap();
+    let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
+        assert_eq!(method, "elicitation/create");
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    });
+    let client = TestClient::connect_answering(
+        server,
+        ProtocolVersion::V2025_11_25,
+        json!({"elicitation": {}}),
+        Some(answer),
+    )
+    .await
+    .unwrap();
+    let greet = || client.call_tool("greet", json!({}));
+    assert_eq!(greet().await.unwrap().text(), "hello Ada");
+
+    // The stream ends with the server: requests fail, saying what comes next.
+    drop(upstream);
+    let e = greet().await.unwrap_err();
+    assert_eq!(e.code.0, -32603, "{e:?}");
+    assert!(
+        e.message.contains("connects to it again") || e.message.contains("reconnect"),
+        "{}",
+        e.message
+    );
+    let _upstream = WeatherHttp::start(port);
+    let mut tries = 0;
+    loop {
+        match greet().await {
+            Ok(r) => break assert_eq!(r.text(), "hello Ada"),
+            Err(e) => {
+                assert!(
+                    e.message.contains("next attempt")
+                        || e.message.contains("connects to it again"),
+                    "{}",
+                    e.message
+                );
+                tries += 1;
+                assert!(tries < 1500, "never reconnected");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
 }
 
 /// Announces `uri` updated on `upstream` until a client sees it (the upstream announces it only

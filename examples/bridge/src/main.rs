@@ -418,7 +418,9 @@ async fn proxy_to(
         .fold(client, |client, (name, value)| client.header(name, value));
     match &server.transport {
         ServerTransport::Http { url, .. } => Ok(upstream.apply(Proxy::connect(client, url).await?)),
-        ServerTransport::Sse { url, .. } => Ok(Proxy::new(client.connect_sse(url).await?)),
+        ServerTransport::Sse { url, .. } => {
+            Ok(upstream.apply(Proxy::connect_sse(client, url).await?))
+        }
         other => Err(ClientError::Protocol(format!(
             "unsupported transport {other:?}"
         ))),

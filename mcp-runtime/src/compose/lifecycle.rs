@@ -99,6 +99,9 @@ enum Target {
     Spawn(CommandSpec),
     #[cfg(feature = "http")]
     Connect(String),
+    /// A deprecated HTTP+SSE server's SSE endpoint.
+    #[cfg(feature = "http")]
+    ConnectSse(String),
 }
 
 /// How to open a connection to the upstream (again).
@@ -133,6 +136,15 @@ impl Opener {
         }
     }
 
+    #[cfg(feature = "http")]
+    pub(super) fn connect_sse(builder: ClientBuilder, url: &str) -> Opener {
+        Opener {
+            builder,
+            target: Target::ConnectSse(url.to_owned()),
+            what: url.to_owned(),
+        }
+    }
+
     /// A new connection whose asks go to the calls of `calls`.
     pub(super) async fn open(&self, calls: &Arc<Calls>) -> Result<Client, ClientError> {
         let builder = forwarding(self.builder.clone(), calls);
@@ -140,6 +152,8 @@ impl Opener {
             Target::Spawn(spec) => builder.spawn(spec.command()).await,
             #[cfg(feature = "http")]
             Target::Connect(url) => builder.connect(url).await,
+            #[cfg(feature = "http")]
+            Target::ConnectSse(url) => builder.connect_sse(url).await,
         }
     }
 }
@@ -580,9 +594,14 @@ pub(super) fn connection_key(parent: &Connection) -> usize {
 /// Whether the upstream `client` is connected to keeps state for its client: it speaks the
 /// session era, over stdio or with an HTTP session.
 fn stateful(client: &Client, opener: &Option<Arc<Opener>>) -> bool {
-    let spawned = opener
-        .as_ref()
-        .is_some_and(|o| matches!(o.target, Target::Spawn(_)));
+    // A spawned server's process, and an HTTP+SSE server's stream, is a session.
+    let own_session = opener.as_ref().is_some_and(|o| match o.target {
+        Target::Spawn(_) => true,
+        #[cfg(feature = "http")]
+        Target::ConnectSse(_) => true,
+        #[cfg(feature = "http")]
+        Target::Connect(_) => false,
+    });
     client.protocol_version() != ProtocolVersion::V2026_07_28
-        && (spawned || client.session_id().is_some())
+        && (own_session || client.session_id().is_some())
 }

@@ -202,6 +202,18 @@ impl Proxy {
         Ok(Proxy::made(client, Some(opener), Some(calls)))
     }
 
+    /// [`connect`](Self::connect) to a deprecated HTTP+SSE server (2024-11-05) at its SSE
+    /// endpoint `url` (often `/sse`): connected to again after its stream ended, with a
+    /// connection (a stream) per client session in front, as for a stateful server.
+    /// (Feature `http`.)
+    #[cfg(feature = "http")]
+    pub async fn connect_sse(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
+        let opener = Opener::connect_sse(builder, url);
+        let calls = Arc::new(Calls::default());
+        let client = opener.open(&calls).await?;
+        Ok(Proxy::made(client, Some(opener), Some(calls)))
+    }
+
     /// [`connect`](Self::connect) to a stdio server started with `command`, started again
     /// (with the same program, arguments, environment changes and working directory) after it
     /// exited, and once per client session in front while it speaks the session era (see
@@ -218,8 +230,8 @@ impl Proxy {
 
     /// Which upstream connection serves each client in front ([`UpstreamSessions::Auto`]
     /// unless set: one per client session when the upstream is stateful). Only a proxy that
-    /// can open connections ([`connect`](Self::connect), [`spawn`](Self::spawn)) opens one
-    /// per session.
+    /// can open connections ([`connect`](Self::connect), [`connect_sse`](Self::connect_sse),
+    /// [`spawn`](Self::spawn)) opens one per session.
     pub fn upstream_sessions(mut self, sessions: UpstreamSessions) -> Proxy {
         self.sessions = sessions;
         self
