@@ -2226,6 +2226,113 @@ async fn an_unsubscription_reaches_the_upstream_when_the_last_client_in_front_un
     }
 }
 
+/// Before: a client session whose first request needing the upstream was a subscription
+/// subscribed through the shared upstream connection, and its unsubscription, after a call had
+/// opened the session's own connection, went to that one, which held nothing: the upstream
+/// was never told. Now the subscription opens the session's connection and is made there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_connection() {
+    // What the upstream was sent: the method, its `uri` and the upstream session it came in.
+    let seen: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
+    let record = seen.clone();
+    let url = served_over_http(move || {
+        Server::builder()
+            .name("weather-upstream")
+            .item_filter(in_weather)
+            .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+                if req.method().ends_with("subscribe") || req.method() == "tools/call" {
+                    let session = req
+                        .headers()
+                        .and_then(|h| h.get("mcp-session-id"))
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
+                    record
+                        .lock()
+                        .unwrap()
+                        .push((req.method().to_owned(), uri, session));
+                }
+                next.run(req)
+            }))
+            .build()
+            .unwrap()
+    });
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &url)
+        .await
+        .unwrap()
+        .upstream_sessions(UpstreamSessions::PerSession);
+    let shared = proxy
+        .client()
+        .session_id()
+        .expect("a session-era upstream session");
+    let server = proxy.server().build().unwrap();
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let uri = json!({"uri": "weather://current"});
+    let upstream_saw = |n: usize| {
+        let seen = seen.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                let now = seen.lock().unwrap().clone();
+                if now.len() >= n {
+                    return now;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the upstream saw only {now:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    };
+    client
+        .request("resources/subscribe", uri.clone())
+        .await
+        .unwrap();
+    upstream_saw(1).await;
+    client
+        .call_tool("forecast", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    client
+        .request("resources/unsubscribe", uri.clone())
+        .await
+        .unwrap();
+    // A call after it is the barrier: the unsubscription, if sent, came before it.
+    client
+        .call_tool("forecast", json!({"city": "Rome"}))
+        .await
+        .unwrap();
+    let mut got = upstream_saw(3).await;
+    while got.iter().filter(|(m, _, _)| m == "tools/call").count() < 2 {
+        got = upstream_saw(got.len() + 1).await;
+    }
+    let methods: Vec<&str> = got.iter().map(|(m, _, _)| m.as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "resources/subscribe",
+            "tools/call",
+            "resources/unsubscribe",
+            "tools/call"
+        ],
+        "{got:?}"
+    );
+    // All through the session's own upstream session, not the shared one.
+    let own = &got[0].2;
+    assert!(
+        !own.is_empty() && *own != shared,
+        "{got:?} (shared {shared})"
+    );
+    assert!(got.iter().all(|(_, _, s)| s == own), "{got:?}");
+}
+
 // ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
 
 /// The skills of the upstream (the conformance fixture's).

@@ -299,11 +299,16 @@ impl Link {
             }
         }
         let calls = self.calls.clone().unwrap_or_default();
+        // A session's link opens its first connection here too: nothing to make again on it
+        // (a subscription that opens it is made by its own `reconcile`).
+        let again = self.current().is_some();
         match opener.open(&calls).await {
             Ok(client) => {
                 let client = Arc::new(client);
-                tracing::info!(upstream = %opener.what, "connected to the upstream server again");
-                self.adopt(client.clone(), true);
+                if again {
+                    tracing::info!(upstream = %opener.what, "connected to the upstream server again");
+                }
+                self.adopt(client.clone(), again);
                 Ok(client)
             }
             Err(e) => {
@@ -571,6 +576,17 @@ impl Upstreams {
             }
         });
         Ok(busy)
+    }
+
+    /// The link a session-era subscription of the client of `parent` is made through: its
+    /// session's (made now if it has none yet, as [`link_for`](Self::link_for) makes it), so
+    /// that the subscription lives on the upstream session its unsubscription and its session's
+    /// end will reach; the shared one when sessions share it (or none can be made now).
+    pub(super) fn link_to_subscribe(self: &Arc<Self>, parent: &Arc<Connection>) -> Arc<Link> {
+        match self.link_for(parent, ProtocolVersion::LATEST_SESSION) {
+            Ok(busy) => busy.0.clone(),
+            Err(_) => self.shared.clone(),
+        }
     }
 
     /// The link of the client of `parent`'s session, if it has one (else the shared one).

@@ -696,9 +696,10 @@ impl Source for Upstream {
             .contains_key(id)
     }
 
-    fn subscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
-        // Through the client's session's own upstream connection, when it has one.
-        let link = self.upstreams.link_of(parent);
+    fn subscribe(&self, parent: &Arc<crate::server::connection::Connection>, uri: &str) {
+        // Through the client's session's own upstream connection, when it has one (opened
+        // now if this is the session's first request that needs the upstream).
+        let link = self.upstreams.link_to_subscribe(parent);
         let key = connection_key(parent);
         {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");

@@ -171,7 +171,7 @@ pub(crate) trait Source: Send + Sync + 'static {
         false
     }
     /// The client of `parent` subscribed to `uri` (its own URI) through the parent.
-    fn subscribe(&self, _parent: &Connection, _uri: &str) {}
+    fn subscribe(&self, _parent: &Arc<Connection>, _uri: &str) {}
     /// The client of `parent` unsubscribed from `uri`.
     fn unsubscribe(&self, _parent: &Connection, _uri: &str) {}
     /// Its changes, to be announced by the parent (`None`: it announces none, or it shares
@@ -320,7 +320,7 @@ impl Mounts {
 
     /// Tells the mount serving `uri` that the client of `conn` subscribed to it; `false` if
     /// none does.
-    pub(crate) fn subscribe(&self, conn: &Connection, uri: &str) -> bool {
+    pub(crate) fn subscribe(&self, conn: &Arc<Connection>, uri: &str) -> bool {
         match self.by_uri(Kind::Resource, uri) {
             Some((i, own)) => {
                 self.list[i].source.subscribe(conn, &own);

@@ -252,7 +252,7 @@ fn forward_everything(conn: &Connection) {
 
 /// Whether `uri` names an enabled resource or matches an enabled template (the caller has
 /// checked its length).
-fn knows_resource(conn: &Connection, uri: &str) -> bool {
+fn knows_resource(conn: &Arc<Connection>, uri: &str) -> bool {
     let registry = &conn.server.inner.registry;
     let catalog = &conn.server.inner.catalog;
     let own = match registry.static_resource(uri) {
@@ -268,7 +268,7 @@ fn knows_resource(conn: &Connection, uri: &str) -> bool {
     own || conn.server.inner.mounts.subscribe(conn, uri)
 }
 
-pub(super) fn subscribe(conn: &Connection, scope: &Scope, req: &Request) -> Step {
+pub(super) fn subscribe(conn: &Arc<Connection>, scope: &Scope, req: &Request) -> Step {
     let uri = params_of!(scope, req, Body::Uri).uri.clone();
     if let Err(e) = check_uri_length(conn, &uri) {
         return Step::Reply(scope.err(&req.id, e));
