@@ -2333,6 +2333,58 @@ async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_con
     assert!(got.iter().all(|(_, _, s)| s == own), "{got:?}");
 }
 
+/// Before: on a shared upstream connection, a client session that ended without unsubscribing
+/// (closed, expired) stayed counted among the URI's subscribers, and the upstream stayed
+/// subscribed for good. Now its end counts as its unsubscription.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_that_ends_subscribed_unsubscribes_the_shared_upstream_connection() {
+    let (upstream, seen) = weather_recording_subscriptions();
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &upstream)
+        .await
+        .unwrap()
+        .upstream_sessions(UpstreamSessions::Shared);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(
+        proxy.server().build().unwrap(),
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    let session = || {
+        Client::builder()
+            .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+            .request_timeout(Duration::from_secs(20))
+            .connect(&url)
+    };
+    let (first, second) = (session().await.unwrap(), session().await.unwrap());
+    first.subscribe("weather://current").await.unwrap();
+    second.subscribe("weather://current").await.unwrap();
+    let subscribed = (
+        "resources/subscribe".to_owned(),
+        "weather://current".to_owned(),
+    );
+    assert_eq!(recorded(&seen, 1).await, [subscribed]);
+    // The first session ends (DELETE): the second still wants the updates.
+    first.close().await;
+    second
+        .call_tool("forecast", json!({"city": "Oslo"}))
+        .await
+        .unwrap();
+    let got = recorded(&seen, 2).await;
+    assert_eq!(got[1].0, "tools/call", "{got:?}");
+    // The second ends too: the upstream is unsubscribed.
+    second.close().await;
+    let got = recorded(&seen, 3).await;
+    let unsubscribed = (
+        "resources/unsubscribe".to_owned(),
+        "weather://current".to_owned(),
+    );
+    assert_eq!(got[2], unsubscribed, "{got:?}");
+}
+
 // ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
 
 /// The skills of the upstream (the conformance fixture's).

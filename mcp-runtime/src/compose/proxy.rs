@@ -371,6 +371,58 @@ async fn reconcile(link: Arc<Link>, uri: String) {
     }
 }
 
+/// The client connection in front named `key` no longer wants `uri`'s updates through `link`:
+/// when no other connection does, the upstream is told (a session-era upstream unsubscribed,
+/// a 2026-07-28 one's listen stream for it ended).
+fn unwish(link: &Arc<Link>, key: usize, uri: &str) {
+    {
+        let mut subscribed = link.subscribed.lock().expect("subscribed lock");
+        let Some(clients) = subscribed.get_mut(uri) else {
+            return;
+        };
+        clients.remove(&key);
+        if !clients.is_empty() {
+            return; // another client in front still wants its updates
+        }
+        subscribed.remove(uri);
+    }
+    let listening = link.listening.lock().expect("listening lock").remove(uri);
+    if let Some(stream) = listening {
+        stream.abort(); // the listen stream ends, and with it the subscription
+        return;
+    }
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(reconcile(link.clone(), uri.to_owned()));
+    }
+}
+
+/// Once the client connection `parent` in front (`key`) ends, drops whatever it still
+/// subscribed to through the shared `link`, as if it had unsubscribed: a session that ends
+/// without unsubscribing (closed, expired) does not keep the upstream subscribed.
+async fn forget_when_gone(
+    parent: Arc<crate::server::connection::Connection>,
+    link: std::sync::Weak<Link>,
+    key: usize,
+) {
+    parent.closing.cancelled().await;
+    let Some(link) = link.upgrade() else {
+        return;
+    };
+    let uris: Vec<String> = link
+        .subscribed
+        .lock()
+        .expect("subscribed lock")
+        .iter()
+        .filter(|(_, clients)| clients.contains(&key))
+        .map(|(uri, _)| uri.clone())
+        .collect();
+    for uri in uris {
+        unwish(&link, key, &uri);
+    }
+    // Until here: the key names this connection, and no other, while it lives.
+    drop(parent);
+}
+
 /// Keeps a 2026-07-28 `subscriptions/listen` stream for `notifications` open on `link`'s
 /// upstream for as long as the link lives (opened again, after a pause that grows to 30 s, when
 /// it ends or fails): what it hears reaches [`Client::notifications`], where the proxy reads
@@ -701,17 +753,23 @@ impl Source for Upstream {
         // now if this is the session's first request that needs the upstream).
         let link = self.upstreams.link_to_subscribe(parent);
         let key = connection_key(parent);
-        {
+        let (first, new_client) = {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");
+            let new_client = !subscribed.values().any(|clients| clients.contains(&key));
             let first = !subscribed.contains_key(uri);
             subscribed.entry(uri.to_owned()).or_default().insert(key);
-            if !first {
-                return;
-            }
-        }
+            (first, new_client)
+        };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        // (A session's own upstream connection is closed with the session.)
+        if new_client && Arc::ptr_eq(&link, &self.upstreams.shared) {
+            runtime.spawn(forget_when_gone(parent.clone(), Arc::downgrade(&link), key));
+        }
+        if !first {
+            return;
+        }
         if let Some(client) = link.current()
             && client.era() == ProtocolEra::Stateless
         {
@@ -727,26 +785,7 @@ impl Source for Upstream {
 
     fn unsubscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
         let link = self.upstreams.link_of(parent);
-        let key = connection_key(parent);
-        {
-            let mut subscribed = link.subscribed.lock().expect("subscribed lock");
-            let Some(clients) = subscribed.get_mut(uri) else {
-                return;
-            };
-            clients.remove(&key);
-            if !clients.is_empty() {
-                return; // another client in front still wants its updates
-            }
-            subscribed.remove(uri);
-        }
-        let listening = link.listening.lock().expect("listening lock").remove(uri);
-        if let Some(stream) = listening {
-            stream.abort(); // the listen stream ends, and with it the subscription
-            return;
-        }
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(reconcile(link, uri.to_owned()));
-        }
+        unwish(&link, connection_key(parent), uri);
     }
 
     fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {
