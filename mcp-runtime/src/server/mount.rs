@@ -170,6 +170,12 @@ pub(crate) trait Source: Send + Sync + 'static {
     fn owns_task(&self, _id: &str) -> bool {
         false
     }
+    /// Whether `uri` (its own URI), named by a resource link or an embedded resource in one of
+    /// its results, is one of its resources, so that the link is given its mounted URI. `false`
+    /// unless it knows (a proxy does not know an upstream's resources without listing them).
+    fn links_to_own(&self, _uri: &str) -> bool {
+        false
+    }
     /// The client of `parent` subscribed to `uri` (its own URI) through the parent.
     fn subscribe(&self, _parent: &Arc<Connection>, _uri: &str) {}
     /// The client of `parent` unsubscribed from `uri`.
@@ -738,19 +744,86 @@ pub(super) fn forward(
     }
     req.params.meta = meta.map(Box::new);
     let read = req.method == "resources/read";
+    let linking = matches!(&*req.method, "tools/call" | "prompts/get");
     let mount = &mounts.list[slot];
     let step = mount.source.forward(slot, conn, scope, req, dispatch);
-    if !read {
+    if mount.names.prefix.is_empty() || !(read || linking) {
         return step;
     }
-    // The contents read name the URIs the client knows: the mounted ones.
+    // The contents read, and the resources a result links to or embeds, name the URIs the
+    // client knows: the mounted ones.
     let names = mount.names.clone();
+    let source = mount.source.clone();
+    let rename = move |reply: Reply| {
+        if read {
+            mounted_contents(reply, &names)
+        } else {
+            mounted_links(reply, &names, &*source)
+        }
+    };
     match step {
-        Step::Reply(reply) => Step::Reply(mounted_contents(reply, &names)),
-        Step::Run(pending) => Step::Run(Box::pin(async move {
-            pending.await.map(|r| mounted_contents(r, &names))
-        })),
+        Step::Reply(reply) => Step::Reply(rename(reply)),
+        Step::Run(pending) => Step::Run(Box::pin(async move { pending.await.map(rename) })),
         Step::Nothing => Step::Nothing,
+    }
+}
+
+/// A `tools/call` or `prompts/get` response whose resource links and embedded resources that
+/// name the mount's own resources name them by their mounted URIs (a client reads them
+/// through the parent); other URIs (`https://…`, another server's) stay as they are.
+fn mounted_links(reply: Reply, names: &Names, source: &dyn Source) -> Reply {
+    const URI: &[u8] = b"\"uri\"";
+    if reply.kind != ReplyKind::Result || !reply.bytes.windows(URI.len()).any(|w| w == URI) {
+        return reply;
+    }
+    let Ok(mut response) = serde_json::from_slice::<Value>(&reply.bytes) else {
+        return reply;
+    };
+    let Some(Value::Object(result)) = response.get_mut("result") else {
+        return reply;
+    };
+    // A tool's `content`, or each prompt message's `content` (one block, or a list).
+    let mut blocks: Vec<&mut Value> = Vec::new();
+    for (key, value) in result.iter_mut() {
+        match (key.as_str(), value) {
+            ("content", Value::Array(content)) => blocks.extend(content.iter_mut()),
+            ("messages", Value::Array(messages)) => {
+                for message in messages {
+                    match message.get_mut("content") {
+                        Some(Value::Array(content)) => blocks.extend(content.iter_mut()),
+                        Some(block) => blocks.push(block),
+                        None => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut renamed = false;
+    for block in blocks {
+        let embedded = match block.get("type").and_then(Value::as_str) {
+            Some("resource_link") => false,
+            Some("resource") => true,
+            _ => continue,
+        };
+        let uri = if embedded {
+            block.get_mut("resource").and_then(|r| r.get_mut("uri"))
+        } else {
+            block.get_mut("uri")
+        };
+        if let Some(Value::String(uri)) = uri
+            && source.links_to_own(uri)
+        {
+            *uri = names.uri(uri);
+            renamed = true;
+        }
+    }
+    if !renamed {
+        return reply;
+    }
+    match serde_json::to_vec(&response) {
+        Ok(bytes) => Reply { bytes, ..reply },
+        Err(_) => reply,
     }
 }
 
@@ -1081,6 +1154,10 @@ impl Source for Child {
     fn described(&self, kind: Kind) -> Vec<Box<RawValue>> {
         let version = ProtocolVersion::V2025_11_25;
         listed(&self.server, kind, version, None, Some(&self.prefixed)).0
+    }
+
+    fn links_to_own(&self, uri: &str) -> bool {
+        self.knows(Kind::Resource, uri)
     }
 
     fn knows(&self, kind: Kind, name: &str) -> bool {
