@@ -2216,7 +2216,7 @@ fn weather_recording_subscriptions() -> (String, Arc<Seen>) {
 type Seen = Mutex<Vec<(String, String)>>;
 
 /// Waits (bounded) until `seen` holds `n` entries; returns them.
-async fn recorded(seen: &Seen, n: usize) -> Vec<(String, String)> {
+async fn recorded<T: Clone + std::fmt::Debug>(seen: &Mutex<Vec<T>>, n: usize) -> Vec<T> {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let now = seen.lock().unwrap().clone();
@@ -2343,28 +2343,11 @@ async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_con
         .await
         .unwrap();
     let uri = json!({"uri": "weather://current"});
-    let upstream_saw = |n: usize| {
-        let seen = seen.clone();
-        async move {
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            loop {
-                let now = seen.lock().unwrap().clone();
-                if now.len() >= n {
-                    return now;
-                }
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the upstream saw only {now:?}"
-                );
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        }
-    };
     client
         .request("resources/subscribe", uri.clone())
         .await
         .unwrap();
-    upstream_saw(1).await;
+    recorded(&seen, 1).await;
     client
         .call_tool("forecast", json!({"city": "Oslo"}))
         .await
@@ -2374,7 +2357,7 @@ async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_con
         .await
         .unwrap();
     // The proxy tells the upstream in the background: waited for.
-    let got = upstream_saw(3).await;
+    let got = recorded(&seen, 3).await;
     let methods: Vec<&str> = got.iter().map(|(m, _, _)| m.as_str()).collect();
     assert_eq!(
         methods,
@@ -2669,22 +2652,8 @@ async fn a_2026_upstreams_list_changes_reach_the_clients_in_front() {
         .unwrap();
     // The listen stream opens upstream as the proxy is served; a change announced before it
     // is acknowledged would be lost, so the trigger is called until one is heard.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        client.call_tool("change_tools", json!({})).await.unwrap();
-        let heard = client
-            .take_notifications()
-            .into_iter()
-            .any(|n| n["method"] == "notifications/tools/list_changed");
-        if heard {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no notifications/tools/list_changed"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let tools_changed = "notifications/tools/list_changed";
+    until_heard(&client, "change_tools", || json!({}), tools_changed).await;
 }
 
 /// The skills of an upstream served alone through a proxy (SEP-2640): the extension as the
