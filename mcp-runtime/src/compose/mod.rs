@@ -32,17 +32,17 @@
 //! upstream connections (the module's `lifecycle`):
 //! - an upstream that went away (a spawned server that exited; an HTTP server that refuses
 //!   connections, or answers 404 for a session it forgot; an HTTP+SSE server whose stream
-//!   ended) fails the requests waiting for it
-//!   with an error that says so, is logged, and is connected to again (the command started
-//!   again) on the next request, its subscriptions made again; failed attempts back off (100 ms,
-//!   doubling, up to 10 s), and a request meanwhile fails at once, saying when the next
-//!   attempt is;
+//!   ended) fails the requests waiting for it with an error that says so, is logged, and is
+//!   connected to again (the command started again) on the next request, its subscriptions
+//!   made again; failed attempts back off (100 ms, doubling, up to 10 s), and a request
+//!   meanwhile fails at once, saying when the next attempt is;
 //! - an upstream that keeps state for its client (a session-era server over stdio, over HTTP
-//!   with `Mcp-Session-Id`, or over HTTP+SSE) gets one connection, for a command one process, per session-era
-//!   client session in front, opened on its first request and closed when that session ends
-//!   (or, at the bound on how many are open, when a new session needs the place of the one
-//!   idle the longest): `UpstreamSessions`, `Proxy::upstream_sessions`,
-//!   `Proxy::max_upstream_sessions`; a stateless one (2026-07-28) is shared by every client.
+//!   with `Mcp-Session-Id`, or over HTTP+SSE) gets one connection, for a command one process,
+//!   per session-era client session in front, opened on its first request (a subscription
+//!   included) and closed when that session ends (or, at the bound on how many are open, when
+//!   a new session needs the place of the one idle the longest): `UpstreamSessions`,
+//!   `Proxy::upstream_sessions`, `Proxy::max_upstream_sessions`; a stateless one (2026-07-28)
+//!   is shared by every client.
 
 pub use crate::server::Mounted;
 
