@@ -2425,6 +2425,74 @@ async fn a_session_that_ends_subscribed_unsubscribes_the_shared_upstream_connect
     assert_eq!(got[2], unsubscribed, "{got:?}");
 }
 
+/// Before: a 2026-07-28 client's `subscriptions/listen` asking for a proxied resource's
+/// updates never reached the proxy's source: a session-era upstream, never subscribed, sent
+/// none. Now the stream subscribes upstream for as long as it lasts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_subscribes_to_a_proxied_resource_upstream_while_it_lasts() {
+    let seen: Arc<Seen> = Arc::default();
+    let record = seen.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let upstream = served_over_http(move || {
+        let server = Server::builder()
+            .name("weather-upstream")
+            .item_filter(in_weather)
+            .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
+                if req.method().ends_with("subscribe") {
+                    let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
+                    record.lock().unwrap().push((req.method().to_owned(), uri));
+                }
+                next.run(req)
+            }))
+            .build()
+            .unwrap();
+        tx.send(server.catalog().clone()).unwrap();
+        server
+    });
+    let catalog = rx.recv().unwrap();
+    let builder = Client::builder()
+        .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
+        .request_timeout(Duration::from_secs(20));
+    let proxy = Proxy::connect(builder, &upstream).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(
+        proxy.server().build().unwrap(),
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    let client = Client::builder()
+        .protocol(ProtocolChoice::Stateless)
+        .request_timeout(Duration::from_secs(20))
+        .connect(&url)
+        .await
+        .unwrap();
+    let uri = "weather://current";
+    let mut listen = client
+        .listen(json!({ "resourceSubscriptions": [uri] }))
+        .await
+        .unwrap();
+    let subscribed = ("resources/subscribe".to_owned(), uri.to_owned());
+    assert_eq!(recorded(&seen, 1).await, [subscribed]);
+    // The upstream's updates reach the stream.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        catalog.resource_updated(uri);
+        let heard = tokio::time::timeout(Duration::from_millis(100), listen.next()).await;
+        if let Ok(Some(n)) = heard
+            && n.method == "notifications/resources/updated"
+            && n.params["uri"] == uri
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no update of {uri}");
+    }
+    // The stream ends: the upstream is unsubscribed.
+    drop(listen);
+    let got = recorded(&seen, 2).await;
+    assert_eq!(got[1], ("resources/unsubscribe".to_owned(), uri.to_owned()));
+}
+
 // ---- What a proxy passes on as it is (the conformance suite through `mcp-bridge serve`) ----
 
 /// The skills of the upstream (the conformance fixture's).

@@ -194,9 +194,10 @@ pub(super) struct Link {
     opening: tokio::sync::Mutex<()>,
     /// Where every connection's notifications go (the proxy's, shared by its links).
     events: broadcast::Sender<ServerNotification>,
-    /// The URIs subscribed to through this connection, each with the client connections in
-    /// front that subscribed to it (by address, as `sessions` keys them): subscribed to again
-    /// on a new connection, unsubscribed from when the last of them unsubscribes.
+    /// The URIs subscribed to through this connection, each with its subscribers in front
+    /// (`Subscriber::key`: a session's connection, or a 2026-07-28 listen stream):
+    /// subscribed to again on a new connection, unsubscribed from when the last of them
+    /// unsubscribes.
     pub(super) subscribed: Mutex<HashMap<String, HashSet<usize>>>,
     /// A 2026-07-28 upstream's listen stream for each subscribed URI (it has no
     /// `resources/unsubscribe`: ending the stream ends the subscription).
@@ -601,9 +602,9 @@ impl Upstreams {
     }
 }
 
-/// How a client connection in front is named in `sessions` and a link's `subscribed`: its
-/// address, unique while it lives.
-pub(super) fn connection_key(parent: &Connection) -> usize {
+/// How a client connection in front is named in `sessions`: its address, unique while it
+/// lives.
+fn connection_key(parent: &Connection) -> usize {
     std::ptr::from_ref(parent) as usize
 }
 

@@ -8,9 +8,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 use super::calls::{CALL, Calls, forwarding};
-use super::lifecycle::{
-    DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams, connection_key,
-};
+use super::lifecycle::{DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
 use crate::client::{Client, ClientBuilder, ClientError};
@@ -19,8 +17,8 @@ use crate::protocol::params::Body;
 use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
-    CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, params_json,
-    run_forwarded,
+    CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, Subscriber,
+    params_json, run_forwarded,
 };
 use crate::server::{Server, ServerBuilder};
 
@@ -371,8 +369,9 @@ async fn reconcile(link: Arc<Link>, uri: String) {
     }
 }
 
-/// The client connection in front named `key` no longer wants `uri`'s updates through `link`:
-/// when no other connection does, the upstream is told (a session-era upstream unsubscribed,
+/// The subscriber `key` in front (`Subscriber::key`: a session's connection, or a listen
+/// stream) no longer wants `uri`'s updates through `link`: when no other subscriber does, the
+/// upstream is told (a session-era upstream unsubscribed,
 /// a 2026-07-28 one's listen stream for it ended).
 fn unwish(link: &Arc<Link>, key: usize, uri: &str) {
     {
@@ -396,8 +395,8 @@ fn unwish(link: &Arc<Link>, key: usize, uri: &str) {
     }
 }
 
-/// Once the client connection `parent` in front (`key`) ends, drops whatever it still
-/// subscribed to through the shared `link`, as if it had unsubscribed: a session that ends
+/// Once the client connection `parent` in front ends, drops whatever its subscriber `key`
+/// still subscribed to through the shared `link`, as if it had unsubscribed: a session that ends
 /// without unsubscribing (closed, expired) does not keep the upstream subscribed.
 async fn forget_when_gone(
     parent: Arc<crate::server::connection::Connection>,
@@ -748,11 +747,21 @@ impl Source for Upstream {
             .contains_key(id)
     }
 
-    fn subscribe(&self, parent: &Arc<crate::server::connection::Connection>, uri: &str) {
+    fn subscribe(
+        &self,
+        parent: &Arc<crate::server::connection::Connection>,
+        who: Subscriber,
+        uri: &str,
+    ) {
         // Through the client's session's own upstream connection, when it has one (opened
-        // now if this is the session's first request that needs the upstream).
-        let link = self.upstreams.link_to_subscribe(parent);
-        let key = connection_key(parent);
+        // now if this is the session's first request that needs the upstream); a listen
+        // stream's, as its requests, through the shared one.
+        let link = if who.listen {
+            self.upstreams.shared.clone()
+        } else {
+            self.upstreams.link_to_subscribe(parent)
+        };
+        let key = who.key;
         let (first, new_client) = {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");
             let new_client = !subscribed.values().any(|clients| clients.contains(&key));
@@ -783,9 +792,18 @@ impl Source for Upstream {
         runtime.spawn(reconcile(link, uri.to_owned()));
     }
 
-    fn unsubscribe(&self, parent: &crate::server::connection::Connection, uri: &str) {
-        let link = self.upstreams.link_of(parent);
-        unwish(&link, connection_key(parent), uri);
+    fn unsubscribe(
+        &self,
+        parent: &crate::server::connection::Connection,
+        who: Subscriber,
+        uri: &str,
+    ) {
+        let link = if who.listen {
+            self.upstreams.shared.clone()
+        } else {
+            self.upstreams.link_of(parent)
+        };
+        unwish(&link, who.key, uri);
     }
 
     fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {

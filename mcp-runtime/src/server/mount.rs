@@ -122,6 +122,38 @@ impl Offers {
 /// passed in so that this file does not import the dispatcher that calls it).
 pub(crate) type Dispatch = fn(&Arc<Connection>, Request, Arrival) -> Step;
 
+/// Who subscribes to a mounted resource, as [`Source::subscribe`] counts them: a session's
+/// connection (`resources/subscribe`) or one 2026-07-28 listen stream, so that one stream's
+/// end does not undo another's subscription on a connection that carries several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Subscriber {
+    /// Unique among subscribers while this one lives: a connection's address, or an odd
+    /// number (no `Connection`'s address is odd) for a listen stream.
+    pub(crate) key: usize,
+    /// A 2026-07-28 listen stream (no session: served through a shared connection).
+    pub(crate) listen: bool,
+}
+
+impl Subscriber {
+    /// The session of the client of `conn`.
+    pub(crate) fn session(conn: &Connection) -> Subscriber {
+        Subscriber {
+            key: std::ptr::from_ref(conn) as usize,
+            listen: false,
+        }
+    }
+
+    /// A new listen stream.
+    pub(crate) fn listen() -> Subscriber {
+        static LISTENS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = LISTENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Subscriber {
+            key: (n << 1) | 1,
+            listen: true,
+        }
+    }
+}
+
 /// A list of listings, as a source gives it.
 pub(crate) type ListFuture =
     Pin<Box<dyn Future<Output = Result<Vec<Box<RawValue>>, McpError>> + Send>>;
@@ -176,10 +208,11 @@ pub(crate) trait Source: Send + Sync + 'static {
     fn links_to_own(&self, _uri: &str) -> bool {
         false
     }
-    /// The client of `parent` subscribed to `uri` (its own URI) through the parent.
-    fn subscribe(&self, _parent: &Arc<Connection>, _uri: &str) {}
-    /// The client of `parent` unsubscribed from `uri`.
-    fn unsubscribe(&self, _parent: &Connection, _uri: &str) {}
+    /// The subscriber `who` of the client of `parent` subscribed to `uri` (its own URI)
+    /// through the parent.
+    fn subscribe(&self, _parent: &Arc<Connection>, _who: Subscriber, _uri: &str) {}
+    /// The subscriber `who` of the client of `parent` unsubscribed from `uri`.
+    fn unsubscribe(&self, _parent: &Connection, _who: Subscriber, _uri: &str) {}
     /// Its changes, to be announced by the parent (`None`: it announces none, or it shares
     /// `parent`'s catalog).
     fn changes(&self, parent: &Catalog) -> Option<broadcast::Receiver<Change>>;
@@ -324,22 +357,23 @@ impl Mounts {
         }
     }
 
-    /// Tells the mount serving `uri` that the client of `conn` subscribed to it; `false` if
-    /// none does.
-    pub(crate) fn subscribe(&self, conn: &Arc<Connection>, uri: &str) -> bool {
+    /// Tells the mount serving `uri` that the subscriber `who` of the client of `conn`
+    /// subscribed to it; `false` if none does.
+    pub(crate) fn subscribe(&self, conn: &Arc<Connection>, who: Subscriber, uri: &str) -> bool {
         match self.by_uri(Kind::Resource, uri) {
             Some((i, own)) => {
-                self.list[i].source.subscribe(conn, &own);
+                self.list[i].source.subscribe(conn, who, &own);
                 true
             }
             None => false,
         }
     }
 
-    /// Tells the mount serving `uri` that the client of `conn` unsubscribed.
-    pub(crate) fn unsubscribe(&self, conn: &Connection, uri: &str) {
+    /// Tells the mount serving `uri` that the subscriber `who` of the client of `conn`
+    /// unsubscribed.
+    pub(crate) fn unsubscribe(&self, conn: &Connection, who: Subscriber, uri: &str) {
         if let Some((i, own)) = self.by_uri(Kind::Resource, uri) {
-            self.list[i].source.unsubscribe(conn, &own);
+            self.list[i].source.unsubscribe(conn, who, &own);
         }
     }
 

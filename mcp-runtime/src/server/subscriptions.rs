@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 use super::connection::{Connection, Step};
 use super::era::{self, Cache, Scope};
 use super::handler::{context, params_of, reply};
+use super::mount::Subscriber;
 use super::resources::check_uri_length;
 use crate::catalog::{Change, covers};
 use crate::protocol::jsonrpc::encode_notification;
@@ -250,22 +251,31 @@ fn forward_everything(conn: &Connection) {
     }
 }
 
-/// Whether `uri` names an enabled resource or matches an enabled template (the caller has
-/// checked its length).
-fn knows_resource(conn: &Arc<Connection>, uri: &str) -> bool {
+/// Whether `uri` names an enabled resource of the server's own or matches an enabled template.
+fn owns_resource(conn: &Connection, uri: &str) -> bool {
     let registry = &conn.server.inner.registry;
     let catalog = &conn.server.inner.catalog;
-    let own = match registry.static_resource(uri) {
+    match registry.static_resource(uri) {
         Some(r) => r.enabled(catalog),
         None => registry
             .templates
             .items
             .iter()
             .any(|t| t.enabled(catalog) && t.template.matches(uri).is_some()),
-    };
+    }
+}
+
+/// Whether `uri` names an enabled resource or matches an enabled template, of the server's
+/// own or of a mount (the caller has checked its length).
+fn knows_resource(conn: &Arc<Connection>, uri: &str) -> bool {
     // A mounted server's resource is subscribed to here, under its mounted URI: its updates
     // are announced here under that URI (and an upstream is asked for them).
-    own || conn.server.inner.mounts.subscribe(conn, uri)
+    owns_resource(conn, uri)
+        || conn
+            .server
+            .inner
+            .mounts
+            .subscribe(conn, Subscriber::session(conn), uri)
 }
 
 pub(super) fn subscribe(conn: &Arc<Connection>, scope: &Scope, req: &Request) -> Step {
@@ -299,7 +309,8 @@ pub(super) fn unsubscribe(conn: &Connection, scope: &Scope, req: &Request) -> St
     if let Some(subscribed) = conn.subscriptions() {
         subscribed.lock().expect("subscriptions lock").remove(&uri);
     }
-    conn.server.inner.mounts.unsubscribe(conn, &uri);
+    let who = Subscriber::session(conn);
+    conn.server.inner.mounts.unsubscribe(conn, who, &uri);
     reply(conn, scope, req, &Map::new(), Cache::No)
 }
 
@@ -372,8 +383,15 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
     // Subscribed before the acknowledgement: nothing announced after it is missed.
     let mut changes = conn.server.inner.catalog.subscribe();
     conn.server.inner.mounts.bridge(&conn.server.inner.catalog);
+    // A mounted server's resources: its source is told (a proxy subscribes upstream), for as
+    // long as the stream lasts.
+    let mounted = MountedSubscriptions::new(
+        conn,
+        honoured.honoured.resource_subscriptions.iter().flatten(),
+    );
     let conn = conn.clone();
     Step::Run(Box::pin(async move {
+        let _mounted = mounted;
         use tokio::sync::broadcast::error::RecvError;
         let meta = json!({ SUBSCRIPTION_ID: &id });
         let mut ack = Map::new();
@@ -431,6 +449,42 @@ pub(super) fn listen(conn: &Arc<Connection>, scope: Scope, req: Request) -> Step
         drop(in_flight);
         Some(listen_result(&conn, &scope, &id, meta))
     }))
+}
+
+/// The mounted resources one listen stream subscribed to, unsubscribed from when it ends
+/// (answered, cancelled or dropped).
+struct MountedSubscriptions {
+    conn: Arc<Connection>,
+    who: Subscriber,
+    uris: Vec<String>,
+}
+
+impl MountedSubscriptions {
+    fn new<'a>(conn: &Arc<Connection>, uris: impl Iterator<Item = &'a String>) -> Self {
+        let who = Subscriber::listen();
+        let mounts = &conn.server.inner.mounts;
+        let uris = uris
+            .filter(|uri| !owns_resource(conn, uri) && mounts.subscribe(conn, who, uri))
+            .cloned()
+            .collect();
+        MountedSubscriptions {
+            conn: conn.clone(),
+            who,
+            uris,
+        }
+    }
+}
+
+impl Drop for MountedSubscriptions {
+    fn drop(&mut self) {
+        for uri in &self.uris {
+            self.conn
+                .server
+                .inner
+                .mounts
+                .unsubscribe(&self.conn, self.who, uri);
+        }
+    }
 }
 
 /// The result that ends a listen stream: empty, with the subscription id.
