@@ -15,6 +15,7 @@ use super::calls::{Calls, forwarding};
 use crate::client::{Client, ClientBuilder, ClientError, ServerNotification};
 use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::server::connection::Connection;
+use crate::server::mount::{Subscriber, connection_key};
 
 /// The wait before the first attempt to reconnect after an attempt failed; it doubles with
 /// each failure in a row, up to [`BACKOFF_MAX`].
@@ -579,19 +580,31 @@ impl Upstreams {
         Ok(busy)
     }
 
-    /// The link a session-era subscription of the client of `parent` is made through: its
-    /// session's (made now if it has none yet, as [`link_for`](Self::link_for) makes it), so
-    /// that the subscription lives on the upstream session its unsubscription and its session's
-    /// end will reach; the shared one when sessions share it (or none can be made now).
-    pub(super) fn link_to_subscribe(self: &Arc<Self>, parent: &Arc<Connection>) -> Arc<Link> {
+    /// The link `who`'s subscription is made through: a session's own (made now if it has
+    /// none yet, as [`link_for`](Self::link_for) makes it), so that the subscription lives on
+    /// the upstream session its unsubscription and its session's end will reach; the shared
+    /// one for a listen stream (whose requests it serves), when sessions share it, or when
+    /// none can be made now.
+    pub(super) fn link_to_subscribe(
+        self: &Arc<Self>,
+        parent: &Arc<Connection>,
+        who: Subscriber,
+    ) -> Arc<Link> {
+        if who.listen {
+            return self.shared.clone();
+        }
         match self.link_for(parent, ProtocolVersion::LATEST_SESSION) {
             Ok(busy) => busy.0.clone(),
             Err(_) => self.shared.clone(),
         }
     }
 
-    /// The link of the client of `parent`'s session, if it has one (else the shared one).
-    pub(super) fn link_of(&self, parent: &Connection) -> Arc<Link> {
+    /// The link `who` subscribed through (see [`link_to_subscribe`](Self::link_to_subscribe)),
+    /// opening none.
+    pub(super) fn link_of(&self, parent: &Connection, who: Subscriber) -> Arc<Link> {
+        if who.listen {
+            return self.shared.clone();
+        }
         let key = connection_key(parent);
         self.sessions
             .lock()
@@ -600,12 +613,6 @@ impl Upstreams {
             .cloned()
             .unwrap_or_else(|| self.shared.clone())
     }
-}
-
-/// How a client connection in front is named in `sessions`: its address, unique while it
-/// lives.
-fn connection_key(parent: &Connection) -> usize {
-    std::ptr::from_ref(parent) as usize
 }
 
 /// Whether the upstream `client` is connected to keeps state for its client: it speaks the

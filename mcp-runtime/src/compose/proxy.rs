@@ -319,11 +319,12 @@ impl From<Proxy> for Mounted {
     }
 }
 
-/// Brings a session-era upstream's subscription to `uri` in line with what the clients in
-/// front of `link` want now: subscribes when one wants it and the upstream was not told,
-/// unsubscribes when none does and it was. Subscribing and unsubscribing both end here, one
-/// at a time per link, so whichever runs last sees the last wish: an unsubscription cannot be
-/// overtaken by the subscription sent before it.
+/// Brings the upstream's subscription to `uri` in line with what the subscribers in front of
+/// `link` want now: subscribes when one wants it and the upstream was not told, unsubscribes
+/// when none does and it was. Subscribing and unsubscribing both end here, one at a time per
+/// link, so whichever runs last sees the last wish: an unsubscription cannot be overtaken by
+/// the subscription sent before it. A 2026-07-28 upstream is subscribed with a listen stream
+/// ([`listen_for`]), which [`unwish`] ends.
 async fn reconcile(link: Arc<Link>, uri: String) {
     let mut told = link.told.lock().await;
     let wanted = link
@@ -343,14 +344,8 @@ async fn reconcile(link: Arc<Link>, uri: String) {
             }
         };
         if client.era() == ProtocolEra::Stateless {
-            // The link's first connection, opened for this: a 2026-07-28 upstream's
-            // subscription is a listen stream (see `subscribe`).
-            let stream = keep_listening(&link, json!({ "resourceSubscriptions": [&uri] }));
-            if let Some(stream) = stream {
-                let mut listening = link.listening.lock().expect("listening lock");
-                listening.insert(uri, stream);
-            }
-            return;
+            // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
+            return listen_for(&link, &uri);
         }
         match client.subscribe(&uri).await {
             Ok(()) => {
@@ -365,6 +360,22 @@ async fn reconcile(link: Arc<Link>, uri: String) {
             && let Err(e) = client.unsubscribe(&uri).await
         {
             tracing::debug!(%uri, error = %e, "the upstream refused an unsubscription");
+        }
+    }
+}
+
+/// Opens a listen stream for `uri`'s updates on `link`'s 2026-07-28 upstream, unless nobody
+/// wants them any more: checked under the lock [`unwish`] takes first, so an unsubscription
+/// either comes before (no stream) or finds the stream to end.
+fn listen_for(link: &Arc<Link>, uri: &str) {
+    let subscribed = link.subscribed.lock().expect("subscribed lock");
+    if !subscribed.contains_key(uri) {
+        return;
+    }
+    if let Some(stream) = keep_listening(link, json!({ "resourceSubscriptions": [uri] })) {
+        let mut listening = link.listening.lock().expect("listening lock");
+        if let Some(old) = listening.insert(uri.to_owned(), stream) {
+            old.abort();
         }
     }
 }
@@ -756,11 +767,7 @@ impl Source for Upstream {
         // Through the client's session's own upstream connection, when it has one (opened
         // now if this is the session's first request that needs the upstream); a listen
         // stream's, as its requests, through the shared one.
-        let link = if who.listen {
-            self.upstreams.shared.clone()
-        } else {
-            self.upstreams.link_to_subscribe(parent)
-        };
+        let link = self.upstreams.link_to_subscribe(parent, who);
         let key = who.key;
         let (first, new_client) = {
             let mut subscribed = link.subscribed.lock().expect("subscribed lock");
@@ -772,24 +779,15 @@ impl Source for Upstream {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        // (A session's own upstream connection is closed with the session.)
-        if new_client && Arc::ptr_eq(&link, &self.upstreams.shared) {
+        // A session on the shared connection may end without unsubscribing. (A session's own
+        // upstream connection is closed with the session; a listen stream unsubscribes as it
+        // ends.)
+        if new_client && !who.listen && Arc::ptr_eq(&link, &self.upstreams.shared) {
             runtime.spawn(forget_when_gone(parent.clone(), Arc::downgrade(&link), key));
         }
-        if !first {
-            return;
+        if first {
+            runtime.spawn(reconcile(link, uri.to_owned()));
         }
-        if let Some(client) = link.current()
-            && client.era() == ProtocolEra::Stateless
-        {
-            // A 2026-07-28 upstream tells of updates on a listen stream that asks for them.
-            if let Some(stream) = keep_listening(&link, json!({ "resourceSubscriptions": [uri] })) {
-                let mut listening = link.listening.lock().expect("listening lock");
-                listening.insert(uri.to_owned(), stream);
-            }
-            return;
-        }
-        runtime.spawn(reconcile(link, uri.to_owned()));
     }
 
     fn unsubscribe(
@@ -798,12 +796,7 @@ impl Source for Upstream {
         who: Subscriber,
         uri: &str,
     ) {
-        let link = if who.listen {
-            self.upstreams.shared.clone()
-        } else {
-            self.upstreams.link_of(parent)
-        };
-        unwish(&link, who.key, uri);
+        unwish(&self.upstreams.link_of(parent, who), who.key, uri);
     }
 
     fn changes(&self, _parent: &Catalog) -> Option<broadcast::Receiver<Change>> {

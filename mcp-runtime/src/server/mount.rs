@@ -122,6 +122,12 @@ impl Offers {
 /// passed in so that this file does not import the dispatcher that calls it).
 pub(crate) type Dispatch = fn(&Arc<Connection>, Request, Arrival) -> Step;
 
+/// How a client connection is named where a source keeps something per connection in front:
+/// its address, unique while it lives.
+pub(crate) fn connection_key(conn: &Connection) -> usize {
+    std::ptr::from_ref(conn) as usize
+}
+
 /// Who subscribes to a mounted resource, as [`Source::subscribe`] counts them: a session's
 /// connection (`resources/subscribe`) or one 2026-07-28 listen stream, so that one stream's
 /// end does not undo another's subscription on a connection that carries several.
@@ -138,7 +144,7 @@ impl Subscriber {
     /// The session of the client of `conn`.
     pub(crate) fn session(conn: &Connection) -> Subscriber {
         Subscriber {
-            key: std::ptr::from_ref(conn) as usize,
+            key: connection_key(conn),
             listen: false,
         }
     }
