@@ -1505,20 +1505,28 @@ async fn a_mounted_tools_scopes_hold_on_the_parents_http_endpoint() {
 use mcp_runtime::compose::UpstreamSessions;
 use mcp_runtime::protocol::ProtocolEra;
 
-/// The TypeScript SDK's stdio server (a session-era, so stateful, upstream), started through
-/// `sh`, which first appends its pid to `pids`, and exits with 3 instead while `pids.stop`
-/// exists.
+/// The TypeScript SDK's stdio server (a session-era, so stateful, upstream), its pid appended
+/// to `pids` at each start ([`recording_pids`]).
 fn recorded_ts_server(pids: &std::path::Path) -> tokio::process::Command {
     support::interop::install_clients();
     let root = std::path::Path::new(support::interop::ROOT);
-    let mut command = tokio::process::Command::new("sh");
+    let mut command = recording_pids(pids, "node".as_ref());
     command
-        .arg("-c")
-        .arg(r#"echo $$ >> "$0"; [ -e "$0.stop" ] && exit 3; exec node "$1""#)
-        .arg(pids)
         .arg(root.join("tests/interop/ts_server.mjs"))
         .current_dir(root)
         .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"));
+    command
+}
+
+/// `program` (arguments to be added), started through a shell that appends its pid to `pids`
+/// first, and fails to start (exit 3) while `pids.stop` exists ([`Scratch::stop_starts`]).
+fn recording_pids(pids: &std::path::Path, program: &std::ffi::OsStr) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"echo $$ >> "$0"; [ -e "$0.stop" ] && exit 3; exec "$@""#)
+        .arg(pids)
+        .arg(program);
     command
 }
 
@@ -1695,13 +1703,7 @@ async fn a_stateful_upstream_gets_a_session_per_client_session_ended_with_it() {
         .unwrap()
         .max_upstream_sessions(2);
     let server = proxy.server().build().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(
-        server,
-        listener,
-        HttpConfig::new("127.0.0.1:0"),
-    ));
+    let url = served_here(server).await;
     assert_eq!(scratch.started().len(), 1, "the shared connection");
 
     let session = |name: &'static str| {
@@ -2105,13 +2107,7 @@ async fn subscriptions_are_made_again_on_a_new_upstream_connection() {
 
 /// `examples/context.rs` over stdio, its pid appended to `pids` at each start.
 fn recorded_context_server(pids: &std::path::Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new("sh");
-    command
-        .arg("-c")
-        .arg(r#"echo $$ >> "$0"; exec "$1""#)
-        .arg(pids)
-        .arg(support::example("context"));
-    command
+    recording_pids(pids, support::example("context").as_os_str())
 }
 
 /// Calls `tool` through the proxy until the client in front hears `method` (an upstream's
@@ -2190,26 +2186,53 @@ async fn a_respawned_2026_upstream_keeps_the_subscriptions_and_list_changes() {
 }
 
 /// The weather server over Streamable HTTP (see [`served_over_http`]), with a layer that
-/// records each `resources/subscribe`, `resources/unsubscribe` and `tools/call` it is sent
-/// (with the `uri`); its URL and the record.
-fn weather_recording_subscriptions() -> (String, Arc<Seen>) {
+/// records each `resources/subscribe`, `resources/unsubscribe` and `tools/call` it is sent.
+struct RecordingWeather {
+    url: String,
+    /// Each request's method and `uri`.
+    seen: Arc<Seen>,
+    /// The `Mcp-Session-Id` each of them came with, in the same order.
+    sessions: Arc<Mutex<Vec<String>>>,
+    /// The server's catalog, to announce updates with.
+    catalog: mcp_runtime::catalog::Catalog,
+}
+
+fn weather_recording_subscriptions() -> RecordingWeather {
     let seen: Arc<Seen> = Arc::default();
-    let record = seen.clone();
+    let sessions: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (record, record_sessions) = (seen.clone(), sessions.clone());
+    let (tx, rx) = std::sync::mpsc::channel();
     let url = served_over_http(move || {
-        Server::builder()
+        let server = Server::builder()
             .name("weather-upstream")
             .item_filter(in_weather)
             .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
                 if req.method().ends_with("subscribe") || req.method() == "tools/call" {
                     let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
-                    record.lock().unwrap().push((req.method().to_owned(), uri));
+                    let session = req
+                        .headers()
+                        .and_then(|h| h.get("mcp-session-id"))
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    // Both under `seen`'s lock, so that they stay in step.
+                    let mut seen = record.lock().unwrap();
+                    seen.push((req.method().to_owned(), uri));
+                    record_sessions.lock().unwrap().push(session);
                 }
                 next.run(req)
             }))
             .build()
-            .unwrap()
+            .unwrap();
+        tx.send(server.catalog().clone()).unwrap();
+        server
     });
-    (url, seen)
+    RecordingWeather {
+        url,
+        seen,
+        sessions,
+        catalog: rx.recv().unwrap(),
+    }
 }
 
 /// Methods an upstream was sent, each with its `uri` param.
@@ -2239,7 +2262,7 @@ async fn recorded<T: Clone + std::fmt::Debug>(seen: &Mutex<Vec<T>>, n: usize) ->
 async fn an_unsubscription_reaches_the_upstream_when_the_last_client_in_front_unsubscribes() {
     let uri = json!({"uri": "weather://current"});
     for sessions in [UpstreamSessions::Shared, UpstreamSessions::PerSession] {
-        let (url, seen) = weather_recording_subscriptions();
+        let RecordingWeather { url, seen, .. } = weather_recording_subscriptions();
         let builder = Client::builder()
             .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
             .request_timeout(Duration::from_secs(20));
@@ -2301,32 +2324,12 @@ async fn an_unsubscription_reaches_the_upstream_when_the_last_client_in_front_un
 /// was never told. Now the subscription opens the session's connection and is made there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_connection() {
-    // What the upstream was sent: the method, its `uri` and the upstream session it came in.
-    let seen: Arc<Mutex<Vec<(String, String, String)>>> = Arc::default();
-    let record = seen.clone();
-    let url = served_over_http(move || {
-        Server::builder()
-            .name("weather-upstream")
-            .item_filter(in_weather)
-            .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
-                if req.method().ends_with("subscribe") || req.method() == "tools/call" {
-                    let session = req
-                        .headers()
-                        .and_then(|h| h.get("mcp-session-id"))
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("")
-                        .to_owned();
-                    let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
-                    record
-                        .lock()
-                        .unwrap()
-                        .push((req.method().to_owned(), uri, session));
-                }
-                next.run(req)
-            }))
-            .build()
-            .unwrap()
-    });
+    let RecordingWeather {
+        url,
+        seen,
+        sessions,
+        ..
+    } = weather_recording_subscriptions();
     let builder = Client::builder()
         .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
         .request_timeout(Duration::from_secs(20));
@@ -2358,19 +2361,20 @@ async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_con
         .unwrap();
     // The proxy tells the upstream in the background: waited for.
     let got = recorded(&seen, 3).await;
-    let methods: Vec<&str> = got.iter().map(|(m, _, _)| m.as_str()).collect();
+    let methods: Vec<&str> = got.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(
         methods,
         ["resources/subscribe", "tools/call", "resources/unsubscribe"],
         "{got:?}"
     );
     // All through the session's own upstream session, not the shared one.
-    let own = &got[0].2;
+    let sessions = sessions.lock().unwrap().clone();
+    let own = &sessions[0];
     assert!(
         !own.is_empty() && *own != shared,
-        "{got:?} (shared {shared})"
+        "{sessions:?} (shared {shared})"
     );
-    assert!(got.iter().all(|(_, _, s)| s == own), "{got:?}");
+    assert!(sessions.iter().all(|s| s == own), "{sessions:?}");
 }
 
 /// Before: on a shared upstream connection, a client session that ended without unsubscribing
@@ -2378,7 +2382,11 @@ async fn a_subscription_before_any_call_is_made_on_the_sessions_own_upstream_con
 /// subscribed for good. Now its end counts as its unsubscription.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_ends_subscribed_unsubscribes_the_shared_upstream_connection() {
-    let (upstream, seen) = weather_recording_subscriptions();
+    let RecordingWeather {
+        url: upstream,
+        seen,
+        ..
+    } = weather_recording_subscriptions();
     let builder = Client::builder()
         .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
         .request_timeout(Duration::from_secs(20));
@@ -2386,13 +2394,7 @@ async fn a_session_that_ends_subscribed_unsubscribes_the_shared_upstream_connect
         .await
         .unwrap()
         .upstream_sessions(UpstreamSessions::Shared);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(
-        proxy.server().build().unwrap(),
-        listener,
-        HttpConfig::new("127.0.0.1:0"),
-    ));
+    let url = served_here(proxy.server().build().unwrap()).await;
     let session = || {
         Client::builder()
             .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
@@ -2430,37 +2432,17 @@ async fn a_session_that_ends_subscribed_unsubscribes_the_shared_upstream_connect
 /// none. Now the stream subscribes upstream for as long as it lasts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listen_stream_subscribes_to_a_proxied_resource_upstream_while_it_lasts() {
-    let seen: Arc<Seen> = Arc::default();
-    let record = seen.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let upstream = served_over_http(move || {
-        let server = Server::builder()
-            .name("weather-upstream")
-            .item_filter(in_weather)
-            .middleware(middleware::from_fn(move |req: McpRequest, next: Next| {
-                if req.method().ends_with("subscribe") {
-                    let uri = req.params()["uri"].as_str().unwrap_or("").to_owned();
-                    record.lock().unwrap().push((req.method().to_owned(), uri));
-                }
-                next.run(req)
-            }))
-            .build()
-            .unwrap();
-        tx.send(server.catalog().clone()).unwrap();
-        server
-    });
-    let catalog = rx.recv().unwrap();
+    let RecordingWeather {
+        url: upstream,
+        seen,
+        catalog,
+        ..
+    } = weather_recording_subscriptions();
     let builder = Client::builder()
         .protocol(ProtocolChoice::Session(ProtocolVersion::V2025_11_25))
         .request_timeout(Duration::from_secs(20));
     let proxy = Proxy::connect(builder, &upstream).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(
-        proxy.server().build().unwrap(),
-        listener,
-        HttpConfig::new("127.0.0.1:0"),
-    ));
+    let url = served_here(proxy.server().build().unwrap()).await;
     let client = Client::builder()
         .protocol(ProtocolChoice::Stateless)
         .request_timeout(Duration::from_secs(20))
@@ -2517,6 +2499,18 @@ fn served_over_http(make: impl FnOnce() -> Server + Send + 'static) -> String {
         });
     });
     format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+/// `server` served over Streamable HTTP on a free port, on the test's own runtime; its URL.
+async fn served_here(server: Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(serve_http_on(
+        server,
+        listener,
+        HttpConfig::new("127.0.0.1:0"),
+    ));
+    url
 }
 
 /// `compose/upstream.rs` served alone over Streamable HTTP (see [`served_over_http`]); its URL.
@@ -2670,13 +2664,7 @@ async fn task_calls_pass_through_a_proxy() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proxied_tools_mcp_param_headers_are_checked() {
     let server = proxied_2026_upstream().await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(serve_http_on(
-        server,
-        listener,
-        HttpConfig::new("127.0.0.1:0"),
-    ));
+    let url = served_here(server).await;
     let client = Client::builder()
         .protocol(ProtocolChoice::Stateless)
         .request_timeout(Duration::from_secs(20))
