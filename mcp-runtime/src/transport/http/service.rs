@@ -19,8 +19,8 @@ use super::legacy;
 use super::session_era::{self, SessionEra};
 use super::sessions::{Full, Lookup, Session};
 use super::shared::{
-    self, RequestBody, SESSION_HEADER, Shared, VERSION_HEADER, header, owner, read_body, repeated,
-    utf8,
+    self, LAST_EVENT_ID, METHOD_HEADER, NAME_HEADER, RequestBody, SESSION_HEADER, Shared,
+    VERSION_HEADER, header, owner, read_body, repeated, utf8,
 };
 use super::stateless::{check_param_headers, check_stateless_headers, stateless_status};
 use super::stream::{respond, resume, spawn_stream};
@@ -50,12 +50,18 @@ pub(crate) async fn handle<B: RequestBody>(
         name_instance(&state, &mut response);
         return response;
     }
-    let start = Instant::now();
-    let (method, path) = (req.method().clone(), req.uri().path().to_owned());
+    // What the request's log line needs, copied only when it is written.
+    let log = tracing::enabled!(tracing::Level::INFO).then(|| {
+        (
+            Instant::now(),
+            req.method().clone(),
+            req.uri().path().to_owned(),
+        )
+    });
     // Decided before routing, as the request is consumed there: every answer to a listed
     // origin is readable by its script, errors and SSE streams included.
     let origin = cors::allowed_origin(req.headers(), &state.config);
-    let preflight = cors::is_preflight(&method, req.headers());
+    let preflight = cors::is_preflight(req.method(), req.headers());
     let mut response = route(&state, peer, local_loopback, origin.clone(), req).await;
     if let Some(origin) = origin
         && !preflight
@@ -63,7 +69,9 @@ pub(crate) async fn handle<B: RequestBody>(
         cors::expose(&mut response, origin);
     }
     name_instance(&state, &mut response);
-    tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
+    if let Some((start, method, path)) = log {
+        tracing::info!(%method, path, status = response.status().as_u16(), ms = start.elapsed().as_millis() as u64, "http request");
+    }
     response
 }
 
@@ -89,7 +97,6 @@ async fn route<B: RequestBody>(
 ) -> HttpResponse {
     // Nothing is read before the Host/Origin guard has passed. The server card is public
     // (any origin may read it), behind the Host check all the same.
-    let authority = req.uri().authority().map(|a| a.as_str().to_owned());
     let is_card = req
         .uri()
         .path()
@@ -98,7 +105,7 @@ async fn route<B: RequestBody>(
     let is_catalog = req.uri().path() == card::CATALOG_PATH;
     if let Err(refusal) = guard::check(
         req.headers(),
-        authority.as_deref(),
+        req.uri().authority().map(|a| a.as_str()),
         &state.config,
         local_loopback,
     ) && !((is_card || is_catalog) && matches!(refusal, Refusal::Origin(_)))
@@ -209,9 +216,10 @@ fn unread_body(headers: &HeaderMap, response: HttpResponse) -> HttpResponse {
 
 fn repeated_header(headers: &HeaderMap) -> Option<McpError> {
     let name = repeated(headers)?;
-    let code = match name {
-        "mcp-method" | "mcp-name" | VERSION_HEADER => ErrorCode::HEADER_MISMATCH,
-        _ => ErrorCode::INVALID_REQUEST,
+    let code = if [&METHOD_HEADER, &NAME_HEADER, &VERSION_HEADER].contains(&name) {
+        ErrorCode::HEADER_MISMATCH
+    } else {
+        ErrorCode::INVALID_REQUEST
     };
     Some(McpError::new(code, format!("Header {name} is repeated")))
 }
@@ -234,7 +242,10 @@ async fn post<B: RequestBody>(
 ) -> HttpResponse {
     let who = principal.as_deref();
     let (parts, incoming) = req.into_parts();
-    let bytes = match read_body(incoming, &parts.headers, &state.config).await {
+    // Shared with the handler's `Context` as they are: not copied.
+    let shared_headers = Arc::new(parts.headers);
+    let headers: &HeaderMap = &shared_headers;
+    let bytes = match read_body(incoming, headers, &state.config).await {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -242,7 +253,6 @@ async fn post<B: RequestBody>(
         Ok(text) => text,
         Err(r) => return r,
     };
-    let headers = &parts.headers;
     // Decoded once: routing, the header checks and the scope checks read the decoded value,
     // and the dispatcher gets it.
     let body = Body(envelope::decode_any(text));
@@ -274,12 +284,12 @@ async fn post<B: RequestBody>(
     // The stateless era: a request with 2026-07-28 `_meta`, or, without a session, one that says
     // 2026-07-28 in its header (its missing `_meta` is then reported by the dispatcher: -32602).
     let stateless_header =
-        header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
+        header(headers, &VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str());
     if let Decoded::One(Ok(envelope)) = &body.0
         && let Some(req) = envelope.request()
     {
         let with_meta = envelope.is_stateless();
-        if with_meta || (stateless_header && header(headers, SESSION_HEADER).is_none()) {
+        if with_meta || (stateless_header && header(headers, &SESSION_HEADER).is_none()) {
             if with_meta
                 && let Err(e) = check_stateless_headers(headers, req)
                     .and_then(|()| check_param_headers(headers, req, &state.server.inner))
@@ -292,7 +302,7 @@ async fn post<B: RequestBody>(
             let Some(slot) = client_slot(state, headers, who, peer) else {
                 return too_busy(state, fail);
             };
-            return stateless(state, body, headers, principal, peer)
+            return stateless(state, body, &shared_headers, principal, peer)
                 .await
                 .map(|body| body.held(slot));
         }
@@ -309,17 +319,17 @@ async fn post<B: RequestBody>(
             return fail(StatusCode::BAD_REQUEST, e);
         }
         if state.config.session_era == SessionEra::Reject {
-            let asked = initialize_version(&body).or_else(|| header(headers, VERSION_HEADER));
+            let asked = initialize_version(&body).or_else(|| header(headers, &VERSION_HEADER));
             return fail(StatusCode::BAD_REQUEST, session_era::rejected(asked));
         }
         let Some(slot) = client_slot(state, headers, who, peer) else {
             return too_busy(state, fail);
         };
-        return without_sessions(state, body, headers, principal, peer, fail)
+        return without_sessions(state, body, &shared_headers, principal, peer, fail)
             .await
             .map(|body| body.held(slot));
     }
-    if let Some(id) = header(headers, SESSION_HEADER) {
+    if let Some(id) = header(headers, &SESSION_HEADER) {
         let found = state
             .sessions
             .get(id, owner(state, headers, who).as_ref(), Some(&state.server))
@@ -334,7 +344,7 @@ async fn post<B: RequestBody>(
             }
             Err(e) => return lookup_failed(e, fail),
         };
-        if let Some(v) = header(headers, VERSION_HEADER)
+        if let Some(v) = header(headers, &VERSION_HEADER)
             && ProtocolVersion::parse(v).is_none()
         {
             return fail(
@@ -354,19 +364,19 @@ async fn post<B: RequestBody>(
         if let Err(refused) = auth::check_scopes_all(state, &body.0, who) {
             return refused;
         }
-        return in_session(state, &session, body, headers, principal, peer).await;
+        return in_session(state, &session, body, &shared_headers, principal, peer).await;
     }
     let initializing = matches!(
         &body.0,
         Decoded::One(Ok(envelope)) if envelope.request().is_some_and(|r| r.method == "initialize")
     );
     if initializing {
-        return initialize(state, body, headers, principal, peer).await;
+        return initialize(state, body, &shared_headers, principal, peer).await;
     }
     if matches!(body.0, Decoded::Batch(_)) {
         // No session takes a batch before it exists (`initialize` is never batched), and the
         // stateless era has none: say so rather than ask for a session id.
-        let named = header(headers, VERSION_HEADER)
+        let named = header(headers, &VERSION_HEADER)
             .and_then(ProtocolVersion::parse)
             .filter(|v| !dispatch::accepts_batches(Some(*v)));
         return fail(StatusCode::BAD_REQUEST, dispatch::batch_refused(named));
@@ -428,12 +438,12 @@ fn initialize_version<'a>(body: &'a Body<'_>) -> Option<&'a str> {
 async fn without_sessions(
     state: &Arc<Shared>,
     message: Body<'_>,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     principal: Option<Arc<Principal>>,
     peer: std::net::IpAddr,
     fail: impl Fn(StatusCode, McpError) -> HttpResponse,
 ) -> HttpResponse {
-    let named = match header(headers, VERSION_HEADER) {
+    let named = match header(headers, &VERSION_HEADER) {
         None => None,
         Some(v) => match ProtocolVersion::parse(v) {
             Some(v) => Some(v),
@@ -461,7 +471,7 @@ async fn without_sessions(
             capabilities: serde_json::Value::Object(Default::default()),
         });
     }
-    let headers = Arc::new(headers.clone());
+    let headers = headers.clone();
     respond(
         state,
         None,
@@ -538,7 +548,7 @@ impl Body<'_> {
 async fn initialize(
     state: &Arc<Shared>,
     message: Body<'_>,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     principal: Option<Arc<Principal>>,
     peer: std::net::IpAddr,
 ) -> HttpResponse {
@@ -555,7 +565,7 @@ async fn initialize(
     if session.conn.session().is_some() {
         state.sessions.save(&session).await;
         let id = HeaderValue::from_str(&session.id).expect("hex is a valid header value");
-        response.headers_mut().insert(SESSION_HEADER, id);
+        response.headers_mut().insert(SESSION_HEADER.clone(), id);
         tracing::debug!(session = %session.id, "session opened");
     } else {
         state.sessions.discard(&session.id);
@@ -570,11 +580,11 @@ async fn in_session(
     state: &Arc<Shared>,
     session: &Arc<Session>,
     message: Body<'_>,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     principal: Option<Arc<Principal>>,
     peer: std::net::IpAddr,
 ) -> HttpResponse {
-    let headers = Arc::new(headers.clone());
+    let headers = headers.clone();
     let conn = &session.conn;
     let changes_record = message.changes_record();
     let response = respond(
@@ -604,11 +614,11 @@ fn session_status(_: &Reply) -> StatusCode {
 async fn stateless(
     state: &Arc<Shared>,
     message: Body<'_>,
-    headers: &HeaderMap,
+    headers: &Arc<HeaderMap>,
     principal: Option<Arc<Principal>>,
     peer: std::net::IpAddr,
 ) -> HttpResponse {
-    let headers = Arc::new(headers.clone());
+    let headers = headers.clone();
     let conn = &state.stateless;
     respond(
         state,
@@ -625,7 +635,7 @@ async fn stateless(
 /// A GET or DELETE without `Mcp-Session-Id`: 405 naming POST at 2026-07-28 (which has no
 /// session, no GET stream and nothing to delete), else 400.
 fn without_session(headers: &HeaderMap) -> HttpResponse {
-    if header(headers, VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
+    if header(headers, &VERSION_HEADER) == Some(ProtocolVersion::V2026_07_28.as_str()) {
         return not_allowed("POST");
     }
     body::error(
@@ -642,7 +652,7 @@ async fn get(
     if state.config.session_era != SessionEra::Serve {
         return not_allowed("POST"); // no session, so no stream of its own
     }
-    let Some(id) = header(headers, SESSION_HEADER) else {
+    let Some(id) = header(headers, &SESSION_HEADER) else {
         return without_session(headers);
     };
     let found = state
@@ -674,7 +684,7 @@ async fn get(
     let (tx, rx) = mpsc::channel(64);
     // Resuming names one of the session's streams in `Last-Event-ID`: what the store kept after
     // that event is sent again, and a POST's stream is followed until its result, then ends.
-    if let Some(last) = header(headers, "last-event-id")
+    if let Some(last) = header(headers, &LAST_EVENT_ID)
         && let Some((stream, after)) = session.resume_point(last, state.sessions.shared())
     {
         match state.config.events.replay(&session.id, stream, after).await {
@@ -724,7 +734,7 @@ async fn delete(
     if state.config.session_era != SessionEra::Serve {
         return not_allowed("POST"); // no session to end
     }
-    let Some(id) = header(headers, SESSION_HEADER) else {
+    let Some(id) = header(headers, &SESSION_HEADER) else {
         return without_session(headers);
     };
     let owner = owner(state, headers, principal.map(|p| &**p));

@@ -2,11 +2,13 @@
 //! shutdown signal; and the small helpers they all use (header reading, body reading).
 
 use std::sync::Arc;
+use std::task::Poll;
 
 use bytes::Bytes;
 use http::HeaderMap;
 use http::StatusCode;
 use http::header::CONTENT_LENGTH;
+use http::header::{AsHeaderName, HeaderName};
 use http_body_util::{BodyExt, Limited};
 use tokio::sync::watch;
 
@@ -17,8 +19,12 @@ use crate::Server;
 use crate::protocol::McpError;
 use crate::server::connection::Connection;
 
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-pub(crate) const VERSION_HEADER: &str = "mcp-protocol-version";
+// Named once: a lookup by `&str` parses and lowercases the name on every request.
+pub(crate) static SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) static VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) static METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) static NAME_HEADER: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) static LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// A request body of any kind (hyper's for the accept loop, the host's for a mounted service).
 pub(crate) trait RequestBody:
@@ -71,7 +77,7 @@ pub(crate) fn closing(mut response: HttpResponse) -> HttpResponse {
 }
 
 /// A header's value, if present and visible ASCII.
-pub(crate) fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(headers: &'a HeaderMap, name: impl AsHeaderName) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -92,16 +98,20 @@ pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, HttpResponse> {
 
 /// The headers a request may carry at most once: two copies could each be read by a different
 /// hop (a proxy routes on one, the server acts on the other), so a repeat is refused (400).
-pub(crate) const SINGLE_HEADERS: [&str; 5] = [
-    VERSION_HEADER,
-    SESSION_HEADER,
-    "mcp-method",
-    "mcp-name",
-    "last-event-id",
+pub(crate) static SINGLE_HEADERS: [&HeaderName; 5] = [
+    &VERSION_HEADER,
+    &SESSION_HEADER,
+    &METHOD_HEADER,
+    &NAME_HEADER,
+    &LAST_EVENT_ID,
 ];
 
 /// The first header of [`SINGLE_HEADERS`] that `headers` repeats.
-pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static str> {
+pub(crate) fn repeated(headers: &HeaderMap) -> Option<&'static HeaderName> {
+    // As many values as names: nothing is repeated (the common case, without a lookup).
+    if headers.len() == headers.keys_len() {
+        return None;
+    }
     SINGLE_HEADERS
         .into_iter()
         .find(|name| headers.get_all(*name).iter().nth(1).is_some())
@@ -121,14 +131,20 @@ pub(crate) async fn read_body<B: RequestBody>(
             McpError::invalid_request(format!("Request body larger than {limit} bytes")),
         )
     };
-    if header(headers, CONTENT_LENGTH.as_str())
+    if header(headers, CONTENT_LENGTH)
         .and_then(|l| l.parse::<usize>().ok())
         .is_some_and(|l| l > limit)
     {
         return Err(too_large());
     }
-    let read = Limited::new(body, limit).collect();
-    match tokio::time::timeout(timeout, read).await {
+    let mut read = std::pin::pin!(Limited::new(body, limit).collect());
+    // A body that came with its head (most do) is read without arming the timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(timeout, read).await,
+    };
+    match read {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => Err(too_large()),
         Ok(Err(_)) => Err(body::error(

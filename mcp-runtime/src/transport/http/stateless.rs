@@ -1,10 +1,12 @@
 //! The 2026-07-28 rules of Streamable HTTP: the headers that must agree with the body, and
 //! the HTTP status of each kind of error.
 
-use http::{HeaderMap, StatusCode};
+use std::borrow::Cow;
+
+use http::{HeaderMap, HeaderName, StatusCode};
 use serde_json::Value;
 
-use super::shared::header;
+use super::shared::{METHOD_HEADER, NAME_HEADER, VERSION_HEADER, header};
 use crate::protocol::jsonrpc;
 use crate::protocol::params::{Body, Request};
 use crate::protocol::{ErrorCode, McpError};
@@ -30,7 +32,7 @@ pub(crate) fn stateless_status(reply: &Reply) -> StatusCode {
 }
 
 /// Decodes a header value that may be `=?base64?…?=` (for values that are not plain ASCII).
-fn header_value(raw: &str) -> Option<String> {
+fn header_value(raw: &str) -> Option<Cow<'_, str>> {
     use base64::Engine as _;
     match raw
         .strip_prefix("=?base64?")
@@ -38,9 +40,9 @@ fn header_value(raw: &str) -> Option<String> {
     {
         Some(b64) => {
             let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-            String::from_utf8(bytes).ok()
+            String::from_utf8(bytes).ok().map(Cow::Owned)
         }
-        None => Some(raw.to_owned()),
+        None => Some(Cow::Borrowed(raw)),
     }
 }
 
@@ -48,11 +50,11 @@ fn header_value(raw: &str) -> Option<String> {
 /// with the body (-32020 otherwise).
 pub(crate) fn check_stateless_headers(headers: &HeaderMap, req: &Request) -> Result<(), McpError> {
     let mismatch = |what: String| McpError::new(ErrorCode::HEADER_MISMATCH, what);
-    let check = |name: &str, expected: Option<&str>| -> Result<(), McpError> {
+    let check = |name: &HeaderName, expected: Option<&str>| -> Result<(), McpError> {
         // Only `Mcp-Name` (and `Mcp-Param-*`) may carry the `=?base64?…?=` form.
         let got = match header(headers, name) {
-            Some(raw) if name == "mcp-name" => header_value(raw),
-            other => other.map(str::to_owned),
+            Some(raw) if name == NAME_HEADER => header_value(raw),
+            other => other.map(Cow::Borrowed),
         };
         match (got.as_deref(), expected) {
             (Some(g), Some(e)) if g == e => Ok(()),
@@ -77,8 +79,8 @@ pub(crate) fn check_stateless_headers(headers: &HeaderMap, req: &Request) -> Res
             )));
         }
     };
-    check("mcp-protocol-version", version)?;
-    check("mcp-method", Some(&req.method))?;
+    check(&VERSION_HEADER, version)?;
+    check(&METHOD_HEADER, Some(&req.method))?;
     // The decoded request's own members: a body whose `name` is not a string never gets
     // here (its params are invalid, and refused first).
     let name = match &*req.method {
@@ -87,7 +89,7 @@ pub(crate) fn check_stateless_headers(headers: &HeaderMap, req: &Request) -> Res
         "tasks/get" | "tasks/update" | "tasks/cancel" => req.params.task_id(),
         _ => None,
     };
-    check("mcp-name", name)
+    check(&NAME_HEADER, name)
 }
 
 /// 2026-07-28 `tools/call`: each argument the tool mirrors into a header (`x-mcp-header`) must
