@@ -277,6 +277,13 @@ impl Link {
         if let Some(client) = self.usable() {
             return Ok(client);
         }
+        // Boxed: a connect's future is ~13 KB, and every forwarded call's future would carry
+        // (and copy) that room for the rare call that reconnects.
+        Box::pin(self.reconnect()).await
+    }
+
+    /// [`Link::client`] when the connection in use is gone: a new one, one opener at a time.
+    async fn reconnect(&self) -> Result<Arc<Client>, McpError> {
         let Some(opener) = self.opener.clone() else {
             // Nothing to reconnect with: the connection's own errors say what happened.
             return self.current().ok_or_else(|| {

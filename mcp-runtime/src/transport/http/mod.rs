@@ -162,6 +162,31 @@ async fn or_never<F: std::future::Future<Output = ()> + Unpin>(future: Option<&m
     }
 }
 
+/// One request of an accepted connection, answered by `mcp`; the connection counts as busy
+/// while `active` lives (until the response's body is sent).
+// One async fn rather than a block around `respond`'s future: a block that captures a future
+// and awaits it holds room for it twice, and hyper moves each request's future into place.
+async fn answer(
+    mcp: McpService,
+    peer: std::net::IpAddr,
+    local_loopback: bool,
+    req: http::Request<hyper::body::Incoming>,
+    active: idle::Active,
+) -> Result<http::Response<body::Body>, std::convert::Infallible> {
+    let http1 = req.version() < http::Version::HTTP_2;
+    let mut response = mcp.respond(peer, local_loopback, req).await;
+    // Draining: each connection closes after its answer, which a load balancer sees in the
+    // answer, so it does not send a request on a connection the server is about to close (a
+    // POST it could not safely retry).
+    if http1 && mcp.is_draining() {
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    Ok(response.map(|body| body.held(active)))
+}
+
 /// The accept loop. `signal()` makes a future completing at the next shutdown signal: the first
 /// starts the drain, one during the drain delay ends the delay, one during the grace closes
 /// the connections still open. Returns once they are closed.
@@ -230,22 +255,7 @@ where
         let mcp = mcp.clone();
         let service = service_fn(move |req| {
             let active = activity.begin();
-            let http1 = req.version() < http::Version::HTTP_2;
-            let response = mcp.respond(peer.ip(), local_loopback, req);
-            let mcp = mcp.clone();
-            async move {
-                let mut response = response.await;
-                // Draining: each connection closes after its answer, which a load balancer
-                // sees in the answer, so it does not send a request on a connection the
-                // server is about to close (a POST it could not safely retry).
-                if http1 && mcp.is_draining() {
-                    response.headers_mut().insert(
-                        http::header::CONNECTION,
-                        http::HeaderValue::from_static("close"),
-                    );
-                }
-                Ok::<_, std::convert::Infallible>(response.map(|body| body.held(active)))
-            }
+            answer(mcp.clone(), peer.ip(), local_loopback, req, active)
         });
         let conn = builder
             .serve_connection(TokioIo::new(io), service)

@@ -57,10 +57,8 @@ pub(crate) async fn respond(
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
     let mut result: Pending = match (first, session) {
         (std::task::Poll::Ready(out), _) => Box::pin(std::future::ready(out)),
-        // In a session the handler outlives a client that goes away (see below): its own task.
-        (std::task::Poll::Pending, Some(_)) => {
-            Box::pin(async move { tokio::spawn(fut).await.ok().flatten() })
-        }
+        // In a session the handler outlives a client that goes away (see below).
+        (std::task::Poll::Pending, Some(_)) => Box::pin(OutlivesClient(Some(fut))),
         (std::task::Poll::Pending, None) => fut,
     };
     enum Early {
@@ -139,6 +137,36 @@ pub(crate) async fn respond(
         events.finish().await;
     });
     body::sse(rx)
+}
+
+/// A session-era handler that waits: polled by the request's own task while someone awaits
+/// its result (no task of its own, and no hand-off between two tasks when it finishes), and
+/// moved to a task of its own if it is dropped unfinished, as when the client goes away (in
+/// the session era that is not a cancellation: the client sends `notifications/cancelled`).
+struct OutlivesClient(Option<Pending>);
+
+impl Future for OutlivesClient {
+    type Output = Option<Reply>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let fut = self.0.as_mut().expect("polled after completion");
+        let out = std::task::ready!(fut.as_mut().poll(cx));
+        self.0 = None;
+        std::task::Poll::Ready(out)
+    }
+}
+
+impl Drop for OutlivesClient {
+    fn drop(&mut self) {
+        if let Some(fut) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(fut);
+        }
+    }
 }
 
 /// Completes when `future` does; never when there is none.
