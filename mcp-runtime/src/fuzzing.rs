@@ -495,7 +495,7 @@ pub struct ClientStdioRead {
 /// `client/stdio.rs` does (one chunk per read, the lines of each taken one at a time), then
 /// ends the stream.
 pub fn client_stdio_lines(chunks: &[&[u8]], max: usize) -> ClientStdioRead {
-    use crate::client::lines::{Lines, TooLong, decode};
+    use crate::client::lines::{Lines, TooLong, text};
     let mut reader = Lines::new(max);
     let mut read = ClientStdioRead {
         lines: Vec::new(),
@@ -504,7 +504,7 @@ pub fn client_stdio_lines(chunks: &[&[u8]], max: usize) -> ClientStdioRead {
     };
     let line = |bytes: &[u8]| ClientStdioLine {
         bytes: bytes.to_vec(),
-        read: decode(bytes).map(|r| r.map_err(drop)),
+        read: text(bytes).map(|t| serde_json::from_str(&t).map_err(drop)),
     };
     for chunk in chunks {
         let mut input = *chunk;
@@ -659,10 +659,13 @@ impl ClientRouter {
         drop(waiter);
     }
 
-    /// Routes one message (or batch) the transport read.
+    /// Routes one message (or batch) the transport read, as the links hand it over: as the
+    /// text it came as.
     pub fn deliver(&self, msg: Value) {
+        let text = serde_json::to_string(&msg).expect("a Value serializes");
+        let read = crate::client::peek::read(&text).expect("what was written reads");
         self.rt
-            .block_on(self.core.route(crate::client::Inbound::Message(msg)));
+            .block_on(self.core.route(crate::client::Inbound::Read(read)));
     }
 
     /// The transport failed request `id` below JSON-RPC (an HTTP status, a stream cut).

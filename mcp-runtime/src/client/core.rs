@@ -17,15 +17,22 @@ use super::error::ClientError;
 use super::handlers::{Handlers, ServerNotification};
 use super::headers;
 use super::limits::{Limits, REFUSALS, within};
+use super::peek::{self, Received};
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::{ErrorCode, ProtocolVersion};
+
+/// A request's answer: its result as the server sent it, or why there is none.
+pub(crate) type Answer = Result<Received, ClientError>;
 
 pub(crate) type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a transport hands the engine.
 pub(crate) enum Inbound {
-    /// One JSON-RPC message (or a batch) from the server.
+    /// One JSON-RPC message (or a batch) from the server, built here (a test, the fuzzing
+    /// harness, an empty answer a link stands in for).
     Message(Value),
+    /// One JSON-RPC message (or a batch) the server sent, read ([`peek::read`]).
+    Read(peek::Read),
     /// A request failed below JSON-RPC (an HTTP status without a JSON-RPC body, a stream that
     /// ended before the answer).
     Failed { id: i64, error: ClientError },
@@ -82,7 +89,7 @@ pub(crate) type ProgressFn = Arc<dyn Fn(&Value) + Send + Sync>;
 pub(crate) struct Core {
     pub(crate) this: Weak<Core>,
     pub(crate) link: Box<dyn Link>,
-    pending: Mutex<HashMap<i64, oneshot::Sender<Result<Value, ClientError>>>>,
+    pending: Mutex<HashMap<i64, oneshot::Sender<Answer>>>,
     next_id: AtomicI64,
     pub(crate) handlers: Handlers,
     pub(crate) events: broadcast::Sender<ServerNotification>,
@@ -311,7 +318,7 @@ impl Core {
     ) -> Result<Value, ClientError> {
         let out = self.message(Some(id), method, &params);
         drop(params);
-        self.exchange(id, method, out, limit).await
+        self.exchange(id, method, out, limit).await?.to_value()
     }
 
     /// Sends request `out` (id `id`) and waits for its answer, as
@@ -322,7 +329,7 @@ impl Core {
         method: &str,
         out: Outgoing,
         limit: Option<Duration>,
-    ) -> Result<Value, ClientError> {
+    ) -> Answer {
         self.check_open()?;
         let (tx, rx) = oneshot::channel();
         self.pending.lock().unwrap().insert(id, tx);
@@ -367,24 +374,19 @@ impl Core {
     }
 
     /// A request with the era's rules: `_meta` on every 2026-07-28 request, and
-    /// `InputRequiredResult` rounds answered by the handlers and retried (new id, the same
-    /// params, `inputResponses`, `requestState` echoed).
-    pub(crate) async fn request(&self, method: &str, params: &Value) -> Result<Value, ClientError> {
-        self.request_with(method, params, None, true).await
-    }
-
-    /// [`request`](Self::request) within `timeout` (`None`: the request timeout), and with
-    /// `InputRequiredResult` rounds answered by the handlers (`answer`) or returned as they
-    /// are (a proxy hands them to its own client, and sends its answers back as they are).
-    /// `params` are borrowed (written out as they are, the era's `_meta` merged in as they are
-    /// written), and copied only for a second round.
+    /// `InputRequiredResult` rounds answered by the handlers (`answer`) and retried (new id,
+    /// the same params, `inputResponses`, `requestState` echoed), or returned as they are (a
+    /// proxy hands them to its own client, and sends its answers back as they are); within
+    /// `timeout` (`None`: the request timeout). `params` are borrowed (written out as they are,
+    /// the era's `_meta` merged in as they are written), and copied only for a second round.
+    /// The result is as the server sent it (a proxy passes it on without building it).
     pub(crate) async fn request_with(
         &self,
         method: &str,
         params: &Value,
         timeout: Option<Duration>,
         answer: bool,
-    ) -> Result<Value, ClientError> {
+    ) -> Answer {
         let mut params = match params {
             Value::Object(_) => Cow::Borrowed(params),
             // None are sent as `{}` (where a 2026-07-28 `_meta` goes).
@@ -415,10 +417,10 @@ impl Core {
                 }
                 other => other?,
             };
-            if !answer || result.get("resultType").and_then(Value::as_str) != Some("input_required")
-            {
+            if !answer || result.result_type().as_deref() != Some("input_required") {
                 return Ok(result);
             }
+            let result = result.to_value()?;
             let responses = self.answer_inputs(&result).await?;
             let Value::Object(params) = params.to_mut() else {
                 unreachable!("checked above: an object");
@@ -510,7 +512,7 @@ impl Core {
 
     /// Hands `answer` to request `id`; `false` when nothing waits for it (given up on:
     /// timed out, dropped).
-    pub(crate) fn answer(&self, id: i64, answer: Result<Value, ClientError>) -> bool {
+    pub(crate) fn answer(&self, id: i64, answer: Answer) -> bool {
         let Some(tx) = self.pending.lock().unwrap().remove(&id) else {
             return false;
         };
@@ -550,7 +552,7 @@ pub(crate) fn offers_our_version(e: &ClientError) -> bool {
 /// How a request's exchange ended, short of its deadline.
 enum Exchange {
     NotSent(ClientError),
-    Answered(Result<Value, ClientError>),
+    Answered(Answer),
     /// The client dropped the request's sender (closed, or the connection ended).
     Gone,
 }

@@ -19,6 +19,7 @@ use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::{Limits, MAX_ERROR_BODY, STREAM_OPEN};
 use super::oauth::Authorizer;
+use super::peek;
 use super::router::Inbox;
 use super::sse::SseParser;
 use crate::protocol::{McpError, ProtocolVersion};
@@ -201,13 +202,6 @@ fn is_sse(resp: &hyper::Response<Incoming>) -> bool {
 }
 
 /// Whether `msg` (a message or a batch) holds the answer to request `id`.
-fn answers(msg: &Value, id: i64) -> bool {
-    match msg {
-        Value::Array(items) => items.iter().any(|m| answers(m, id)),
-        m => m.get("method").is_none() && m.get("id").and_then(Value::as_i64) == Some(id),
-    }
-}
-
 /// Reads an SSE body (and, when it ends early, its resumptions) into the inbox. `id`: the
 /// request whose answer the stream carries (`None` for the session's `GET` stream, which
 /// is reopened whenever it ends).
@@ -235,11 +229,11 @@ async fn pump(shared: Arc<Shared>, mut body: Incoming, id: Option<i64>) {
                         {
                             continue; // a priming event, or an event type MCP does not use
                         }
-                        match serde_json::from_str::<Value>(&ev.data) {
+                        match peek::read(&ev.data) {
                             Ok(msg) => {
                                 failures = 0;
-                                answered |= id.is_some_and(|id| answers(&msg, id));
-                                shared.push(Inbound::Message(msg)).await;
+                                answered |= id.is_some_and(|id| msg.answers(id));
+                                shared.push(Inbound::Read(msg)).await;
                             }
                             Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON"),
                         }
@@ -476,14 +470,29 @@ impl Link for HttpLink {
             } else {
                 read_start(resp.into_body(), MAX_ERROR_BODY).await
             };
+            // A notification or an answer has no answer: a body is not read as one.
+            if status.is_success() && out.id.is_none() {
+                return Ok(());
+            }
+            if status.is_success() {
+                // Read only as far as routing it needs (its result is passed on as it came).
+                let read = std::str::from_utf8(&body).ok().map(peek::read);
+                return match read {
+                    Some(Ok(msg)) => {
+                        shared.push(Inbound::Read(msg)).await;
+                        Ok(())
+                    }
+                    _ => {
+                        fail(ClientError::Status {
+                            status: status.as_u16(),
+                            body: String::from_utf8_lossy(&body).into_owned(),
+                        })
+                        .await
+                    }
+                };
+            }
             let parsed = serde_json::from_slice::<Value>(&body).ok();
             match parsed {
-                // A notification or an answer has no answer: a body is not read as one.
-                _ if status.is_success() && out.id.is_none() => Ok(()),
-                Some(msg) if status.is_success() => {
-                    shared.push(Inbound::Message(msg)).await;
-                    Ok(())
-                }
                 // A JSON-RPC error with an HTTP error status (2026-07-28 maps errors to
                 // statuses; the id may be null when the body could not be read).
                 Some(msg) if msg.get("error").is_some() => {

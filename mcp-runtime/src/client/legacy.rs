@@ -9,7 +9,6 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
-use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use tokio::time::{Instant, timeout_at};
@@ -20,6 +19,7 @@ use super::error::ClientError;
 use super::http::Hyper;
 use super::limits::Limits;
 use super::oauth::Authorizer;
+use super::peek;
 use super::router::Inbox;
 use super::sse::SseParser;
 
@@ -153,13 +153,15 @@ impl LegacyLink {
                                 let _ = tx.send(Ok(ev.data));
                             }
                         }
-                        None | Some("message") => match serde_json::from_str::<Value>(&ev.data) {
+                        None | Some("message") => match peek::read(&ev.data) {
                             Ok(msg) => {
-                                if inbox.send(Inbound::Message(msg)).await.is_err() {
+                                if inbox.send(Inbound::Read(msg)).await.is_err() {
                                     return;
                                 }
                             }
-                            Err(e) => tracing::warn!(error = %e, "an SSE event that is not JSON"),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "an SSE event that is not JSON")
+                            }
                         },
                         Some(_) => {}
                     }

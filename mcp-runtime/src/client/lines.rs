@@ -2,7 +2,7 @@
 //! bounded in bytes whatever chunks the pipe hands over, and what one line says. Kept apart
 //! from the pipe so that a fuzz target can feed it any bytes cut anywhere (`src/fuzzing.rs`).
 
-use serde_json::Value;
+use std::borrow::Cow;
 
 /// A line longer than the bound: the connection ends there (its rest is never read).
 #[derive(Debug, PartialEq, Eq)]
@@ -86,22 +86,21 @@ impl Lines {
     }
 }
 
-/// What one line says: `None` for a blank one (whitespace only), else the JSON it holds or
-/// why it holds none. Bytes that are not UTF-8 read as U+FFFD, and whitespace around the
-/// message is left out.
-pub(crate) fn decode(line: &[u8]) -> Option<Result<Value, serde_json::Error>> {
-    let text = String::from_utf8_lossy(line);
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    Some(serde_json::from_str(text))
+/// What one line holds: `None` for a blank one (whitespace only), else its text, which
+/// [`peek::read`](super::peek::read) reads. Bytes that are not UTF-8 read as U+FFFD, and
+/// whitespace around the message is left out.
+pub(crate) fn text(line: &[u8]) -> Option<Cow<'_, str>> {
+    let text = match String::from_utf8_lossy(line) {
+        Cow::Borrowed(text) => Cow::Borrowed(text.trim()),
+        Cow::Owned(text) => Cow::Owned(text.trim().to_owned()),
+    };
+    (!text.is_empty()).then_some(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     /// Every line `bytes` holds when fed in one piece, then the end of the stream.
     fn read_all(max: usize, bytes: &[u8]) -> (Vec<Vec<u8>>, bool) {
@@ -186,18 +185,23 @@ mod tests {
         assert_eq!(lines.next(&mut &b"\r"[..]), Err(TooLong));
     }
 
+    /// What `line` says, as a value.
+    fn value(line: &[u8]) -> Option<Result<Value, serde_json::Error>> {
+        text(line).map(|t| serde_json::from_str(&t))
+    }
+
     #[test]
     fn a_line_reads_as_json_or_not_or_is_blank() {
-        assert_eq!(decode(b" \t\r").map(|r| r.ok()), None);
-        assert_eq!(decode(b"").map(|r| r.ok()), None);
-        assert_eq!(decode(b"{\"id\":1}\r").unwrap().unwrap(), json!({"id": 1}));
-        assert!(decode(b"hello").unwrap().is_err());
+        assert!(text(b" \t\r").is_none());
+        assert!(text(b"").is_none());
+        assert_eq!(value(b"{\"id\":1}\r").unwrap().unwrap(), json!({"id": 1}));
+        assert!(value(b"hello").unwrap().is_err());
         // Not UTF-8 inside a string: replaced, the message still reads.
         assert_eq!(
-            decode(b"{\"a\":\"\xff\"}").unwrap().unwrap(),
+            value(b"{\"a\":\"\xff\"}").unwrap().unwrap(),
             json!({"a": "\u{fffd}"})
         );
         // Between tokens it is not JSON.
-        assert!(decode(b"{\"a\":\xff1}").unwrap().is_err());
+        assert!(value(b"{\"a\":\xff1}").unwrap().is_err());
     }
 }

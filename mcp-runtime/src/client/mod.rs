@@ -121,6 +121,7 @@ mod listen;
 mod lists;
 #[cfg(feature = "http")]
 pub mod oauth;
+pub(crate) mod peek;
 mod router;
 mod servers_config;
 mod set;
@@ -270,12 +271,17 @@ impl Client {
 
     /// Any request, with the era's rules applied (`_meta`, input rounds): the raw result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        match self.core.request(method, &params).await {
+        self.request_renewing(method, &params).await?.to_value()
+    }
+
+    /// [`request`](Self::request), the result as the server sent it.
+    async fn request_renewing(&self, method: &str, params: &Value) -> core::Answer {
+        match self.core.request_with(method, params, None, true).await {
             Err(ClientError::SessionExpired) if self.renew => {
                 self.core.link.reset_session();
                 self.core.cache.clear();
                 handshake::initialize(&self.core, self.protocol_version()).await?;
-                self.core.request(method, &params).await
+                self.core.request_with(method, params, None, true).await
             }
             other => other,
         }
@@ -291,7 +297,7 @@ impl Client {
         mut params: Value,
         on_progress: core::ProgressFn,
         answer: bool,
-    ) -> Result<Value, ClientError> {
+    ) -> core::Answer {
         let token = self.core.next_progress_token();
         let _watch = self.core.watch_progress(token.clone(), on_progress);
         if let Value::Object(map) = &mut params {
@@ -301,7 +307,7 @@ impl Client {
             }
         }
         if answer {
-            self.request(method, params).await
+            self.request_renewing(method, &params).await
         } else {
             // Only a 2026-07-28 server answers with input rounds: no session to renew.
             self.core.request_with(method, &params, None, false).await

@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, OnceLock, Weak};
 
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -11,18 +12,24 @@ use super::core::{Core, Inbound, Outgoing};
 use super::error::ClientError;
 use super::handlers::ServerNotification;
 use super::limits::INBOX;
+use super::peek::{Read, Received};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
     /// Routes one thing the transport read (crate-visible for `src/fuzzing.rs`).
     pub(crate) async fn route(&self, inbound: Inbound) {
         match inbound {
-            Inbound::Message(Value::Array(batch)) => {
+            Inbound::Message(Value::Array(batch))
+            | Inbound::Read(Read::Other(Value::Array(batch))) => {
                 for msg in batch {
                     self.route_one(msg).await;
                 }
             }
-            Inbound::Message(msg) => self.route_one(msg).await,
+            Inbound::Message(msg) | Inbound::Read(Read::Other(msg)) => self.route_one(msg).await,
+            // An answer: its result goes to the request as the server sent it.
+            Inbound::Read(Read::Answer { id, result, error }) => {
+                self.settle(&id, result, error.as_deref());
+            }
             Inbound::Failed { id, error } => {
                 self.answer(id, Err(error));
             }
@@ -30,7 +37,7 @@ impl Core {
         }
     }
 
-    async fn route_one(&self, mut msg: Value) {
+    async fn route_one(&self, msg: Value) {
         let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
         match (method, msg.get("id")) {
             (Some(method), Some(id)) => self.serve_request(id.clone(), method, msg).await,
@@ -55,34 +62,40 @@ impl Core {
                 let _ = self.events.send(n);
             }
             (None, Some(id)) => {
-                let Some(id) = request_id(id) else {
-                    tracing::debug!(%id, "an answer with an id this client never sent");
-                    return;
-                };
-                let answer = match (msg.get("result"), msg.get("error")) {
-                    // Moved out, not copied: it is the request's answer.
-                    (Some(_), None) => Ok(msg["result"].take()),
-                    (_, Some(error)) => Err(ClientError::Rpc(
-                        serde_json::from_value::<McpError>(error.clone()).unwrap_or_else(|_| {
-                            McpError::new(
-                                ErrorCode::INTERNAL_ERROR,
-                                format!("an error the server sent malformed: {error}"),
-                            )
-                        }),
-                    )),
-                    (None, None) => Err(ClientError::protocol(
-                        "an answer with neither `result` nor `error`",
-                    )),
-                };
-                if self.answer(id, answer) {
-                    // The answer may have come another way (a session's GET stream): the
-                    // request's own stream is not needed any more.
-                    self.link.abandon(id);
-                }
+                let result = msg.get("result").map(Received::of);
+                let error = msg.get("error").map(to_raw);
+                self.settle(id, result, error.as_deref());
             }
             (None, None) => {
                 tracing::debug!("a message that is neither request, answer nor notification")
             }
+        }
+    }
+
+    /// Settles the request an answer names (`id`) with its `result`, or its `error`.
+    fn settle(&self, id: &Value, result: Option<Received>, error: Option<&RawValue>) {
+        let Some(id) = request_id(id) else {
+            tracing::debug!(%id, "an answer with an id this client never sent");
+            return;
+        };
+        let answer = match (result, error) {
+            (Some(result), None) => Ok(result),
+            (_, Some(error)) => Err(ClientError::Rpc(
+                serde_json::from_str::<McpError>(error.get()).unwrap_or_else(|_| {
+                    McpError::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!("an error the server sent malformed: {}", error.get()),
+                    )
+                }),
+            )),
+            (None, None) => Err(ClientError::protocol(
+                "an answer with neither `result` nor `error`",
+            )),
+        };
+        if self.answer(id, answer) {
+            // The answer may have come another way (a session's GET stream): the request's
+            // own stream is not needed any more.
+            self.link.abandon(id);
         }
     }
 
@@ -132,6 +145,11 @@ impl Core {
             headers: Vec::new(),
         }
     }
+}
+
+/// `value` as JSON text (an error in a message built here, rather than read).
+fn to_raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a Value serializes")
 }
 
 /// The request an answer's id names. This client's ids are integers; an answer names one with

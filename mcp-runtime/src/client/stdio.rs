@@ -13,6 +13,7 @@ use super::core::{Inbound, Link, LinkFuture, Outgoing};
 use super::error::ClientError;
 use super::limits::Limits;
 use super::lines::{self, Lines, TooLong};
+use super::peek;
 use super::router::Inbox;
 
 /// What happens to the child's stderr (where servers log).
@@ -177,12 +178,14 @@ impl StdioLink {
 
 /// Hands the message one line holds to the client; `false` once the client is gone.
 async fn deliver(inbox: &Inbox, line: &[u8]) -> bool {
-    match lines::decode(line) {
-        // A blank line.
-        None => true,
-        Some(Ok(msg)) => inbox.send(Inbound::Message(msg)).await.is_ok(),
+    // A blank line says nothing.
+    let Some(text) = lines::text(line) else {
+        return true;
+    };
+    match peek::read(&text) {
+        Ok(msg) => inbox.send(Inbound::Read(msg)).await.is_ok(),
         // Servers must write only JSON-RPC to stdout; a stray line is skipped.
-        Some(Err(e)) => {
+        Err(e) => {
             tracing::warn!(error = %e, "the server wrote a line that is not JSON");
             true
         }

@@ -11,13 +11,14 @@ use super::calls::{CALL, Calls, forwarding};
 use super::lifecycle::{DEFAULT_MAX_SESSIONS, Link, Opener, UpstreamSessions, Upstreams};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
+use crate::client::peek::Received;
 use crate::client::{Client, ClientBuilder, ClientError};
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::params::Body;
 use crate::protocol::{McpError, ProtocolEra, ProtocolVersion};
 use crate::request::Context;
 use crate::server::mount::{
-    CallFuture, Dispatch, Kind, ListFuture, Mounted, Names, Offers, Source, Subscriber,
+    CallFuture, Dispatch, Forwarded, Kind, ListFuture, Mounted, Names, Offers, Source, Subscriber,
     params_json, run_forwarded,
 };
 use crate::server::{Server, ServerBuilder};
@@ -708,6 +709,7 @@ impl Source for Upstream {
         }
         let tasks = self.tasks.clone();
         let rounds = !pass_rounds;
+        let polls_task = method.starts_with("tasks/");
         run_forwarded(parent, scope, &req, rounds, move |ctx| -> CallFuture {
             Box::pin(async move {
                 let client = link.client().await?;
@@ -732,13 +734,15 @@ impl Source for Upstream {
                     .scope(ctx, call)
                     .await
                     .map_err(|e| upstream_error(e, &link, &client))?;
-                // A task the upstream created: its `tasks/*` requests are the upstream's.
-                let task = match result.get("resultType").and_then(Value::as_str) {
-                    Some("task") => result.get("taskId"),
-                    _ => result.pointer("/task/taskId"),
+                // A result that is not an object (not MCP's) passes as an empty one.
+                let members = match result {
+                    Received::Members(members) => members,
+                    Received::Other(_) => Default::default(),
                 };
-                if let Some(id) = task.and_then(Value::as_str) {
-                    tasks.lock().expect("tasks lock").insert(id, owner);
+                let result = Forwarded::new(members, polls_task);
+                // A task the upstream created: its `tasks/*` requests are the upstream's.
+                if let Some(id) = result.created_task() {
+                    tasks.lock().expect("tasks lock").insert(&id, owner);
                 }
                 Ok(result)
             })

@@ -9,6 +9,7 @@ pub(crate) mod connection;
 pub(crate) mod dispatch;
 pub(crate) mod envelope;
 pub(crate) mod era;
+mod forwarded;
 mod handler;
 mod input;
 mod layers;

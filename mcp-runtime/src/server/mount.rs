@@ -57,6 +57,7 @@ use super::Server;
 use super::connection::{Arrival, Connection, Step};
 use super::envelope::RequestMeta;
 use super::era::{Cache, Scope};
+pub(crate) use super::forwarded::Forwarded;
 use super::handler::{ListPage, cursor_of, run};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Change};
@@ -552,77 +553,9 @@ pub(super) fn build(
     Ok(Mounts::new(list))
 }
 
-/// A result answered elsewhere (by an upstream server), as it came: its `_meta` kept, without
-/// what belonged to its own hop (2026-07-28 `resultType` and cache hints, the upstream's
-/// `serverInfo`), which the era adapter adds for this server.
-#[cfg_attr(not(feature = "client"), allow(dead_code))]
-pub(crate) struct Forwarded {
-    body: Map<String, Value>,
-    meta: Map<String, Value>,
-    /// A 2026-07-28 result that is not `complete`, passed on as it is: an
-    /// `InputRequiredResult` (its `inputRequests` and `requestState` are the upstream's, and
-    /// so will the answers be) or a `CreateTaskResult` (`ttlMs` is then the task's).
-    result_type: Option<&'static str>,
-}
-
-#[cfg_attr(not(feature = "client"), allow(dead_code))]
-impl Forwarded {
-    /// `task`: the result of a `tasks/*` request (its `ttlMs` is the task's, not a cache
-    /// hint of the upstream's hop).
-    pub(crate) fn new(result: Value, task: bool) -> Forwarded {
-        let mut body = match result {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        };
-        let result_type = match body.remove("resultType") {
-            Some(Value::String(t)) if t == "input_required" => Some("input_required"),
-            Some(Value::String(t)) if t == "task" => Some("task"),
-            _ => None,
-        };
-        if result_type.is_none() && !task {
-            for hop in ["ttlMs", "cacheScope"] {
-                body.remove(hop);
-            }
-        }
-        let mut meta = match body.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        meta.remove("io.modelcontextprotocol/serverInfo");
-        Forwarded {
-            body,
-            meta,
-            result_type,
-        }
-    }
-}
-
-impl serde::Serialize for Forwarded {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.body.serialize(s)
-    }
-}
-
-impl super::handler::Outcome for Forwarded {
-    fn shape_for(&mut self, version: ProtocolVersion) {
-        if !version.has_structured_output() {
-            self.body.remove("structuredContent");
-        }
-    }
-    fn meta(&self) -> Option<&Map<String, Value>> {
-        Some(&self.meta)
-    }
-    fn is_tool_error(&self) -> bool {
-        self.body.get("isError") == Some(&Value::Bool(true))
-    }
-    fn result_type(&self) -> Option<&'static str> {
-        self.result_type
-    }
-}
-
 /// The future of a call answered elsewhere.
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
-pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Value, McpError>> + Send>>;
+pub(crate) type CallFuture = Pin<Box<dyn Future<Output = Result<Forwarded, McpError>> + Send>>;
 
 /// Runs a call answered elsewhere as a request of `parent`: cancellable (its future is dropped
 /// when the client cancels), within the connection's limits and timeout, its result shaped
@@ -650,11 +583,7 @@ pub(crate) fn run_forwarded(
         "skills/list" | "skills/get" | "resources/directory/read" => ("skills", Cache::Listing),
         _ => ("forwarded", Cache::No),
     };
-    let task = req.method.starts_with("tasks/");
-    run(parent, scope, &req.id, what, cache, move |ctx| {
-        let fut = call(ctx);
-        Box::pin(async move { fut.await.map(|r| Forwarded::new(r, task)) })
-    })
+    run(parent, scope, &req.id, what, cache, call)
 }
 
 /// The params of `req` as JSON, for a server elsewhere: without what belongs to this hop

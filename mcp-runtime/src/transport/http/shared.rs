@@ -77,7 +77,7 @@ pub(crate) fn closing(mut response: HttpResponse) -> HttpResponse {
 }
 
 /// A header's value, if present and visible ASCII.
-pub(crate) fn header<'a>(headers: &'a HeaderMap, name: impl AsHeaderName) -> Option<&'a str> {
+pub(crate) fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
