@@ -38,11 +38,16 @@ impl Forwarded {
                 body.remove(hop);
             }
         }
-        let mut meta = body
+        // The upstream's `serverInfo` (in every 2026-07-28 result) is dropped unbuilt; a member
+        // nested past serde_json's limit, which cannot be built, is left out.
+        let meta = body
             .remove("_meta")
-            .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok())
-            .unwrap_or_default();
-        meta.remove("io.modelcontextprotocol/serverInfo");
+            .and_then(|m| serde_json::from_str::<BTreeMap<String, Box<RawValue>>>(m.get()).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| k != "io.modelcontextprotocol/serverInfo")
+            .filter_map(|(k, v)| Some((k, serde_json::from_str(v.get()).ok()?)))
+            .collect();
         Forwarded {
             body,
             meta,
