@@ -28,8 +28,8 @@ pub(crate) type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>
 
 /// What a transport hands the engine.
 pub(crate) enum Inbound {
-    /// One JSON-RPC message (or a batch) from the server, built here (a test, the fuzzing
-    /// harness, an empty answer a link stands in for).
+    /// One JSON-RPC message (or a batch) from the server, built here (a test, an empty answer
+    /// a link stands in for).
     Message(Value),
     /// One JSON-RPC message (or a batch) the server sent, read ([`peek::read`]).
     Read(peek::Read),

@@ -201,7 +201,6 @@ fn is_sse(resp: &hyper::Response<Incoming>) -> bool {
         .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
 }
 
-/// Whether `msg` (a message or a batch) holds the answer to request `id`.
 /// Reads an SSE body (and, when it ends early, its resumptions) into the inbox. `id`: the
 /// request whose answer the stream carries (`None` for the session's `GET` stream, which
 /// is reopened whenever it ends).

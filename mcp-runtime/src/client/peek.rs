@@ -159,17 +159,33 @@ impl Read {
     }
 }
 
-/// The members of one message that say what it is.
+/// The members of one message that say what it is, its result read as `R`.
 #[derive(Deserialize)]
-struct Peek<'a> {
+#[serde(bound(deserialize = "R: Deserialize<'de>"))]
+struct Peek<'a, R> {
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "present")]
-    result: Option<Received>,
+    result: Option<R>,
     #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
+}
+
+impl<R> Peek<'_, R> {
+    /// The answer it is (no `method`, an `id`), its result made a [`Received`] by `received`.
+    fn answer(
+        self,
+        received: impl FnOnce(R) -> Received,
+    ) -> Option<Result<Read, serde_json::Error>> {
+        let id = self.id.filter(|_| self.method.is_none())?;
+        Some(serde_json::from_str(id.get()).map(|id| Read::Answer {
+            id,
+            result: self.result.map(received),
+            error: self.error.map(ToOwned::to_owned),
+        }))
+    }
 }
 
 /// A member that is there is `Some`, even when it is `null` (as `Value::get` sees it: a
@@ -181,16 +197,18 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
 /// Reads one message (or batch) the server sent: an answer once, without building its result;
 /// anything else whole. `Err` for text that is not JSON.
 pub(crate) fn read(text: &str) -> Result<Read, serde_json::Error> {
-    if text.trim_start().starts_with('{')
-        && let Ok(p) = serde_json::from_str::<Peek<'_>>(text)
-        && p.method.is_none()
-        && let Some(id) = p.id
-    {
-        return Ok(Read::Answer {
-            id: serde_json::from_str(id.get())?,
-            result: p.result,
-            error: p.error.map(ToOwned::to_owned),
-        });
+    if text.trim_start().starts_with('{') {
+        let answer = match serde_json::from_str::<Peek<'_, Received>>(text) {
+            Ok(p) => p.answer(|r| r),
+            // A result that is not an object and cannot be built (nested past serde_json's
+            // limit) is an answer all the same: kept as it came, it fails when built.
+            Err(_) => serde_json::from_str::<Peek<'_, &RawValue>>(text)
+                .ok()
+                .and_then(|p| p.answer(|r| Received::Other(r.to_owned()))),
+        };
+        if let Some(answer) = answer {
+            return answer;
+        }
     }
     serde_json::from_str(text).map(Read::Other)
 }
@@ -238,6 +256,24 @@ mod tests {
             answer(r#"{"id":"7","error":{"code":1}}"#),
             (json!("7"), None, Some(r#"{"code":1}"#.to_owned()))
         );
+    }
+
+    #[test]
+    fn a_result_too_deep_to_build_is_an_answer_that_fails_when_built() {
+        for result in [
+            "[".repeat(500) + &"]".repeat(500),
+            format!("{{\"x\":{}{}}}", "[".repeat(500), "]".repeat(500)),
+        ] {
+            let text = format!(r#"{{"id":1,"result":{result}}}"#);
+            let Ok(Read::Answer {
+                result: Some(r), ..
+            }) = read(&text)
+            else {
+                panic!("not read as an answer: {}", &text[..40])
+            };
+            let e = r.to_value().unwrap_err().to_string();
+            assert!(e.contains("recursion limit"), "{e}");
+        }
     }
 
     #[test]
