@@ -17,8 +17,11 @@
 //! up, then for `BENCH_SECS` (default 3) sends `tools/call add {a:2,b:3}` back to back and checks
 //! each answer. It reports calls/s, the server's CPU time per call (from
 //! `/proc/PID/task/*/schedstat` at both ends of the window, see `common`) and p50/p99 latency
-//! for both servers, and the MCP server's memory per idle session (resident memory before and
-//! after opening 1,000 sessions). With authorization it runs the real authorization server of
+//! for both servers, and the MCP server's memory per idle session: the marginal cost, resident
+//! memory after 10,000 sessions less that after the first 1,000, over the 9,000 between (one
+//! server, one connection); and beside it the whole rise from no session to 1,000 over 1,000,
+//! which also carries the one-time costs of the first sessions (allocator arenas, tables'
+//! first growth). With authorization it runs the real authorization server of
 //! tests/auth (oidc-provider, installed by tests/auth/setup.sh) for one client-credentials token,
 //! and compares `mcp+jwt` with `mcp` (skipped, with a message, when Node or npm is missing).
 //! `BENCH_ERA=2026-07-28` drives 2026-07-28 calls instead (no `initialize`; `_meta` and the
@@ -419,16 +422,43 @@ fn print_row(name: &str, sessions: usize, s: &Stats) {
     );
 }
 
-fn idle_session_kib(server: &Server, count: usize) -> Option<f64> {
-    let before = server.rss_kib()?;
+/// The server's resident memory (KiB) before any session, then after opening sessions on one
+/// connection up to each of `counts` (ascending, cumulative); `None` without `/proc`.
+fn idle_session_rss(server: &Server, counts: &[usize]) -> Option<Vec<u64>> {
+    let mut rss = vec![server.rss_kib()?];
     let mut conn = Conn::open(server.port);
-    for _ in 0..count {
-        conn.session = None;
-        conn.initialize();
+    let mut open = 0;
+    for &count in counts {
+        for _ in open..count {
+            conn.session = None;
+            conn.initialize();
+        }
+        open = count;
+        thread::sleep(Duration::from_millis(200));
+        rss.push(server.rss_kib()?);
     }
-    thread::sleep(Duration::from_millis(200));
-    let after = server.rss_kib()?;
-    Some((after.saturating_sub(before)) as f64 / count as f64)
+    Some(rss)
+}
+
+/// Prints the memory per idle session: the marginal figure from 1,000 to 10,000 sessions, and
+/// the whole rise over the first 1,000.
+fn idle_session_figures() {
+    let server = Server::start("--serve-mcp");
+    let Some(rss) = idle_session_rss(&server, &[1_000, 10_000]) else {
+        println!("mcp memory per idle session: unavailable (no /proc)");
+        return;
+    };
+    let (none, first, all) = (rss[0], rss[1], rss[2]);
+    let kib = |from: u64, to: u64, sessions: f64| (to as f64 - from as f64) / sessions;
+    println!(
+        "mcp memory per idle session (RSS(10,000) − RSS(1,000)) / 9,000: {:.2} KiB",
+        kib(first, all, 9_000.0)
+    );
+    println!(
+        "mcp memory per idle session (1,000 sessions) (RSS(1,000) − RSS(0)) / 1,000, with one-time costs: {:.2} KiB",
+        kib(none, first, 1_000.0)
+    );
+    println!("mcp RSS with 0 / 1,000 / 10,000 idle sessions: {none} / {first} / {all} KiB");
 }
 
 fn secs(name: &str, default: f64) -> Duration {
@@ -478,11 +508,7 @@ fn drive() {
         );
     }
     jwt_figures(warmup, measure);
-    let server = Server::start("--serve-mcp");
-    match idle_session_kib(&server, 1000) {
-        Some(kib) => println!("mcp memory per idle session (1,000 sessions): {kib:.2} KiB"),
-        None => println!("mcp memory per idle session: unavailable (no /proc)"),
-    }
+    idle_session_figures();
 }
 
 /// The authorization server of tests/auth (oidc-provider), for one real token.

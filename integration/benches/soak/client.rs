@@ -15,6 +15,9 @@ pub const STATELESS_META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"
 /// A session-era `initialize` (2025-11-25).
 pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"soak","version":"0"}}}"#;
 
+/// A session-era `ping`: what keeps a session from idling out.
+pub const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
 /// What every correct `add {a:2,b:3}` answer contains.
 pub const ADD_RESULT: &[u8] = br#""structuredContent":{"result":5}"#;
 

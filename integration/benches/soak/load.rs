@@ -4,13 +4,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::client::{ADD_RESULT, Conn, add_call, stateless_call, stateless_headers};
+use crate::client::{ADD_RESULT, Conn, PING, add_call, stateless_call, stateless_headers};
 use crate::common::{CpuSample, CpuUse, or_unknown};
 use crate::server::{Server, Stats, mib};
 use crate::{load_average, size};
 
 /// Connections opening sessions at once.
-const OPENERS: usize = 8;
+pub const OPENERS: usize = 8;
 
 /// `SOAK_SESSIONS` sessions (`initialize` + `notifications/initialized`, then idle), then
 /// `SOAK_OVER` more past the server's cap; each original session is pinged to see whether it
@@ -20,18 +20,22 @@ pub async fn idle_sessions() {
     let count = size("SOAK_SESSIONS", 10_000);
     let over = size("SOAK_OVER", 100);
     let server = Server::start();
-    let port = server.port;
-    // One session opened and closed first, so one-time set-up is not counted per session.
-    let mut warm = Conn::open(port).await.expect("connect");
-    warm.initialize().await.expect("initialize");
-    warm.call("DELETE", "/mcp", &[], "").await.expect("delete");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let base = server.stats();
+    let base = baseline(&server).await;
     println!("baseline: {}", base.show());
     for round in 1..=crate::abuse::rounds() {
         println!("-- round {round}");
         idle_round(&server, &base, count, over).await;
     }
+}
+
+/// The server's figures after one session was opened and closed, so that one-time set-up is
+/// not counted per session.
+pub async fn baseline(server: &Server) -> Stats {
+    let mut warm = Conn::open(server.port).await.expect("connect");
+    warm.initialize().await.expect("initialize");
+    warm.call("DELETE", "/mcp", &[], "").await.expect("delete");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    server.stats()
 }
 
 async fn idle_round(server: &Server, base: &Stats, count: usize, over: usize) {
@@ -111,7 +115,7 @@ async fn idle_round(server: &Server, base: &Stats, count: usize, over: usize) {
 
 /// Opens `count` sessions over [`OPENERS`] connections; each entry is a session id or the
 /// status that refused it.
-async fn open_sessions(port: u16, count: usize) -> Vec<Result<String, u16>> {
+pub async fn open_sessions(port: u16, count: usize) -> Vec<Result<String, u16>> {
     let next = Arc::new(AtomicUsize::new(0));
     let tasks: Vec<_> = (0..OPENERS)
         .map(|_| {
@@ -135,7 +139,7 @@ async fn open_sessions(port: u16, count: usize) -> Vec<Result<String, u16>> {
 }
 
 /// Pings each session; returns (answered, 404).
-async fn ping_all(port: u16, ids: &[String]) -> (usize, usize) {
+pub async fn ping_all(port: u16, ids: &[String]) -> (usize, usize) {
     let (mut alive, mut gone) = (0, 0);
     let chunks: Vec<Vec<String>> = ids
         .chunks(ids.len().div_ceil(OPENERS).max(1))
@@ -149,10 +153,7 @@ async fn ping_all(port: u16, ids: &[String]) -> (usize, usize) {
                 let (mut alive, mut gone) = (0, 0);
                 for id in chunk {
                     conn.session = Some(id);
-                    let (head, _) = conn
-                        .post(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
-                        .await
-                        .expect("ping");
+                    let (head, _) = conn.post(PING).await.expect("ping");
                     match head.status {
                         200 => alive += 1,
                         404 => gone += 1,

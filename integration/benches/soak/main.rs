@@ -3,7 +3,7 @@
 //!
 //! A measurement, not a test: it prints figures (memory, CPU time per call, rates, how long the
 //! server took to drop an abusive connection, whether a control client kept being answered) and
-//! asserts nothing about them. Scenarios, all by default, each against a fresh server:
+//! asserts nothing about them. Scenarios, each against a fresh server; these run by default:
 //!
 //! - `idle-sessions`: opens `SOAK_SESSIONS` (10,000) session-era sessions, then `SOAK_OVER`
 //!   (100) more past the cap; memory per session, what happens at the cap, memory after DELETE;
@@ -23,8 +23,18 @@
 //! - `listens`: `SOAK_LISTENS` (1,024) + `SOAK_LISTENS_OVER` (8) 2026-07-28
 //!   `subscriptions/listen` streams from one client.
 //!
-//! `SOAK_SMOKE=1` makes every size tiny (all scenarios in ~20 s; `scripts/test-all` runs it
-//! with `cargo test -p mcp-integration --bench soak`, in the test profile, asserting nothing about the figures).
+//! Run only when named (an hour at full size):
+//!
+//! - `idle-hour`: opens `SOAK_SESSIONS` (10,000) sessions as `idle-sessions` does and holds
+//!   them for `SOAK_IDLE_HOLD_SECS` (3,600), each sending a `ping` every `SOAK_IDLE_PING_SECS`
+//!   (300; the server ends a session after 30 min without a request), the sessions' pings
+//!   spread evenly over that interval; the server's memory, threads and descriptors sampled
+//!   every `SOAK_IDLE_SAMPLE_SECS` (60); the slope of its memory over the hold (least
+//!   squares, KiB per hour), the pings that failed, and whether every session still answers.
+//!
+//! `SOAK_SMOKE=1` makes every size tiny (all default scenarios in ~20 s, `idle-hour` in ~5 s;
+//! `scripts/test-all` runs the defaults with `cargo test -p mcp-integration --bench soak`, in
+//! the test profile, asserting nothing about the figures).
 //!
 //! Each abuse runs `SOAK_ROUNDS` (2) times against one server: memory the first round leaves and
 //! the second does not grow is the allocator's, not a leak.
@@ -45,6 +55,7 @@ mod quickstart;
 mod abuse;
 mod client;
 mod disconnect;
+mod idle_hour;
 mod listens;
 mod load;
 mod probe;
@@ -64,6 +75,9 @@ const SCENARIOS: [&str; 8] = [
     "listens",
 ];
 
+/// Known scenarios that run only when named.
+const NAMED_ONLY: [&str; 1] = ["idle-hour"];
+
 fn main() {
     if std::env::var_os("SOAK_ROLE").is_some_and(|r| r == "quickstart") {
         // The quickstart's `main` is this one line; its tools are registered by the module.
@@ -75,8 +89,13 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    if let Some(bad) = asked.iter().find(|a| !SCENARIOS.contains(&a.as_str())) {
-        eprintln!("unknown scenario {bad:?}; known: {}", SCENARIOS.join(", "));
+    let known = |a: &str| SCENARIOS.contains(&a) || NAMED_ONLY.contains(&a);
+    if let Some(bad) = asked.iter().find(|a| !known(a)) {
+        eprintln!(
+            "unknown scenario {bad:?}; known: {} (run by default), {} (run only when named)",
+            SCENARIOS.join(", "),
+            NAMED_ONLY.join(", ")
+        );
         std::process::exit(2);
     }
     let run: Vec<&str> = if asked.is_empty() {
@@ -107,6 +126,7 @@ fn main() {
                 "slowloris" => slowloris::slowloris().await,
                 "disconnect" => disconnect::disconnect().await,
                 "listens" => listens::listens().await,
+                "idle-hour" => idle_hour::idle_hour().await,
                 _ => unreachable!("checked above"),
             }
         });
@@ -115,7 +135,7 @@ fn main() {
 
 /// The sizes of `SOAK_SMOKE=1`: every scenario once, in well under a minute, to show the tool
 /// still runs (CI); its figures mean little.
-const SMOKE: [(&str, f64); 17] = [
+const SMOKE: [(&str, f64); 20] = [
     ("SOAK_SESSIONS", 200.0),
     ("SOAK_OVER", 5.0),
     ("SOAK_CALLS", 20_000.0),
@@ -133,6 +153,9 @@ const SMOKE: [(&str, f64); 17] = [
     ("SOAK_LISTENS", 20.0),
     ("SOAK_LISTENS_OVER", 2.0),
     ("SOAK_ROUNDS", 1.0),
+    ("SOAK_IDLE_HOLD_SECS", 3.0),
+    ("SOAK_IDLE_PING_SECS", 1.0),
+    ("SOAK_IDLE_SAMPLE_SECS", 1.0),
 ];
 
 /// A setting from the environment (`SOAK_…`), else its smoke size under `SOAK_SMOKE`, else
