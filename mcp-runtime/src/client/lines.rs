@@ -1,5 +1,5 @@
 //! How the stdio transport reads what its server writes: newline-delimited lines, each
-//! bounded in bytes whatever chunks the pipe hands over, and what one line says. Kept apart
+//! bounded in bytes whatever chunks the pipe hands over, and the text one line holds. Kept apart
 //! from the pipe so that a fuzz target can feed it any bytes cut anywhere (`src/fuzzing.rs`).
 
 use std::borrow::Cow;

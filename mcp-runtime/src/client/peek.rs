@@ -47,14 +47,13 @@ impl Received {
         }
     }
 
-    /// A result built here (a test, the fuzzing harness, an empty answer a link stands in for).
+    /// A result built here (a test, an empty answer a link stands in for).
     pub(crate) fn of(value: &Value) -> Received {
-        let raw = |v: &Value| serde_json::value::to_raw_value(v).expect("a Value serializes");
         match value {
             Value::Object(map) => {
-                Received::Members(map.iter().map(|(k, v)| (k.clone(), raw(v))).collect())
+                Received::Members(map.iter().map(|(k, v)| (k.clone(), to_raw(v))).collect())
             }
-            other => Received::Other(raw(other)),
+            other => Received::Other(to_raw(other)),
         }
     }
 
@@ -130,6 +129,11 @@ impl<'de> Visitor<'de> for ReceivedVisitor {
     }
 }
 
+/// `value` as JSON text.
+pub(crate) fn to_raw(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a Value serializes")
+}
+
 /// One message from the server, read.
 #[derive(Debug)]
 pub(crate) enum Read {
@@ -139,7 +143,8 @@ pub(crate) enum Read {
         result: Option<Received>,
         error: Option<Box<RawValue>>,
     },
-    /// Anything else (a request, a notification, a batch, a message with no `id`), built whole.
+    /// Anything else (a request, a notification, a message with no `id`): what routes it (its
+    /// `id`, `method` and `params`) built into a value; a batch, built whole.
     Other(Value),
 }
 
@@ -167,6 +172,8 @@ struct Peek<'a, R> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "present")]
     result: Option<R>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -174,17 +181,29 @@ struct Peek<'a, R> {
 }
 
 impl<R> Peek<'_, R> {
-    /// The answer it is (no `method`, an `id`), its result made a [`Received`] by `received`.
-    fn answer(
-        self,
-        received: impl FnOnce(R) -> Received,
-    ) -> Option<Result<Read, serde_json::Error>> {
-        let id = self.id.filter(|_| self.method.is_none())?;
-        Some(serde_json::from_str(id.get()).map(|id| Read::Answer {
-            id,
-            result: self.result.map(received),
-            error: self.error.map(ToOwned::to_owned),
-        }))
+    /// The message read: an answer (no `method`, an `id`), its result made a [`Received`] by
+    /// `received`; else the members that route it (the router reads no other), built.
+    fn read(self, received: impl FnOnce(R) -> Received) -> Result<Read, serde_json::Error> {
+        if self.method.is_none()
+            && let Some(id) = self.id
+        {
+            return Ok(Read::Answer {
+                id: serde_json::from_str(id.get())?,
+                result: self.result.map(received),
+                error: self.error.map(ToOwned::to_owned),
+            });
+        }
+        let mut msg = serde_json::Map::new();
+        for (key, member) in [
+            ("id", self.id),
+            ("method", self.method),
+            ("params", self.params),
+        ] {
+            if let Some(member) = member {
+                msg.insert(key.to_owned(), serde_json::from_str(member.get())?);
+            }
+        }
+        Ok(Read::Other(Value::Object(msg)))
     }
 }
 
@@ -194,20 +213,20 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
     T::deserialize(d).map(Some)
 }
 
-/// Reads one message (or batch) the server sent: an answer once, without building its result;
-/// anything else whole. `Err` for text that is not JSON.
+/// Reads one message (or batch) the server sent, once: an answer without building its result,
+/// a request or notification as far as routing it needs, a batch whole. `Err` for text that is
+/// not JSON.
 pub(crate) fn read(text: &str) -> Result<Read, serde_json::Error> {
     if text.trim_start().starts_with('{') {
-        let answer = match serde_json::from_str::<Peek<'_, Received>>(text) {
-            Ok(p) => p.answer(|r| r),
+        match serde_json::from_str::<Peek<'_, Received>>(text) {
+            Ok(p) => return p.read(|r| r),
             // A result that is not an object and cannot be built (nested past serde_json's
             // limit) is an answer all the same: kept as it came, it fails when built.
-            Err(_) => serde_json::from_str::<Peek<'_, &RawValue>>(text)
-                .ok()
-                .and_then(|p| p.answer(|r| Received::Other(r.to_owned()))),
-        };
-        if let Some(answer) = answer {
-            return answer;
+            Err(_) => {
+                if let Ok(p) = serde_json::from_str::<Peek<'_, &RawValue>>(text) {
+                    return p.read(|r| Received::Other(r.to_owned()));
+                }
+            }
         }
     }
     serde_json::from_str(text).map(Read::Other)
@@ -293,7 +312,7 @@ mod tests {
     }
 
     #[test]
-    fn requests_notifications_batches_and_junk_are_read_whole() {
+    fn requests_notifications_batches_and_junk_are_not_answers() {
         for text in [
             r#"{"id":1,"method":"ping"}"#,
             r#"{"method":"notifications/progress","params":{}}"#,
@@ -305,6 +324,23 @@ mod tests {
         }
         assert!(read("{not json").is_err());
         assert!(read(r#"{"id":1,"result":{"a":}}"#).is_err());
+    }
+
+    #[test]
+    fn a_request_or_notification_is_read_as_what_routes_it() {
+        let request = r#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{"x":[1]},"extra":1}"#;
+        let Ok(Read::Other(v)) = read(request) else {
+            panic!("a request is not an answer")
+        };
+        assert_eq!(
+            v,
+            json!({"id": "a", "method": "ping", "params": {"x": [1]}})
+        );
+        let Ok(Read::Other(v)) = read(r#"{"method":"notifications/progress"}"#) else {
+            panic!("a notification is not an answer")
+        };
+        assert_eq!(v, json!({"method": "notifications/progress"}));
+        assert!(read(r#"{"method":"x","params":{"a":}}"#).is_err());
     }
 
     #[test]

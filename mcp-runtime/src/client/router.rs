@@ -12,7 +12,7 @@ use super::core::{Core, Inbound, Outgoing};
 use super::error::ClientError;
 use super::handlers::ServerNotification;
 use super::limits::INBOX;
-use super::peek::{Read, Received};
+use super::peek::{self, Read, Received};
 use crate::protocol::{ErrorCode, McpError, ProtocolVersion};
 
 impl Core {
@@ -63,7 +63,7 @@ impl Core {
             }
             (None, Some(id)) => {
                 let result = msg.get("result").map(Received::of);
-                let error = msg.get("error").map(to_raw);
+                let error = msg.get("error").map(peek::to_raw);
                 self.settle(id, result, error.as_deref());
             }
             (None, None) => {
@@ -145,11 +145,6 @@ impl Core {
             headers: Vec::new(),
         }
     }
-}
-
-/// `value` as JSON text (an error in a message built here, rather than read).
-fn to_raw(value: &Value) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).expect("a Value serializes")
 }
 
 /// The request an answer's id names. This client's ids are integers; an answer names one with
