@@ -195,10 +195,7 @@ impl Proxy {
     /// connection per client session in front (see [`Proxy`]).
     #[cfg(feature = "http")]
     pub async fn connect(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
-        let opener = Opener::connect(builder, url);
-        let calls = Arc::new(Calls::default());
-        let client = opener.open(&calls).await?;
-        Ok(Proxy::made(client, Some(opener), Some(calls)))
+        Proxy::opened(Opener::connect(builder, url)).await
     }
 
     /// [`connect`](Self::connect) to a deprecated HTTP+SSE server (2024-11-05) at its SSE
@@ -207,7 +204,12 @@ impl Proxy {
     /// (Feature `http`.)
     #[cfg(feature = "http")]
     pub async fn connect_sse(builder: ClientBuilder, url: &str) -> Result<Proxy, ClientError> {
-        let opener = Opener::connect_sse(builder, url);
+        Proxy::opened(Opener::connect_sse(builder, url)).await
+    }
+
+    /// A proxy of the first connection `opener` makes, which it makes again when needed.
+    #[cfg(feature = "http")]
+    async fn opened(opener: Opener) -> Result<Proxy, ClientError> {
         let calls = Arc::new(Calls::default());
         let client = opener.open(&calls).await?;
         Ok(Proxy::made(client, Some(opener), Some(calls)))
