@@ -454,18 +454,7 @@ async fn the_mounted_catalog_hides_items_and_its_changes_reach_the_parent_client
 #[tokio::test]
 async fn asks_progress_and_cancellation_cross_the_mount() {
     for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
-        let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
-            assert_eq!(method, "elicitation/create");
-            Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
-        });
-        let client = TestClient::connect_answering(
-            main_with(weather(Default::default())),
-            version,
-            json!({"elicitation": {}}),
-            Some(answer),
-        )
-        .await
-        .unwrap();
+        let client = answering(main_with(weather(Default::default())), version, ada()).await;
         let r = client.call_tool("weather_greet", json!({})).await.unwrap();
         assert_eq!(r.text(), "hello Ada", "{version}");
         assert_eq!(client.take_asks().len(), 1, "{version}");
@@ -741,18 +730,7 @@ async fn a_connected_proxy_passes_the_upstreams_asks_and_logs_on() {
             .unwrap();
         for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
             let what = format!("{upstream_era:?} behind a {version} client");
-            let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
-                assert_eq!(method, "elicitation/create");
-                Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
-            });
-            let client = TestClient::connect_answering(
-                server.clone(),
-                version,
-                json!({"elicitation": {}}),
-                Some(answer),
-            )
-            .await
-            .unwrap();
+            let client = answering(server.clone(), version, ada()).await;
             let r = client.call_tool("up_greet", json!({})).await.unwrap();
             assert_eq!(r.text(), "hello Ada", "{what}");
             assert_eq!(client.take_asks().len(), 1, "{what}");
@@ -829,14 +807,7 @@ async fn the_typescript_sdk_server_through_a_proxy() {
             assert_eq!(params["message"], "What is your name?");
             Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
         });
-        let client = TestClient::connect_answering(
-            server.clone(),
-            version,
-            json!({"elicitation": {}}),
-            Some(answer),
-        )
-        .await
-        .unwrap();
+        let client = answering(server.clone(), version, answer).await;
         if version >= ProtocolVersion::V2025_06_18 {
             let r = client.call_tool("greet", json!({})).await.unwrap();
             assert_eq!(r.text(), "Hello, Ada!", "{version}");
@@ -1621,14 +1592,7 @@ async fn a_spawned_upstream_that_dies_is_reported_and_started_again() {
         kill(last.lines().last().unwrap().trim().parse().unwrap());
         Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
     });
-    let client = TestClient::connect_answering(
-        server,
-        ProtocolVersion::V2025_11_25,
-        json!({"elicitation": {}}),
-        Some(answer),
-    )
-    .await
-    .unwrap();
+    let client = answering(server, ProtocolVersion::V2025_11_25, answer).await;
     let add = |a: i64| client.call_tool("add", json!({"a": a, "b": 1}));
     assert_eq!(sum_of(&add(1).await.unwrap()), json!({"result": 2}));
 
@@ -1995,18 +1959,7 @@ async fn an_sse_upstream_passes_its_asks_on_and_is_connected_to_again() {
     let proxy = Proxy::connect_sse(builder, &url).await.unwrap();
     assert_eq!(proxy.client().era(), ProtocolEra::Session);
     let server = proxy.server().build().unwrap();
-    let answer: mcp_runtime::testing::Answer = Arc::new(|method: &str, _: &Value| {
-        assert_eq!(method, "elicitation/create");
-        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
-    });
-    let client = TestClient::connect_answering(
-        server,
-        ProtocolVersion::V2025_11_25,
-        json!({"elicitation": {}}),
-        Some(answer),
-    )
-    .await
-    .unwrap();
+    let client = answering(server, ProtocolVersion::V2025_11_25, ada()).await;
     let greet = || client.call_tool("greet", json!({}));
     assert_eq!(greet().await.unwrap().text(), "hello Ada");
 
@@ -2499,6 +2452,25 @@ fn served_over_http(make: impl FnOnce() -> Server + Send + 'static) -> String {
         });
     });
     format!("http://127.0.0.1:{}/mcp", rx.recv().unwrap())
+}
+
+/// A client at `version` that answers the server's elicitations with `answer`.
+async fn answering(
+    server: Server,
+    version: ProtocolVersion,
+    answer: mcp_runtime::testing::Answer,
+) -> TestClient {
+    TestClient::connect_answering(server, version, json!({"elicitation": {}}), Some(answer))
+        .await
+        .unwrap()
+}
+
+/// The answer the `greet` tools here want: the name Ada (and nothing asked but elicitations).
+fn ada() -> mcp_runtime::testing::Answer {
+    Arc::new(|method: &str, _: &Value| {
+        assert_eq!(method, "elicitation/create");
+        Ok(json!({"action": "accept", "content": {"name": "Ada"}}))
+    })
 }
 
 /// `server` served over Streamable HTTP on a free port, on the test's own runtime; its URL.
