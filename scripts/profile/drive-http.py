@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """drive-http.py PORT N ERA(session|2026) [no-init]: N sequential tools/call add over one keep-alive connection (for callgrind-http.sh)."""
-import socket, sys, re
+import socket, sys
 port, n, era = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 f = s.makefile("rb")
