@@ -181,12 +181,15 @@ struct Peek<'a, R> {
 }
 
 impl<R> Peek<'_, R> {
-    /// The message read: an answer (no `method`, an `id`), its result made a [`Received`] by
-    /// `received`; else the members that route it (the router reads no other), built.
+    /// The message read: an answer (an `id`, and no `method` that is a string: the router
+    /// takes a message whose `method` is not one as an answer too), its result made a
+    /// [`Received`] by `received`; else a request or notification, as the members that route
+    /// it (the router reads no other of those), built.
     fn read(self, received: impl FnOnce(R) -> Received) -> Result<Read, serde_json::Error> {
-        if self.method.is_none()
-            && let Some(id) = self.id
-        {
+        let named = self
+            .method
+            .is_some_and(|m| m.get().trim_start().starts_with('"'));
+        if !named && let Some(id) = self.id {
             return Ok(Read::Answer {
                 id: serde_json::from_str(id.get())?,
                 result: self.result.map(received),
@@ -324,6 +327,17 @@ mod tests {
         }
         assert!(read("{not json").is_err());
         assert!(read(r#"{"id":1,"result":{"a":}}"#).is_err());
+    }
+
+    /// Issue #27's `client_router` target: `"method": 5` with an id and a result is an answer
+    /// (the router names no method that is not a string); read as a request, its result was
+    /// lost and the request it answered failed.
+    #[test]
+    fn a_method_that_is_not_a_string_makes_no_request() {
+        assert_eq!(
+            answer(r#"{"jsonrpc":"2.0","id":2,"method":5,"result":null}"#),
+            (json!(2), Some(Value::Null), None)
+        );
     }
 
     #[test]
