@@ -18,6 +18,7 @@ use super::handlers::{Handlers, ServerNotification};
 use super::headers;
 use super::limits::{Limits, REFUSALS, within};
 use super::peek::{self, Received};
+use super::sent::{EraMeta, Message, RawMember, SentParams};
 use crate::protocol::headers::HeaderParam;
 use crate::protocol::{ErrorCode, ProtocolVersion};
 
@@ -97,6 +98,8 @@ pub(crate) struct Core {
     pub(crate) negotiated: RwLock<Option<Negotiated>>,
     tool_headers: Mutex<HashMap<String, Vec<HeaderParam>>>,
     pub(crate) client_info: Value,
+    /// The `_meta` members of every 2026-07-28 request that never change.
+    era_meta: EraMeta,
     pub(crate) limits: Limits,
     pub(crate) server_requests: ServerRequests,
     pub(crate) log_level: Mutex<Option<String>>,
@@ -145,6 +148,7 @@ impl Core {
         limits: Limits,
     ) -> (Arc<Core>, mpsc::Receiver<Outgoing>) {
         let (server_requests, refusals) = ServerRequests::new(limits.max_server_requests);
+        let era_meta = EraMeta::new(&client_info, &handlers.capabilities(false));
         let core = Arc::new_cyclic(|this| Core {
             this: this.clone(),
             link,
@@ -156,6 +160,7 @@ impl Core {
             negotiated: RwLock::new(None),
             tool_headers: Mutex::new(HashMap::new()),
             client_info,
+            era_meta,
             limits,
             server_requests,
             log_level: Mutex::new(None),
@@ -194,23 +199,8 @@ impl Core {
 
     /// The `_meta` a 2026-07-28 request carries.
     pub(crate) fn stateless_meta(&self) -> Map<String, Value> {
-        let mut meta = Map::new();
-        meta.insert(
-            "io.modelcontextprotocol/protocolVersion".into(),
-            json!(ProtocolVersion::V2026_07_28.as_str()),
-        );
-        meta.insert(
-            "io.modelcontextprotocol/clientInfo".into(),
-            self.client_info.clone(),
-        );
-        meta.insert(
-            "io.modelcontextprotocol/clientCapabilities".into(),
-            self.capabilities(false),
-        );
-        if let Some(level) = self.log_level.lock().unwrap().clone() {
-            meta.insert("io.modelcontextprotocol/logLevel".into(), json!(level));
-        }
-        meta
+        self.era_meta
+            .to_map(self.log_level.lock().unwrap().as_deref())
     }
 
     /// The `x-mcp-header` parameters of the tools just listed (those that have any): they
@@ -224,35 +214,45 @@ impl Core {
     }
 
     fn message(&self, id: Option<i64>, method: &str, params: &Value) -> Outgoing {
-        self.message_with(id, method, params, None)
+        self.message_with(
+            id,
+            method,
+            SentParams {
+                params,
+                raw: None,
+                era: None,
+            },
+        )
     }
 
-    /// The message for `params`, with `meta` (when given) as their `_meta` in place of their
-    /// own. Written straight from the borrowed values: the params are not copied.
-    fn message_with(
-        &self,
-        id: Option<i64>,
-        method: &str,
-        params: &Value,
-        meta: Option<&Map<String, Value>>,
-    ) -> Outgoing {
+    /// The message for `params`, written straight from what they borrow: nothing is copied.
+    fn message_with(&self, id: Option<i64>, method: &str, params: SentParams<'_>) -> Outgoing {
+        let mut extra = Vec::new();
+        if let Some(name) = headers::name_of(method, params.params) {
+            extra.push(("Mcp-Name".to_owned(), name));
+        }
+        if method == "tools/call" {
+            let tool = params
+                .params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(p) = self.tool_headers.lock().unwrap().get(tool) {
+                let raw = params.raw.filter(|(name, _)| *name == "arguments");
+                let parsed = raw.and_then(|(_, text)| serde_json::from_str(text.get()).ok());
+                let args = match &parsed {
+                    Some(args) => args,
+                    None => params.params.get("arguments").unwrap_or(&Value::Null),
+                };
+                extra.extend(headers::param_headers(p, args));
+            }
+        }
         let msg = Message {
             id,
             jsonrpc: "2.0",
             method,
-            params: SentParams { params, meta },
+            params,
         };
-        let mut extra = Vec::new();
-        if let Some(name) = headers::name_of(method, params) {
-            extra.push(("Mcp-Name".to_owned(), name));
-        }
-        if method == "tools/call" {
-            let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
-            if let Some(p) = self.tool_headers.lock().unwrap().get(tool) {
-                let args = params.get("arguments").unwrap_or(&Value::Null);
-                extra.extend(headers::param_headers(p, args));
-            }
-        }
         Outgoing {
             body: serde_json::to_vec(&msg).unwrap_or_default(),
             id,
@@ -378,12 +378,14 @@ impl Core {
     /// the same params, `inputResponses`, `requestState` echoed), or returned as they are (a
     /// proxy hands them to its own client, and sends its answers back as they are); within
     /// `timeout` (`None`: the request timeout). `params` are borrowed (written out as they are,
-    /// the era's `_meta` merged in as they are written), and copied only for a second round.
+    /// the era's `_meta` merged in as they are written), and copied only for a second round;
+    /// `raw`, one more member of them, is written as the text it came as.
     /// The result is as the server sent it (a proxy passes it on without building it).
     pub(crate) async fn request_with(
         &self,
         method: &str,
         params: &Value,
+        raw: RawMember<'_>,
         timeout: Option<Duration>,
         answer: bool,
     ) -> Answer {
@@ -401,15 +403,17 @@ impl Core {
         let mut version_retried = false;
         for _ in 0..MAX_ROUNDS {
             // The era's `_meta`, under the request's own (which wins).
-            let meta = self.is_stateless().then(|| {
-                let mut meta = self.stateless_meta();
-                if let Some(Value::Object(own)) = params.get("_meta") {
-                    meta.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
-                }
-                meta
-            });
+            let level = self.log_level.lock().unwrap().clone();
+            let era = self
+                .is_stateless()
+                .then_some((&self.era_meta, level.as_deref()));
             let id = self.alloc_id();
-            let out = self.message_with(Some(id), method, &params, meta.as_ref());
+            let sent = SentParams {
+                params: &params,
+                raw,
+                era,
+            };
+            let out = self.message_with(Some(id), method, sent);
             let result = match self.exchange(id, method, out, Some(limit)).await {
                 Err(e) if !version_retried && self.is_stateless() && offers_our_version(&e) => {
                     version_retried = true;
@@ -559,62 +563,6 @@ enum Exchange {
 
 /// A request in flight: removed from the pending map when it ends, and cancelled at the
 /// server when it is given up (timeout, the caller's future dropped).
-/// A JSON-RPC request or notification as sent, borrowing its params. The members are in
-/// the order a `json!` object (sorted keys) gave them.
-#[derive(serde::Serialize)]
-struct Message<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<i64>,
-    jsonrpc: &'static str,
-    method: &'a str,
-    #[serde(skip_serializing_if = "SentParams::is_absent")]
-    params: SentParams<'a>,
-}
-
-/// A request's params as sent: `params` (an object, or null for none), with `meta` as their
-/// `_meta` in place of their own when given.
-struct SentParams<'a> {
-    params: &'a Value,
-    meta: Option<&'a Map<String, Value>>,
-}
-
-impl SentParams<'_> {
-    fn is_absent(&self) -> bool {
-        self.params.is_null() && self.meta.is_none()
-    }
-}
-
-impl serde::Serialize for SentParams<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let Some(meta) = self.meta else {
-            return self.params.serialize(s);
-        };
-        let empty = Map::new();
-        let own = match self.params {
-            Value::Object(map) => map,
-            _ => &empty,
-        };
-        // `_meta` where a sorted map would hold it (the members of a `Map` come sorted).
-        let mut out = s.serialize_map(None)?;
-        let mut placed = false;
-        for (key, value) in own {
-            if key == "_meta" {
-                continue;
-            }
-            if !placed && key.as_str() > "_meta" {
-                out.serialize_entry("_meta", meta)?;
-                placed = true;
-            }
-            out.serialize_entry(key, value)?;
-        }
-        if !placed {
-            out.serialize_entry("_meta", meta)?;
-        }
-        out.end()
-    }
-}
-
 struct Pending<'a> {
     core: &'a Core,
     id: i64,
@@ -677,49 +625,5 @@ mod tests {
         }))
         .unwrap();
         assert!(!offers_our_version(&ClientError::Rpc(other)));
-    }
-
-    /// The message written from borrowed params, with the era's `_meta` merged in as it is
-    /// written, is the text the `json!` object it replaced gave: the same members in the same
-    /// (sorted) order, `_meta` where it sorts, the params' own `_meta` replaced.
-    #[test]
-    fn a_message_is_written_as_the_object_it_replaced() {
-        let meta: Map<String, Value> = serde_json::from_value(json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "progressToken": "p-1"
-        }))
-        .unwrap();
-        let cases = [
-            json!({"name": "add", "arguments": {"a": 2, "b": 3}}),
-            json!({"_meta": {"progressToken": "p-1"}, "name": "add", "Z": 1, "_": 2, "a": [1]}),
-            json!({}),
-            Value::Null,
-        ];
-        for params in cases {
-            for meta in [None, Some(&meta)] {
-                let written = serde_json::to_string(&Message {
-                    id: Some(7),
-                    jsonrpc: "2.0",
-                    method: "tools/call",
-                    params: SentParams {
-                        params: &params,
-                        meta,
-                    },
-                })
-                .unwrap();
-                let mut expected = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call"});
-                let mut sent = params.clone();
-                if let Some(meta) = meta {
-                    if sent.is_null() {
-                        sent = json!({});
-                    }
-                    sent["_meta"] = Value::Object(meta.clone());
-                }
-                if !sent.is_null() {
-                    expected["params"] = sent;
-                }
-                assert_eq!(written, expected.to_string(), "{params} with {meta:?}");
-            }
-        }
     }
 }

@@ -123,6 +123,7 @@ mod lists;
 pub mod oauth;
 pub(crate) mod peek;
 mod router;
+mod sent;
 mod servers_config;
 mod set;
 mod skills;
@@ -170,6 +171,7 @@ use crate::protocol::logging::LogLevel;
 use crate::protocol::{
     CallToolResult, GetPromptResult, Implementation, ProtocolEra, ProtocolVersion, ResourceContents,
 };
+use sent::RawMember;
 
 /// A connection to one MCP server. Cheap to share by reference across tasks: every method
 /// takes `&self`, and requests run concurrently.
@@ -271,17 +273,30 @@ impl Client {
 
     /// Any request, with the era's rules applied (`_meta`, input rounds): the raw result.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        self.request_renewing(method, &params).await?.to_value()
+        self.request_renewing(method, &params, None)
+            .await?
+            .to_value()
     }
 
     /// [`request`](Self::request), the result as the server sent it.
-    async fn request_renewing(&self, method: &str, params: &Value) -> core::Answer {
-        match self.core.request_with(method, params, None, true).await {
+    async fn request_renewing(
+        &self,
+        method: &str,
+        params: &Value,
+        raw: RawMember<'_>,
+    ) -> core::Answer {
+        match self
+            .core
+            .request_with(method, params, raw, None, true)
+            .await
+        {
             Err(ClientError::SessionExpired) if self.renew => {
                 self.core.link.reset_session();
                 self.core.cache.clear();
                 handshake::initialize(&self.core, self.protocol_version()).await?;
-                self.core.request_with(method, params, None, true).await
+                self.core
+                    .request_with(method, params, raw, None, true)
+                    .await
             }
             other => other,
         }
@@ -290,11 +305,13 @@ impl Client {
     /// [`request`](Self::request) asking for progress, with each `notifications/progress`
     /// params of the request passed to `on_progress` (a proxy passes them on). With `answer`
     /// false, a 2026-07-28 `InputRequiredResult` is the result (a proxy passes it on, and sends
-    /// its client's `inputResponses` and `requestState` back in `params`).
+    /// its client's `inputResponses` and `requestState` back in `params`). `raw`: one more
+    /// member of the params, sent as the text it came as (a tool's arguments a proxy passes on).
     pub(crate) async fn request_with_progress(
         &self,
         method: &str,
         mut params: Value,
+        raw: Option<(&'static str, Box<serde_json::value::RawValue>)>,
         on_progress: core::ProgressFn,
         answer: bool,
     ) -> core::Answer {
@@ -306,11 +323,14 @@ impl Client {
                 meta.insert("progressToken".into(), json!(token));
             }
         }
+        let raw = raw.as_ref().map(|(name, text)| (*name, &**text));
         if answer {
-            self.request_renewing(method, &params).await
+            self.request_renewing(method, &params, raw).await
         } else {
             // Only a 2026-07-28 server answers with input rounds: no session to renew.
-            self.core.request_with(method, &params, None, false).await
+            self.core
+                .request_with(method, &params, raw, None, false)
+                .await
         }
     }
 

@@ -651,11 +651,11 @@ impl Source for Upstream {
         _slot: usize,
         parent: &Arc<crate::server::connection::Connection>,
         scope: crate::server::era::Scope,
-        req: crate::protocol::params::Request,
+        mut req: crate::protocol::params::Request,
         _dispatch: Dispatch,
     ) -> crate::server::connection::Step {
         let method = req.method.to_string();
-        let mut params = params_json(&req);
+        let (mut params, raw) = params_json(&mut req);
         let link = match self.upstreams.link_for(parent, scope.version()) {
             Ok(link) => link,
             Err(e) => return crate::server::connection::Step::Reply(scope.err(&req.id, e)),
@@ -731,7 +731,7 @@ impl Source for Upstream {
                         ctx.forward_progress(progress, total, message);
                     })
                 };
-                let call = client.request_with_progress(&method, params, on_progress, rounds);
+                let call = client.request_with_progress(&method, params, raw, on_progress, rounds);
                 let result = CALL
                     .scope(ctx, call)
                     .await

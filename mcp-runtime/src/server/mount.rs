@@ -587,11 +587,20 @@ pub(crate) fn run_forwarded(
 }
 
 /// The params of `req` as JSON, for a server elsewhere: without what belongs to this hop
-/// (`_meta`, 2026-07-28 `inputResponses` and `requestState`).
+/// (`_meta`, 2026-07-28 `inputResponses` and `requestState`). A tool's arguments are taken out
+/// of `req` as the text they came as (`raw`: they pass on unbuilt).
 #[cfg_attr(not(feature = "client"), allow(dead_code))]
-pub(crate) fn params_json(req: &Request) -> Value {
-    let value = match &req.params.body {
-        Body::CallTool(p) => serde_json::to_value(p),
+pub(crate) fn params_json(req: &mut Request) -> (Value, Option<(&'static str, Box<RawValue>)>) {
+    let mut raw = None;
+    let value = match &mut req.params.body {
+        Body::CallTool(p) => {
+            raw = p.arguments.take().map(|text| ("arguments", text));
+            // This hop's `_meta` is not built only to be dropped.
+            let meta = p.meta.take();
+            let value = serde_json::to_value(&*p);
+            p.meta = meta;
+            value
+        }
         Body::GetPrompt(p) => serde_json::to_value(p),
         Body::Uri(p) => serde_json::to_value(p),
         Body::Complete(p) => serde_json::to_value(p),
@@ -615,7 +624,7 @@ pub(crate) fn params_json(req: &Request) -> Value {
             map.remove(hop);
         }
     }
-    value
+    (value, raw)
 }
 
 /// Which mount serves the item a request names, when the server does not own it: the mount's
