@@ -457,27 +457,24 @@ async fn sessions_belong_to_their_principal_not_their_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_ticket_desk_serves_with_authorization_from_the_environment() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
-    let authz = AuthServer::start(&resource, 0);
     let db = std::env::temp_dir().join(format!("mcp-auth-tickets-{}.sqlite3", std::process::id()));
     let _ = std::fs::remove_file(&db);
-    let program = support::example("tickets");
-    let (issuer, res, db_path) = (authz.issuer.clone(), resource.clone(), db.clone());
-    let _desk = blocking(move || {
-        support::http::HttpServer::start_on_with(
-            &program,
-            &format!("127.0.0.1:{port}"),
-            &[
-                ("MCP_AUTH_ISSUER", &issuer),
-                ("MCP_AUTH_RESOURCE", &res),
-                ("TICKETS_DB", db_path.to_str().unwrap()),
-            ],
-        )
+    let (program, db_path) = (support::example("tickets"), db.clone());
+    let (resource, authz, _desk) = blocking(move || {
+        support::http::on_a_free_port(|port| {
+            let resource = format!("http://127.0.0.1:{port}/mcp");
+            let authz = AuthServer::start(&resource, 0);
+            let desk = support::http::HttpServer::try_start_on_with(
+                &program,
+                &format!("127.0.0.1:{port}"),
+                &[
+                    ("MCP_AUTH_ISSUER", &authz.issuer),
+                    ("MCP_AUTH_RESOURCE", &resource),
+                    ("TICKETS_DB", db_path.to_str().unwrap()),
+                ],
+            )?;
+            Ok((resource, authz, desk))
+        })
     })
     .await;
     let reader = authz.token(CLIENT, &resource, "tickets:read");

@@ -142,23 +142,21 @@ fn the_typescript_client_in_chromium_lists_and_calls_tools_from_an_allowed_origi
     let refused = static_server(dir.clone());
     let allowed_origin = format!("http://127.0.0.1:{allowed}");
     let db = dir.join("tickets.sqlite3");
-    let desk_port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mcp = format!("http://127.0.0.1:{desk_port}/mcp");
-    let authz = AuthServer::start(&mcp, 0);
-    let mut server = HttpServer::start_on_with(
-        &support::example("tickets"),
-        &format!("127.0.0.1:{desk_port}"),
-        &[
-            ("TICKETS_DB", db.to_str().unwrap()),
-            ("MCP_ALLOWED_ORIGINS", &allowed_origin),
-            ("MCP_AUTH_ISSUER", &authz.issuer),
-            ("MCP_AUTH_RESOURCE", &mcp),
-        ],
-    );
+    let (mcp, authz, mut server) = support::http::on_a_free_port(|desk_port| {
+        let mcp = format!("http://127.0.0.1:{desk_port}/mcp");
+        let authz = AuthServer::start(&mcp, 0);
+        let server = HttpServer::try_start_on_with(
+            &support::example("tickets"),
+            &format!("127.0.0.1:{desk_port}"),
+            &[
+                ("TICKETS_DB", db.to_str().unwrap()),
+                ("MCP_ALLOWED_ORIGINS", &allowed_origin),
+                ("MCP_AUTH_ISSUER", &authz.issuer),
+                ("MCP_AUTH_RESOURCE", &mcp),
+            ],
+        )?;
+        Ok((mcp, authz, server))
+    });
     let token = authz.token(CLIENT, &mcp, "tickets:read tickets:write");
     let page =
         |port: u16, extra: &str| format!("http://127.0.0.1:{port}/index.html?mcp={mcp}{extra}");

@@ -15,6 +15,26 @@ use serde_json::{Value, json};
 
 use super::Proc;
 
+/// Runs `start` with a port that nothing listened on a moment ago, for a server whose URL must
+/// be known before it starts (an OAuth resource's, which its authorization server mints tokens
+/// for); again with another port when something took that one in between (`start` failed
+/// with `Address already in use`), up to 5 times. Any other failure panics with its message.
+pub fn on_a_free_port<T>(mut start: impl FnMut(u16) -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for _ in 0..5 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        match start(port) {
+            Ok(started) => return started,
+            Err(e) if e.contains("Address already in use") => last = e,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("every port picked was taken before the server bound it; the last:\n{last}")
+}
+
 /// How long a test waits for any one response (or SSE event) by default.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -98,6 +118,24 @@ impl HttpServer {
     /// `program args…` (which make it listen on a port of its choosing, e.g. `mcp-bridge serve
     /// --http 127.0.0.1:0 -- …`), once it logged where it serves.
     pub fn start_args(program: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        HttpServer::try_start_args(program, args, env).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`HttpServer::start_on_with`], or why it did not start: its stderr so far when it ended
+    /// (or the deadline passed) before it logged where it serves.
+    pub fn try_start_on_with(
+        program: &Path,
+        addr: &str,
+        env: &[(&str, &str)],
+    ) -> Result<HttpServer, String> {
+        HttpServer::try_start_args(program, &["--http", addr], env)
+    }
+
+    fn try_start_args(
+        program: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<HttpServer, String> {
         let name = program.display();
         let proc = Proc::spawn_program(program, args, env);
         // A failure bound only: a bridge starts its upstream first (node takes seconds on a
@@ -108,17 +146,19 @@ impl HttpServer {
             let left = deadline.saturating_duration_since(Instant::now());
             let line = match proc.stderr.recv_timeout(left) {
                 Ok(line) => line,
-                Err(e) => panic!(
-                    "{name} did not log `serving MCP on http://…` ({e}); stderr so far:\n{}",
-                    seen.join("\n")
-                ),
+                Err(e) => {
+                    return Err(format!(
+                        "{name} did not log `serving MCP on http://…` ({e}); stderr so far:\n{}",
+                        seen.join("\n")
+                    ));
+                }
             };
             if let Some(port) = serving_port(&line) {
-                return HttpServer {
+                return Ok(HttpServer {
                     proc,
                     port,
                     endpoint: Endpoint { port },
-                };
+                });
             }
             seen.push(line);
         }
