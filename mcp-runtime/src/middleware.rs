@@ -85,7 +85,6 @@ where
 
 /// A request on its way through the chain: the request as the server decoded it, once (the
 /// same value the dispatcher and every check read).
-#[derive(Debug)]
 pub struct McpRequest {
     pub(crate) request: crate::protocol::params::Request,
     /// The params as JSON, made on first use by [`params`](McpRequest::params).
@@ -94,24 +93,51 @@ pub struct McpRequest {
     pub(crate) edited: bool,
     /// Made on first use by [`caller`](McpRequest::caller): most layers never ask, and for a
     /// request with an `Authorization` header it is a SHA-256 digest of that header.
-    pub(crate) caller: std::sync::LazyLock<String, Caller>,
+    pub(crate) caller: OnceLock<String>,
+    /// The dispatcher below the chain, which knows the caller.
+    pub(crate) below: Arc<dyn Below>,
     pub(crate) headers: Option<Arc<http::HeaderMap>>,
 }
 
-/// How a request's [`McpRequest::caller`] is made.
-pub(crate) type Caller = Box<dyn FnOnce() -> String + Send>;
+/// What is below the chain: the dispatcher of one request, and what it knows of its caller.
+/// One per request, shared by the request and its clones; the server implements it (this
+/// module does not name the server).
+pub(crate) trait Below: Send + Sync + 'static {
+    /// The caller, as [`McpRequest::caller`] gives it.
+    fn caller(&self) -> String;
+    /// Dispatches `req` as the chain left it.
+    fn dispatch(&self, req: McpRequest) -> Dispatched;
+}
+
+/// What the dispatcher made of a request: its answer now, one to wait for, or none (the
+/// request was cancelled).
+pub(crate) enum Dispatched {
+    Now(Option<crate::request::Reply>),
+    Later(Pin<Box<dyn Future<Output = Option<crate::request::Reply>> + Send>>),
+}
 
 impl Clone for McpRequest {
     fn clone(&self) -> Self {
-        // A clone gets the caller made (a clone is rare; the original keeps its own).
-        let caller = (*self.caller).clone();
         McpRequest {
             request: self.request.clone(),
             json: self.json.clone(),
             edited: self.edited,
-            caller: std::sync::LazyLock::new(Box::new(move || caller)),
+            caller: self.caller.clone(),
+            below: self.below.clone(),
             headers: self.headers.clone(),
         }
+    }
+}
+
+impl std::fmt::Debug for McpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpRequest")
+            .field("request", &self.request)
+            .field("json", &self.json)
+            .field("edited", &self.edited)
+            .field("caller", &self.caller)
+            .field("headers", &self.headers)
+            .finish_non_exhaustive()
     }
 }
 
@@ -182,7 +208,7 @@ impl McpRequest {
     /// else `session:<id>` for a session-era connection, else `anonymous`. A digest, never the
     /// credentials themselves.
     pub fn caller(&self) -> &str {
-        &self.caller
+        self.caller.get_or_init(|| self.below.caller())
     }
 
     /// The HTTP request headers, on HTTP.
@@ -279,7 +305,6 @@ impl Response {
 pub struct Next {
     pub(crate) chain: Arc<[Arc<dyn Middleware>]>,
     pub(crate) index: usize,
-    pub(crate) inner: Arc<dyn Fn(McpRequest) -> MiddlewareFuture + Send + Sync>,
 }
 
 impl Next {
@@ -290,11 +315,14 @@ impl Next {
                 let next = Next {
                     chain: self.chain,
                     index: self.index + 1,
-                    inner: self.inner,
                 };
                 layer.call(req, next).await
             }
-            None => (self.inner)(req).await,
+            // The dispatcher's own future is awaited here, not boxed again.
+            None => Ok(from_reply(match req.below.clone().dispatch(req) {
+                Dispatched::Now(reply) => reply,
+                Dispatched::Later(pending) => pending.await,
+            })),
         }
     }
 }

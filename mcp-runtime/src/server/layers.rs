@@ -2,10 +2,10 @@
 //! itself is handed down the layers, and at the bottom dispatched as any other request. What
 //! comes back keeps the dispatcher's own bytes unless a layer changed it.
 
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::connection::{Arrival, CatchUnwind, Connection, Step};
-use crate::middleware::{self, McpRequest, MiddlewareFuture, Next};
+use crate::middleware::{self, Below, Dispatched, McpRequest, Next};
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::params::{self, Request};
@@ -22,65 +22,27 @@ pub(super) fn through(
     arrival: Arrival,
     dispatch: Dispatch,
 ) -> Step {
-    let inner = &conn.server.inner;
-    let caller: middleware::Caller = {
-        let (conn, headers, principal) = (
-            conn.clone(),
-            arrival.headers.clone(),
-            arrival.principal.clone(),
-        );
-        Box::new(move || {
-            let inner = &conn.server.inner;
-            match inner.caller(headers.as_deref(), principal.as_deref()) {
-                Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
-                None if conn.session().is_some() => conn.task_owner(),
-                None => "anonymous".into(),
-            }
-        })
-    };
+    let chain = conn.server.inner.middleware.clone();
     let id = req.id.clone();
+    let headers = arrival.headers.clone();
+    let below = Arc::new(Origin {
+        conn: conn.clone(),
+        headers: arrival.headers.clone(),
+        principal: arrival.principal.clone(),
+        arrival: Mutex::new(Some(arrival)),
+        dispatch,
+    });
     let request = McpRequest {
         request: req,
         json: OnceLock::new(),
         edited: false,
-        caller: LazyLock::new(caller),
-        headers: arrival.headers.clone(),
-    };
-    let dispatcher = {
-        let conn = conn.clone();
-        let Arrival {
-            sink,
-            headers,
-            closer,
-            principal,
-            peer,
-        } = arrival;
-        Arc::new(move |req: McpRequest| -> MiddlewareFuture {
-            let arrival = Arrival {
-                sink: sink.clone(),
-                headers: headers.clone(),
-                closer: closer.clone(),
-                principal: principal.clone(),
-                peer,
-            };
-            let step = bottom(&conn, req, arrival, dispatch);
-            Box::pin(async move {
-                let reply = match step {
-                    Step::Reply(reply) => Some(reply),
-                    Step::Run(pending) => pending.await,
-                    Step::Nothing => None,
-                };
-                Ok(middleware::from_reply(reply))
-            })
-        })
-    };
-    let next = Next {
-        chain: inner.middleware.clone(),
-        index: 0,
-        inner: dispatcher,
+        caller: OnceLock::new(),
+        below,
+        headers,
     };
     Step::Run(Box::pin(async move {
-        let outcome = CatchUnwind(Box::pin(next.run(request))).await;
+        let run = std::pin::pin!(Next { chain, index: 0 }.run(request));
+        let outcome = CatchUnwind(run).await;
         let response = match outcome {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => middleware::refused(e),
@@ -100,6 +62,38 @@ pub(super) fn through(
             },
         })
     }))
+}
+
+/// What is below the chain for one request: its connection, what the transport knows of it
+/// (handed to the dispatcher, once), and the dispatcher. A clone of the request a layer keeps
+/// holds only what its caller is made from.
+struct Origin {
+    conn: Arc<Connection>,
+    headers: Option<Arc<http::HeaderMap>>,
+    principal: Option<Arc<crate::auth::Principal>>,
+    arrival: Mutex<Option<Arrival>>,
+    dispatch: Dispatch,
+}
+
+impl Below for Origin {
+    fn caller(&self) -> String {
+        let inner = &self.conn.server.inner;
+        match inner.caller(self.headers.as_deref(), self.principal.as_deref()) {
+            Some(bytes) => format!("caller:{}", crate::id::digest_hex(&bytes)),
+            None if self.conn.session().is_some() => self.conn.task_owner(),
+            None => "anonymous".into(),
+        }
+    }
+
+    fn dispatch(&self, req: McpRequest) -> Dispatched {
+        // A chain ends once per request (`Next::run` takes the `Next`).
+        let arrival = self.arrival.lock().unwrap().take().unwrap_or_default();
+        match bottom(&self.conn, req, arrival, self.dispatch) {
+            Step::Reply(reply) => Dispatched::Now(Some(reply)),
+            Step::Run(pending) => Dispatched::Later(pending),
+            Step::Nothing => Dispatched::Now(None),
+        }
+    }
 }
 
 /// The bottom of the chain: the request, as a layer left it, through the dispatcher. A
