@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""drive-http.py PORT N ERA(session|2026) [no-init]: N sequential tools/call add over one keep-alive connection (for callgrind-http.sh)."""
-import socket, sys
+"""drive-http.py PORT N ERA(session|2026) [no-init]: N sequential tools/call add over one keep-alive connection (for callgrind-http.sh); $TOKEN, when set, goes in every request's Authorization header."""
+import os, socket, sys
 port, n, era = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port)); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 f = s.makefile("rb")
@@ -8,6 +8,7 @@ sid = None
 def post(body, extra=""):
     global sid
     h = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n{extra}"
+    if os.environ.get("TOKEN"): h += f"Authorization: Bearer {os.environ['TOKEN']}\r\n"
     if sid: h += f"Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: 2025-11-25\r\n"
     s.sendall((h + "\r\n" + body).encode())
     length = 0

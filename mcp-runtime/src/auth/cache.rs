@@ -4,7 +4,7 @@
 //! a request to the authorization server each time.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::Principal;
@@ -12,8 +12,9 @@ use super::Principal;
 /// The most tokens remembered.
 const MAX_ENTRIES: usize = 10_000;
 
-/// What a token was found to be: whose, or why it was refused.
-type Answer = Result<Principal, String>;
+/// What a token was found to be: whose (the principal handed out for it, not copied), or why
+/// it was refused.
+type Answer = Result<Arc<Principal>, String>;
 
 pub(crate) struct TokenCache {
     /// Each token's answer (by the token's digest), and until when it holds.
@@ -52,7 +53,7 @@ impl TokenCache {
     }
 
     /// Remembers a verified token until `exp` (Unix seconds, if it has one) or the cap.
-    pub(crate) fn put(&self, token: &str, principal: &Principal, exp: Option<u64>) {
+    pub(crate) fn put(&self, token: &str, principal: &Arc<Principal>, exp: Option<u64>) {
         let mut ttl = self.cap;
         if let Some(exp) = exp {
             ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now_unix())));
@@ -89,9 +90,10 @@ mod tests {
 
     #[test]
     fn remembered_until_expiry_or_the_cap() {
-        let p =
+        let p = Arc::new(
             Principal::from_claims(json!({"iss": "i", "sub": "s"}).as_object().unwrap().clone())
-                .unwrap();
+                .unwrap(),
+        );
         let cache = TokenCache::new(Duration::from_secs(60));
         cache.put("a", &p, Some(now_unix() + 30));
         assert_eq!(cache.get("a"), Some(Ok(p.clone())));

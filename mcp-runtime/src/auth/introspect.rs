@@ -1,6 +1,6 @@
 //! Opaque access tokens, checked with the issuer's RFC 7662 introspection endpoint.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Principal;
 use super::cache::{TokenCache, now_unix};
 use super::fetch;
-use super::verify::{TokenError, TokenVerifier, VerifyFuture};
+use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, VerifyFuture};
 
 /// The most introspection requests in flight at once, per verifier: a flood of made-up tokens
 /// waits its turn instead of becoming a flood at the authorization server.
@@ -130,9 +130,15 @@ impl Introspector {
             .map_err(TokenError::Unavailable)
     }
 
-    async fn check(&self, token: &str) -> Result<Principal, TokenError> {
-        if let Some(known) = self.cache.get(token) {
-            return known.map_err(TokenError::Invalid);
+    /// The principal of `token`, from the cache when it was introspected a moment ago.
+    async fn check(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
+        let known = |answer: Result<Arc<Principal>, String>| {
+            answer
+                .map(|p| super::verify::hiding(p, hide))
+                .map_err(TokenError::Invalid)
+        };
+        if let Some(answer) = self.cache.get(token) {
+            return known(answer);
         }
         let _permit = tokio::time::timeout(fetch::TIMEOUT, self.in_flight.acquire())
             .await
@@ -141,10 +147,10 @@ impl Introspector {
             })?
             .expect("the semaphore is never closed");
         // The same token may have been answered while this request waited for its turn.
-        if let Some(known) = self.cache.get(token) {
-            return known.map_err(TokenError::Invalid);
+        if let Some(answer) = self.cache.get(token) {
+            return known(answer);
         }
-        match self.introspect(token).await {
+        match self.introspect(token, hide).await {
             Err(TokenError::Invalid(why)) => {
                 self.cache
                     .put_refusal(token, &why, self.config.refusal_cache_for);
@@ -155,7 +161,7 @@ impl Introspector {
     }
 
     /// Asks the authorization server about `token`.
-    async fn introspect(&self, token: &str) -> Result<Principal, TokenError> {
+    async fn introspect(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
         let endpoint = self.endpoint().await?;
         let answer = fetch::post_form(
             endpoint,
@@ -201,7 +207,9 @@ impl Introspector {
         if exp.is_some_and(|e| e <= now_unix()) {
             return Err(invalid("the token has expired"));
         }
-        let principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
+        let mut principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
+        principal.hide_unauthorized = hide;
+        let principal = Arc::new(principal);
         self.cache.put(token, &principal, exp);
         Ok(principal)
     }
@@ -209,7 +217,11 @@ impl Introspector {
 
 impl TokenVerifier for Introspector {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.check(token))
+        Box::pin(async move { self.check(token, false).await.map(super::verify::owned) })
+    }
+
+    fn verify_shared<'a>(&'a self, token: &'a str, hide: bool) -> SharedVerifyFuture<'a> {
+        Box::pin(self.check(token, hide))
     }
 }
 
@@ -236,12 +248,12 @@ mod tests {
         let (base, seen) = serve(Arc::new(|_: &str| Reply::Now(INACTIVE.into()))).await;
         let introspector = introspector(&base);
         for _ in 0..200 {
-            let refused = introspector.check("made-up").await.unwrap_err();
+            let refused = introspector.check("made-up", true).await.unwrap_err();
             assert!(matches!(refused, TokenError::Invalid(_)), "{refused:?}");
         }
         assert_eq!(seen.requests(), 1);
         // Another made-up token is another question.
-        introspector.check("made-up-too").await.unwrap_err();
+        introspector.check("made-up-too", true).await.unwrap_err();
         assert_eq!(seen.requests(), 2);
     }
 
@@ -253,7 +265,7 @@ mod tests {
         let tries: Vec<_> = (0..64)
             .map(|i| {
                 let introspector = introspector.clone();
-                tokio::spawn(async move { introspector.check(&format!("token-{i}")).await })
+                tokio::spawn(async move { introspector.check(&format!("token-{i}"), true).await })
             })
             .collect();
         // The first wave arrives and is held; the rest wait their turn, so at no time are more
@@ -279,7 +291,7 @@ mod tests {
         let introspector = Introspection::new("rs", "secret")
             .bind(base.clone(), "https://mcp.example/".to_owned());
         for _ in 0..20 {
-            let e = introspector.check("t").await.unwrap_err();
+            let e = introspector.check("t", true).await.unwrap_err();
             assert!(matches!(e, TokenError::Unavailable(_)), "{e:?}");
         }
         // One discovery tries the three well-known locations.

@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use super::Principal;
 use super::cache::TokenCache;
 use super::fetch;
-use super::verify::{TokenError, TokenVerifier, VerifyFuture};
+use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, VerifyFuture};
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and no HMAC
 /// algorithm is accepted: a public key used as an HMAC secret is the classic forgery.
@@ -177,15 +177,18 @@ impl JwtVerifier {
         }
     }
 
-    async fn check(&self, token: &str) -> Result<Principal, TokenError> {
+    /// The principal of `token`, from the cache when it was verified a moment ago.
+    async fn check(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
         if let Some(Ok(known)) = self.verified.get(token) {
-            return Ok(known);
+            return Ok(super::verify::hiding(known, hide));
         }
-        let principal = self.verify_fully(token).await?;
+        let mut principal = self.verify_fully(token).await?;
         let exp = principal
             .claims
             .get("exp")
             .and_then(serde_json::Value::as_u64);
+        principal.hide_unauthorized = hide;
+        let principal = Arc::new(principal);
         self.verified.put(token, &principal, exp);
         Ok(principal)
     }
@@ -276,7 +279,11 @@ async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
 
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.check(token))
+        Box::pin(async move { self.check(token, false).await.map(super::verify::owned) })
+    }
+
+    fn verify_shared<'a>(&'a self, token: &'a str, hide: bool) -> SharedVerifyFuture<'a> {
+        Box::pin(self.check(token, hide))
     }
 }
 
@@ -326,14 +333,16 @@ mod tests {
             Arc::new(JwtVerifier::new(ISSUER, AUDIENCE).jwks_uri(format!("{base}/jwks")));
         let first = {
             let verifier = verifier.clone();
-            tokio::spawn(async move { verifier.check(&token("k1", "alice")).await })
+            tokio::spawn(async move { verifier.check(&token("k1", "alice"), true).await })
         };
         seen.until(1).await;
         // The fetch is open at the issuer: later tokens (not cached yet) wait for it.
         let later: Vec<_> = (0..4)
             .map(|i| {
                 let verifier = verifier.clone();
-                tokio::spawn(async move { verifier.check(&token("k1", &format!("u{i}"))).await })
+                tokio::spawn(
+                    async move { verifier.check(&token("k1", &format!("u{i}")), true).await },
+                )
             })
             .collect();
         tokio::task::yield_now().await;
@@ -347,6 +356,32 @@ mod tests {
             assert_eq!(principal.subject, format!("u{i}"));
         }
         assert_eq!(seen.requests(), 1, "one fetch served them all");
+    }
+
+    /// A token verified a moment ago is the principal the verifier keeps for it, shared with
+    /// the server (not a copy of its claims per request), and says what the server asked of
+    /// its lists; `verify` still hands out a principal of its own, as it always did.
+    #[tokio::test]
+    async fn a_verified_token_is_shared_not_copied() {
+        let jwks = json!({"keys": [{"kty": "OKP", "crv": "Ed25519", "x": X, "kid": "k1"}]});
+        let (base, _) = serve(Arc::new(move |_: &str| Reply::Now(jwks.to_string()))).await;
+        let verifier = JwtVerifier::new(ISSUER, AUDIENCE).jwks_uri(format!("{base}/jwks"));
+        let alice = token("k1", "alice");
+        let first = verifier.verify_shared(&alice, true).await.unwrap();
+        let again = verifier.verify_shared(&alice, true).await.unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "the cached principal, not a copy"
+        );
+        assert!(again.hides_unauthorized());
+        let shown = verifier.verify_shared(&alice, false).await.unwrap();
+        assert!(!shown.hides_unauthorized());
+        let own = verifier.verify(&alice).await.unwrap();
+        assert_eq!(
+            (own.subject.as_str(), own.hides_unauthorized()),
+            ("alice", false)
+        );
+        assert!(first.hides_unauthorized(), "the kept one is unchanged");
     }
 
     /// A refetch of the key set (a token named a key id not seen yet) that the issuer never
@@ -371,19 +406,25 @@ mod tests {
                 .min_refetch_interval(Duration::ZERO),
         );
         assert_eq!(
-            verifier.check(&token("k1", "alice")).await.unwrap().subject,
+            verifier
+                .check(&token("k1", "alice"), true)
+                .await
+                .unwrap()
+                .subject,
             "alice"
         );
         let stuck = {
             let verifier = verifier.clone();
-            tokio::spawn(async move { verifier.check(&token("k2", "mallory")).await })
+            tokio::spawn(async move { verifier.check(&token("k2", "mallory"), true).await })
         };
         seen.until(2).await;
         // The refetch is open at the issuer; a token of the known key does not wait for it.
-        let known =
-            tokio::time::timeout(Duration::from_secs(5), verifier.check(&token("k1", "bob")))
-                .await
-                .expect("a token of a known key waited for the refetch");
+        let known = tokio::time::timeout(
+            Duration::from_secs(5),
+            verifier.check(&token("k1", "bob"), true),
+        )
+        .await
+        .expect("a token of a known key waited for the refetch");
         assert_eq!(known.unwrap().subject, "bob");
         stuck.abort();
     }

@@ -32,6 +32,8 @@ pub use introspect::Introspection;
 #[cfg(feature = "auth")]
 pub use jwt::JwtVerifier;
 #[cfg(feature = "auth")]
+#[doc(hidden)]
+pub use verify::SharedVerifyFuture;
 pub use verify::{TokenError, TokenVerifier, VerifyFuture};
 #[cfg(all(test, feature = "auth"))]
 mod test_peer;

@@ -3,12 +3,18 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use super::Principal;
 
 /// What [`TokenVerifier::verify`] returns.
 pub type VerifyFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Principal, TokenError>> + Send + 'a>>;
+
+/// What [`TokenVerifier::verify_shared`] returns.
+#[doc(hidden)]
+pub type SharedVerifyFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<Arc<Principal>, TokenError>> + Send + 'a>>;
 
 /// Checks an access token and says whose it is.
 ///
@@ -19,6 +25,39 @@ pub type VerifyFuture<'a> =
 pub trait TokenVerifier: Send + Sync + 'static {
     /// Verifies `token` (the bearer token, without the `Bearer ` prefix).
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a>;
+
+    /// What the server calls: [`verify`](Self::verify), the principal shared, its lists
+    /// hiding what it may not use as `hide_unauthorized` says. The built-in verifiers hand out
+    /// the principal they keep for the token, not a copy of it.
+    #[doc(hidden)]
+    fn verify_shared<'a>(
+        &'a self,
+        token: &'a str,
+        hide_unauthorized: bool,
+    ) -> SharedVerifyFuture<'a> {
+        Box::pin(async move {
+            let mut principal = self.verify(token).await?;
+            principal.hide_unauthorized = hide_unauthorized;
+            Ok(Arc::new(principal))
+        })
+    }
+}
+
+/// `principal` as a request of a server whose lists hide (or not) what a caller may not use:
+/// itself when it says so already (a verifier keeps it so for the server it serves), else a
+/// copy that does.
+pub(crate) fn hiding(mut principal: Arc<Principal>, hide_unauthorized: bool) -> Arc<Principal> {
+    if principal.hide_unauthorized != hide_unauthorized {
+        Arc::make_mut(&mut principal).hide_unauthorized = hide_unauthorized;
+    }
+    principal
+}
+
+/// A principal handed out by [`TokenVerifier::verify`]: the verifier's own, or a copy.
+pub(crate) fn owned(principal: Arc<Principal>) -> Principal {
+    let mut principal = Arc::unwrap_or_clone(principal);
+    principal.hide_unauthorized = false;
+    principal
 }
 
 /// Why a token was not accepted.

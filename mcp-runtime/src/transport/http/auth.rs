@@ -123,6 +123,10 @@ mod enabled {
         path: &str,
     ) -> Option<HttpResponse> {
         let path = path.trim_end_matches('/');
+        // Every request asks: most are for the MCP endpoint, told apart without a copy.
+        if !path.starts_with("/.well-known/oauth-protected-resource") {
+            return None;
+        }
         let own = auth.metadata_path();
         if path != own && path != "/.well-known/oauth-protected-resource" {
             return None;
@@ -223,11 +227,18 @@ mod enabled {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Err(bad("the Authorization header must be `Bearer <token>`")),
         };
-        let b64ish = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
-        if token.is_empty() || !token.chars().all(b64ish) {
+        // RFC 6750 §2.1's b64token.
+        let b64ish = |b: u8| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+        };
+        if token.is_empty() || !token.bytes().all(b64ish) {
             return Err(bad("the bearer token is malformed"));
         }
-        let principal = match auth.verifier.verify(token).await {
+        let principal = match auth
+            .verifier
+            .verify_shared(token, auth.hide_unauthorized)
+            .await
+        {
             Ok(p) => p,
             Err(TokenError::Invalid(why)) => {
                 tracing::debug!(%why, "refused an access token");
@@ -264,9 +275,7 @@ mod enabled {
                 &needed,
             ));
         }
-        let mut principal = principal;
-        principal.hide_unauthorized = auth.hide_unauthorized;
-        Ok(Arc::new(principal))
+        Ok(principal)
     }
 
     pub(super) fn check_required(

@@ -64,7 +64,7 @@ pub(crate) fn owner(
     principal: Option<&crate::auth::Principal>,
 ) -> Option<[u8; 32]> {
     let caller = state.server.inner.caller(Some(headers), principal)?;
-    Some(hmac_sha256::Hash::hash(&caller))
+    Some(crate::id::sha256(&caller))
 }
 
 /// `response` with `Connection: close`: the connection carries no other request after it.
