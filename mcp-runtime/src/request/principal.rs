@@ -25,6 +25,26 @@ pub struct Principal {
     /// Whether this caller's lists leave out what its scopes do not allow (set by the HTTP
     /// layer from the server's configuration).
     pub(crate) hide_unauthorized: bool,
+    /// The digest of [`caller_key`](Principal::caller_key), made on first use: a verifier
+    /// shares one principal among the requests of a token, and each needs it.
+    pub(crate) caller_digest: CallerDigest,
+}
+
+/// A principal's memo of its caller's digest: not part of what it is (equal principals are
+/// equal whether or not it was made yet).
+#[derive(Clone, Default)]
+pub(crate) struct CallerDigest(std::sync::OnceLock<[u8; 32]>);
+
+impl PartialEq for CallerDigest {
+    fn eq(&self, _: &CallerDigest) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for CallerDigest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallerDigest")
+    }
 }
 
 impl Principal {
@@ -51,6 +71,7 @@ impl Principal {
             scopes,
             claims,
             hide_unauthorized: false,
+            caller_digest: CallerDigest::default(),
         })
     }
 
@@ -88,6 +109,14 @@ impl Principal {
     /// which stay the same when the client refreshes its token.
     pub(crate) fn caller_key(&self) -> Vec<u8> {
         format!("principal\n{}\n{}", self.issuer, self.subject).into_bytes()
+    }
+
+    /// The SHA-256 of [`caller_key`](Self::caller_key), what sessions and tasks are owned by.
+    pub(crate) fn caller_digest(&self) -> [u8; 32] {
+        *self
+            .caller_digest
+            .0
+            .get_or_init(|| crate::id::sha256(&self.caller_key()))
     }
 }
 
