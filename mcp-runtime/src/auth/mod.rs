@@ -34,6 +34,7 @@ pub use jwt::JwtVerifier;
 #[cfg(feature = "auth")]
 #[doc(hidden)]
 pub use verify::SharedVerifyFuture;
+#[cfg(feature = "auth")]
 pub use verify::{TokenError, TokenVerifier, VerifyFuture};
 #[cfg(all(test, feature = "auth"))]
 mod test_peer;
