@@ -888,51 +888,23 @@ async fn the_typescript_sdk_server_through_a_proxy() {
 
 // ---- The bridge program (examples/bridge) ----
 
-/// A child process killed on drop.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `mcp-bridge` with `args`, waits until it listens on `port`.
-async fn start_bridge(args: &[String], port: u16) -> Killed {
+/// Starts `mcp-bridge` with `args` (which make it listen on `127.0.0.1:0`) and waits until it
+/// logs where it serves: a port picked here and bound later could be taken in between, and a
+/// wait for something to listen there could find the wrong server.
+async fn start_bridge(args: &[String]) -> support::http::HttpServer {
     let bridge = support::interop::build_examples(&["mcp-bridge"])
         .expect("the bridge builds")
         .remove(0);
     let root = std::path::Path::new(support::interop::ROOT);
-    let child = std::process::Command::new(bridge)
-        .args(args)
-        .current_dir(root)
-        .env("MCP_INTEROP_NODE_DIR", root.join(".interop/node"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("the bridge starts");
-    let mut child = Killed(child);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = child.0.try_wait() {
-            panic!("the bridge exited with {status}");
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the bridge never listened"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    child
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port()
+    let node_dir = root.join(".interop/node");
+    let args = args.to_vec();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let env = [("MCP_INTEROP_NODE_DIR", node_dir.to_str().unwrap())];
+        support::http::HttpServer::start_args(&bridge, &args, &env)
+    })
+    .await
+    .unwrap()
 }
 
 /// `mcp-bridge gateway`: the servers of an `mcpServers` file (the TypeScript SDK's over stdio,
@@ -953,17 +925,14 @@ async fn the_gateway_serves_an_mcp_servers_file_as_one_server() {
         "off": {"command": "does-not-exist", "disabled": true},
     }});
     std::fs::write(&file, config.to_string()).unwrap();
-    let port = free_port();
-    let _bridge = start_bridge(
-        &[
-            "gateway".into(),
-            "--http".into(),
-            format!("127.0.0.1:{port}"),
-            file.display().to_string(),
-        ],
-        port,
-    )
+    let bridge = start_bridge(&[
+        "gateway".into(),
+        "--http".into(),
+        "127.0.0.1:0".into(),
+        file.display().to_string(),
+    ])
     .await;
+    let port = bridge.port;
     let client = Client::builder()
         .request_timeout(Duration::from_secs(20))
         .connect(&format!("http://127.0.0.1:{port}/mcp"))
@@ -1330,22 +1299,18 @@ async fn the_bridge_logs_in_through_the_browser_once_and_keeps_the_tokens() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bridge_serves_a_stdio_server_over_http_in_both_eras() {
     support::interop::install_clients();
-    let port = free_port();
     let root = std::path::Path::new(support::interop::ROOT);
     let script = root.join("tests/interop/ts_server.mjs");
-    let _bridge = start_bridge(
-        &[
-            "serve".into(),
-            "--http".into(),
-            format!("127.0.0.1:{port}"),
-            "--".into(),
-            "node".into(),
-            script.display().to_string(),
-        ],
-        port,
-    )
+    let bridge = start_bridge(&[
+        "serve".into(),
+        "--http".into(),
+        "127.0.0.1:0".into(),
+        "--".into(),
+        "node".into(),
+        script.display().to_string(),
+    ])
     .await;
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let url = format!("http://127.0.0.1:{}/mcp", bridge.port);
     for era in UPSTREAM_ERAS {
         let client = Client::builder()
             .protocol(era)
@@ -1801,16 +1766,15 @@ async fn the_bridge_opens_an_upstream_per_session_unless_told_to_share() {
     for (options, processes) in [(&[][..], 3), (&["--upstream-sessions", "shared"][..], 1)] {
         let scratch = Scratch::new(&format!("bridge-{processes}"));
         let upstream = recorded_ts_server(&scratch.pids());
-        let port = free_port();
         let mut args: Vec<String> = vec!["serve".into(), "--http".into()];
-        args.push(format!("127.0.0.1:{port}"));
+        args.push("127.0.0.1:0".into());
         args.extend(options.iter().map(|o| o.to_string()));
         args.push("--".into());
         args.push("sh".into());
         let std = upstream.as_std();
         args.extend(std.get_args().map(|a| a.to_string_lossy().into_owned()));
-        let _bridge = start_bridge(&args, port).await;
-        let url = format!("http://127.0.0.1:{port}/mcp");
+        let bridge = start_bridge(&args).await;
+        let url = format!("http://127.0.0.1:{}/mcp", bridge.port);
         let mut clients = Vec::new();
         for _ in 0..2 {
             let client = Client::builder()
