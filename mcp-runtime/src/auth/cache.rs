@@ -29,11 +29,11 @@ pub(crate) fn now_unix() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// A token's SHA-256 (sha2: with the CPU's SHA instructions where there are any, a few
-/// times faster than a portable implementation on an ~800-byte JWT, hashed on every request).
+/// A token's SHA-256 (`id::sha256`: with the CPU's SHA instructions where there are any, a
+/// few times faster than a portable implementation on an ~800-byte JWT, hashed on every
+/// request).
 fn key(token: &str) -> [u8; 32] {
-    use sha2::Digest;
-    sha2::Sha256::digest(token.as_bytes()).into()
+    crate::id::sha256(token.as_bytes())
 }
 
 impl TokenCache {

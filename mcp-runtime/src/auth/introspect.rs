@@ -207,9 +207,8 @@ impl Introspector {
         if exp.is_some_and(|e| e <= now_unix()) {
             return Err(invalid("the token has expired"));
         }
-        let mut principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
-        principal.hide_unauthorized = hide;
-        let principal = Arc::new(principal);
+        let principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
+        let principal = super::verify::hiding(Arc::new(principal), hide);
         self.cache.put(token, &principal, exp);
         Ok(principal)
     }

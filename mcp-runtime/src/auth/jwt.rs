@@ -182,13 +182,12 @@ impl JwtVerifier {
         if let Some(Ok(known)) = self.verified.get(token) {
             return Ok(super::verify::hiding(known, hide));
         }
-        let mut principal = self.verify_fully(token).await?;
+        let principal = self.verify_fully(token).await?;
         let exp = principal
             .claims
             .get("exp")
             .and_then(serde_json::Value::as_u64);
-        principal.hide_unauthorized = hide;
-        let principal = Arc::new(principal);
+        let principal = super::verify::hiding(Arc::new(principal), hide);
         self.verified.put(token, &principal, exp);
         Ok(principal)
     }

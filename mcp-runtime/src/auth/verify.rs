@@ -44,8 +44,8 @@ pub trait TokenVerifier: Send + Sync + 'static {
 }
 
 /// `principal` as a request of a server whose lists hide (or not) what a caller may not use:
-/// itself when it says so already (a verifier keeps it so for the server it serves), else a
-/// copy that does.
+/// itself when it says so already (a verifier keeps it so for the server it serves) or when
+/// nothing else holds it, else a copy that does.
 pub(crate) fn hiding(mut principal: Arc<Principal>, hide_unauthorized: bool) -> Arc<Principal> {
     if principal.hide_unauthorized != hide_unauthorized {
         Arc::make_mut(&mut principal).hide_unauthorized = hide_unauthorized;
