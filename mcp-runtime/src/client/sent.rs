@@ -100,12 +100,13 @@ impl Serialize for SentParams<'_> {
             era: self.era,
             own: own.get("_meta"),
         };
-        let mut added: [Option<(&str, Added<'_>)>; 2] = [None, None];
+        // What is added: `_meta`, and the raw member.
+        let mut added: [Option<(&str, Either<&Meta<'_>, &RawValue>)>; 2] = [None, None];
         if self.era.is_some() || own.contains_key("_meta") {
-            added[0] = Some(("_meta", Added::Meta(&meta)));
+            added[0] = Some(("_meta", Either::Left(&meta)));
         }
         if let Some((name, text)) = self.raw {
-            added[1] = Some((name, Added::Raw(text)));
+            added[1] = Some((name, Either::Right(text)));
         }
         added.sort_by(|a, b| a.as_ref().map(|a| a.0).cmp(&b.as_ref().map(|b| b.0)));
         let own = own.iter().map(|(key, value)| (key.as_str(), value));
@@ -116,21 +117,6 @@ impl Serialize for SentParams<'_> {
             out.serialize_entry(key, &value)?;
         }
         out.end()
-    }
-}
-
-/// A member [`SentParams`] adds to the request's own.
-enum Added<'a> {
-    Meta(&'a Meta<'a>),
-    Raw(&'a RawValue),
-}
-
-impl Serialize for Added<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Added::Meta(meta) => meta.serialize(s),
-            Added::Raw(text) => text.serialize(s),
-        }
     }
 }
 
