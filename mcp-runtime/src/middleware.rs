@@ -94,9 +94,8 @@ pub struct McpRequest {
     /// Made on first use by [`caller`](McpRequest::caller): most layers never ask, and for a
     /// request with an `Authorization` header it is a SHA-256 digest of that header.
     pub(crate) caller: OnceLock<String>,
-    /// The dispatcher below the chain, which knows the caller.
+    /// The dispatcher below the chain, which knows the caller and the request's headers.
     pub(crate) below: Arc<dyn Below>,
-    pub(crate) headers: Option<Arc<http::HeaderMap>>,
 }
 
 /// What is below the chain: the dispatcher of one request, and what it knows of its caller.
@@ -105,6 +104,8 @@ pub struct McpRequest {
 pub(crate) trait Below: Send + Sync + 'static {
     /// The caller, as [`McpRequest::caller`] gives it.
     fn caller(&self) -> String;
+    /// The HTTP request headers, on HTTP.
+    fn headers(&self) -> Option<&http::HeaderMap>;
     /// Dispatches `req` as the chain left it.
     fn dispatch(&self, req: McpRequest) -> Dispatched;
 }
@@ -124,7 +125,6 @@ impl Clone for McpRequest {
             edited: self.edited,
             caller: self.caller.clone(),
             below: self.below.clone(),
-            headers: self.headers.clone(),
         }
     }
 }
@@ -136,7 +136,7 @@ impl std::fmt::Debug for McpRequest {
             .field("json", &self.json)
             .field("edited", &self.edited)
             .field("caller", &self.caller)
-            .field("headers", &self.headers)
+            .field("headers", &self.headers())
             .finish_non_exhaustive()
     }
 }
@@ -213,7 +213,7 @@ impl McpRequest {
 
     /// The HTTP request headers, on HTTP.
     pub fn headers(&self) -> Option<&http::HeaderMap> {
-        self.headers.as_deref()
+        self.below.headers()
     }
 }
 

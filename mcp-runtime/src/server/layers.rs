@@ -24,7 +24,6 @@ pub(super) fn through(
 ) -> Step {
     let chain = conn.server.inner.middleware.clone();
     let id = req.id.clone();
-    let headers = arrival.headers.clone();
     let below = Arc::new(Origin {
         conn: conn.clone(),
         headers: arrival.headers.clone(),
@@ -38,7 +37,6 @@ pub(super) fn through(
         edited: false,
         caller: OnceLock::new(),
         below,
-        headers,
     };
     Step::Run(Box::pin(async move {
         let run = std::pin::pin!(Next { chain, index: 0 }.run(request));
@@ -83,6 +81,10 @@ impl Below for Origin {
             None if self.conn.session().is_some() => self.conn.task_owner(),
             None => "anonymous".into(),
         }
+    }
+
+    fn headers(&self) -> Option<&http::HeaderMap> {
+        self.headers.as_deref()
     }
 
     fn dispatch(&self, req: McpRequest) -> Dispatched {
