@@ -459,12 +459,14 @@ fn rotating_the_request_state_key_under_load_refuses_no_call() {
         out.other.first(),
         fleet.log("nginx")
     );
-    // nginx's own 502s: a connection the kernel queued in the instant the listener closed is
-    // reset, and nginx does not resend a POST. Seen 0 to 2 times in about 9,000 calls over
-    // these nine restarts (0.6 on average in seven runs; 3 is exceeded about once in 300 runs
-    // at that rate); without the accept sweep it was 4 to 7, without the draining thousands.
+    // nginx's own 502s: a connection whose handshake was under way as the listener closed
+    // would be reset, and nginx does not resend a POST. With new handshakes stopped before the
+    // close (Linux) none in 9 runs, 5 of them with two CPU hogs beside; before, 0 to 2 in about
+    // 9,000 calls over these nine restarts, 5 once on a loaded CI machine; without the accept
+    // sweep 4 to 7, without the draining thousands. One is let pass: a kept-alive connection
+    // the instance closes as nginx sends on it is the same race, and nothing here rules it out.
     assert!(
-        out.gateway.len() <= 3,
+        out.gateway.len() <= 1,
         "{} of {} surveys got nginx's 502 during the rotation\nnginx: {}",
         out.gateway.len(),
         out.total(),

@@ -18,7 +18,8 @@
 //!   needs no allowed host or token; other methods 405). On SIGTERM or SIGINT the server drains:
 //!   `/readyz` turns 503 at once, requests are still served for the drain delay
 //!   ([`HttpConfig::drain_delay`], `MCP_DRAIN_DELAY`; 5 s on a non-loopback address, none
-//!   on loopback) while load balancers take the instance out, then the listener closes,
+//!   on loopback) while load balancers take the instance out, then (on Linux) new handshakes
+//!   stop for a moment while those begun complete, and the listener closes,
 //!   `subscriptions/listen` streams end with their `complete` result, session SSE streams end,
 //!   and running requests have the server's shutdown grace
 //!   ([`ServerBuilder::shutdown_grace`](crate::ServerBuilder::shutdown_grace), which stdio
@@ -40,6 +41,7 @@ mod config;
 mod cors;
 mod events;
 mod guard;
+mod handshakes;
 mod health;
 mod idle;
 mod legacy;
@@ -93,7 +95,8 @@ const ACCEPTED_SETTLE: Duration = Duration::from_millis(50);
 /// drains: `/readyz` answers 503 at once, requests are served for the
 /// [drain delay](HttpConfig::drain_delay) (a second signal cuts it short), each HTTP/1
 /// answer with `Connection: close` so a load balancer stops reusing connections; then no new
-/// connections are accepted (those already queued are served), `subscriptions/listen` streams
+/// connections are accepted (those already queued or, on Linux, with their handshake under way
+/// are served), `subscriptions/listen` streams
 /// end with their result and running requests get the server's
 /// [shutdown grace](crate::ServerBuilder::shutdown_grace) to finish (a further signal closes
 /// them at once). Request bodies are bounded by the server's
@@ -273,6 +276,8 @@ where
     // Set during the drain delay: its end, and the next signal.
     let mut delay: Option<Pin<Box<tokio::time::Sleep>>> = None;
     let mut again: Option<Pin<Box<F>>> = None;
+    // After the drain delay: new handshakes are stopped and `delay` is the settle.
+    let mut settling = false;
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -299,7 +304,16 @@ where
                 again = Some(Box::pin(signal()));
                 continue;
             }
-            () = or_never(delay.as_mut()), if delay.is_some() => break,
+            () = or_never(delay.as_mut()), if delay.is_some() => {
+                // The drain delay is over: new handshakes stop, those begun complete and are
+                // served, then the listener closes (see `handshakes`).
+                if settling || handshakes::stop_new(&listener).is_err() {
+                    break;
+                }
+                settling = true;
+                delay = Some(Box::pin(tokio::time::sleep(handshakes::SETTLE)));
+                continue;
+            }
             () = or_never(again.as_mut()), if again.is_some() => {
                 tracing::info!("signalled again: skipping the rest of the drain delay");
                 again = None;
