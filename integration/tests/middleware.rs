@@ -290,6 +290,52 @@ async fn unreadable_arguments_pass_unread_and_panicking_layers_are_errors() {
     );
 }
 
+/// A layer whose `call` panics before it makes a future.
+struct BrokenCall;
+
+impl middleware::Middleware for BrokenCall {
+    fn call(&self, req: McpRequest, next: Next) -> middleware::MiddlewareFuture {
+        if req.tool_name() == Some("internal_reset") {
+            panic!("the layer broke before its future");
+        }
+        Box::pin(next.run(req))
+    }
+}
+
+/// The chain is polled once where the request is read: a layer that waits first (and so is
+/// answered later) and one that panics before its future must come out as any other.
+#[tokio::test]
+async fn a_layer_that_waits_is_answered_and_one_that_panics_in_call_is_an_error() {
+    let server = server_with(vec![
+        Box::new(|b| b.middleware(BrokenCall)),
+        Box::new(|b| {
+            b.middleware(middleware::from_fn(
+                |req: McpRequest, next: Next| async move {
+                    tokio::task::yield_now().await;
+                    let mut response = next.run(req).await?;
+                    response.edit_result(|r| r["waited"] = json!(true));
+                    Ok(response)
+                },
+            ))
+        }),
+    ]);
+    let client = TestClient::connect_to(server, ProtocolVersion::V2025_11_25)
+        .await
+        .unwrap();
+    let e = client
+        .call_tool("internal_reset", json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+    let r = client
+        .send_raw(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"late"}}}"#)
+        .await
+        .unwrap();
+    assert_eq!(r["id"], 9, "{r}");
+    assert_eq!(r["result"]["waited"], true, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "late", "{r}");
+}
+
 /// The transport checked the caller's scopes for what the client's request names: a layer
 /// that changes the params may not make it name another tool (nor could it, through the
 /// typed accessors, read a different name than the dispatcher acts on).

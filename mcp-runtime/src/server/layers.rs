@@ -2,13 +2,17 @@
 //! itself is handed down the layers, and at the bottom dispatched as any other request. What
 //! comes back keeps the dispatcher's own bytes unless a layer changed it.
 
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context as TaskContext, Poll, Waker};
 
-use super::connection::{Arrival, CatchUnwind, Connection, Step};
-use crate::middleware::{self, Below, Dispatched, McpRequest, Next};
-use crate::protocol::McpError;
+use super::connection::{Arrival, CatchUnwind, Connection, Step, panic_message};
+use crate::middleware::{self, Below, Dispatched, McpRequest, Next, Response};
 use crate::protocol::jsonrpc::encode_result;
 use crate::protocol::params::{self, Request};
+use crate::protocol::{McpError, RequestId};
 use crate::request::Reply;
 
 /// How the bottom of the chain dispatches a request (the dispatcher's `on_request`, passed in
@@ -22,7 +26,6 @@ pub(super) fn through(
     arrival: Arrival,
     dispatch: Dispatch,
 ) -> Step {
-    let chain = conn.server.inner.middleware.clone();
     let id = req.id.clone();
     let below = Arc::new(Origin {
         conn: conn.clone(),
@@ -38,28 +41,53 @@ pub(super) fn through(
         caller: OnceLock::new(),
         below,
     };
-    Step::Run(Box::pin(async move {
-        let run = std::pin::pin!(Next { chain, index: 0 }.run(request));
-        let outcome = CatchUnwind(run).await;
-        let response = match outcome {
-            Ok(Ok(response)) => response,
-            Ok(Err(e)) => middleware::refused(e),
-            Err(panic) => {
-                tracing::error!(panic = %panic, "middleware panicked");
-                middleware::refused(McpError::internal("Internal error: a middleware panicked"))
-            }
+    // The first layer's future is polled once here: a chain that answers at once (a
+    // pass-through layer over a handler that does not wait) is sent without a task future of
+    // its own; one that waits is boxed with what finishes it. A layer's `call` may panic too.
+    let chain = &conn.server.inner.middleware;
+    let mut run = match catch_unwind(AssertUnwindSafe(|| {
+        let next = Next {
+            chain: chain.clone(),
+            index: 1,
         };
-        if response.cancelled {
-            return None;
+        chain[0].call(request, next)
+    })) {
+        Ok(run) => run,
+        Err(panic) => return now(finish(&id, Err(panic_message(&*panic)))),
+    };
+    let polled =
+        Pin::new(&mut CatchUnwind(&mut run)).poll(&mut TaskContext::from_waker(Waker::noop()));
+    match polled {
+        Poll::Ready(outcome) => now(finish(&id, outcome)),
+        Poll::Pending => Step::Run(Box::pin(async move { finish(&id, CatchUnwind(run).await) })),
+    }
+}
+
+fn now(reply: Option<Reply>) -> Step {
+    reply.map_or(Step::Nothing, Step::Reply)
+}
+
+/// What the client gets for what the chain answered: the dispatcher's own bytes when no layer
+/// changed them, nothing for a cancelled request.
+fn finish(id: &RequestId, outcome: Result<Result<Response, McpError>, String>) -> Option<Reply> {
+    let response = match outcome {
+        Ok(Ok(response)) => response,
+        Ok(Err(e)) => middleware::refused(e),
+        Err(panic) => {
+            tracing::error!(panic = %panic, "middleware panicked");
+            middleware::refused(McpError::internal("Internal error: a middleware panicked"))
         }
-        Some(match response.encoded {
-            Some(reply) => reply,
-            None => match response.into_outcome() {
-                Ok(result) => Reply::result(encode_result(&id, &result)),
-                Err(e) => Reply::error(Some(&id), &e),
-            },
-        })
-    }))
+    };
+    if response.cancelled {
+        return None;
+    }
+    Some(match response.encoded {
+        Some(reply) => reply,
+        None => match response.into_outcome() {
+            Ok(result) => Reply::result(encode_result(id, &result)),
+            Err(e) => Reply::error(Some(id), &e),
+        },
+    })
 }
 
 /// What is below the chain for one request: its connection, what the transport knows of it
