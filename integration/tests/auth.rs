@@ -349,6 +349,77 @@ async fn forged_tokens_are_refused() {
         .unwrap();
 }
 
+/// A kept-alive connection remembers its last token (one client sends the same one on every
+/// request): a forgery of the same length, another client's token, and the first again, all
+/// on that one connection, are each answered as their own.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_connection_carries_tokens_that_are_each_checked() {
+    use http_body_util::{BodyExt as _, Full};
+    let (authz, resource, mcp) = serve(|i, r| Auth::jwt(i, r)).await;
+    let alice = authz.token(CLIENT, &resource, "mcp");
+    let other = authz.token(("mcp-other", "other-secret"), &resource, "mcp");
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", mcp.port))
+        .await
+        .unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let authority = mcp.authority();
+    // `whoami` over 2026-07-28 (or, with `post` false, a GET, whose refusal leaves the
+    // connection open where one of a POST, its body unread, closes it): the status and the
+    // text of the answer.
+    let mut call = async |token: &str, post: bool| {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "whoami", "arguments": {}, "_meta": support::http::stateless_meta()}});
+        let body = if post {
+            body.to_string()
+        } else {
+            String::new()
+        };
+        let req = mcp_runtime::http::Request::builder()
+            .method(if post { "POST" } else { "GET" })
+            .uri("/mcp")
+            .header("Host", &authority)
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "whoami")
+            .body(Full::new(bytes::Bytes::from(body)))
+            .unwrap();
+        send.ready().await.expect("the same connection, still open");
+        let response = send.send_request(req).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    };
+    let (status, text) = call(&alice, true).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("(client mcp-test)"), "{text}");
+    let jwks = Endpoint { port: authz.port }.send(&Req::get("/jwks"));
+    let key = jwks.json()["keys"][0].to_string();
+    let (_, forged) = forgeries(&alice, key.as_bytes())
+        .into_iter()
+        .find(|(what, _)| *what == "bad signature")
+        .unwrap();
+    assert_eq!(forged.len(), alice.len());
+    let (status, text) = call(&forged, false).await;
+    assert_eq!(status, 401, "a forgery after the real token: {text}");
+    // The real token on a GET passes the check (and is refused by the stateless era's
+    // endpoint for what it is, a GET).
+    let (status, text) = call(&alice, false).await;
+    assert_ne!(status, 401, "{text}");
+    let (status, text) = call(&other, true).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("(client mcp-other)"), "{text}");
+    let (status, text) = call(&alice, true).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("(client mcp-test)"), "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rotated_keys_are_fetched_again() {
     let (authz, resource, _mcp) = serve(|issuer, resource| {

@@ -45,20 +45,27 @@ impl TokenCache {
         }
     }
 
-    /// The principal of `token`, or why it was refused, if it was checked a moment ago.
-    pub(crate) fn get(&self, token: &str) -> Option<Answer> {
+    /// The principal of `token`, or why it was refused, if it was checked a moment ago; and
+    /// until when that holds.
+    pub(crate) fn get(&self, token: &str) -> Option<(Answer, Instant)> {
         let entries = self.entries.lock().unwrap();
         let (answer, until) = entries.get(&key(token))?;
-        (Instant::now() < *until).then(|| answer.clone())
+        (Instant::now() < *until).then(|| (answer.clone(), *until))
     }
 
-    /// Remembers a verified token until `exp` (Unix seconds, if it has one) or the cap.
-    pub(crate) fn put(&self, token: &str, principal: &Arc<Principal>, exp: Option<u64>) {
+    /// Remembers a verified token until `exp` (Unix seconds, if it has one) or the cap; until
+    /// when, if at all.
+    pub(crate) fn put(
+        &self,
+        token: &str,
+        principal: &Arc<Principal>,
+        exp: Option<u64>,
+    ) -> Option<Instant> {
         let mut ttl = self.cap;
         if let Some(exp) = exp {
             ttl = ttl.min(Duration::from_secs(exp.saturating_sub(now_unix())));
         }
-        self.insert(token, Ok(principal.clone()), ttl);
+        self.insert(token, Ok(principal.clone()), ttl)
     }
 
     /// Remembers a refused token (`why`) for `ttl`. Only a refusal of the token itself: "the
@@ -67,9 +74,9 @@ impl TokenCache {
         self.insert(token, Err(why.to_owned()), ttl.min(self.cap));
     }
 
-    fn insert(&self, token: &str, answer: Answer, ttl: Duration) {
+    fn insert(&self, token: &str, answer: Answer, ttl: Duration) -> Option<Instant> {
         if ttl.is_zero() {
-            return;
+            return None;
         }
         let mut entries = self.entries.lock().unwrap();
         if entries.len() >= MAX_ENTRIES {
@@ -79,7 +86,9 @@ impl TokenCache {
                 entries.clear();
             }
         }
-        entries.insert(key(token), (answer, Instant::now() + ttl));
+        let until = Instant::now() + ttl;
+        entries.insert(key(token), (answer, until));
+        Some(until)
     }
 }
 
@@ -95,15 +104,19 @@ mod tests {
                 .unwrap(),
         );
         let cache = TokenCache::new(Duration::from_secs(60));
-        cache.put("a", &p, Some(now_unix() + 30));
-        assert_eq!(cache.get("a"), Some(Ok(p.clone())));
+        let until = cache.put("a", &p, Some(now_unix() + 30)).unwrap();
+        assert!(until <= Instant::now() + Duration::from_secs(30));
+        assert_eq!(cache.get("a"), Some((Ok(p.clone()), until)));
         cache.put_refusal("bad", "not active", Duration::from_secs(10));
-        assert_eq!(cache.get("bad"), Some(Err("not active".into())));
+        assert_eq!(cache.get("bad").unwrap().0, Err("not active".into()));
         assert_eq!(cache.get("b"), None);
-        cache.put("expired", &p, Some(now_unix().saturating_sub(1)));
+        assert_eq!(
+            cache.put("expired", &p, Some(now_unix().saturating_sub(1))),
+            None
+        );
         assert_eq!(cache.get("expired"), None);
         let none = TokenCache::new(Duration::ZERO);
-        none.put("a", &p, None);
+        assert_eq!(none.put("a", &p, None), None);
         assert_eq!(none.get("a"), None);
     }
 }

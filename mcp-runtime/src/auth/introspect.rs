@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::Principal;
 use super::cache::{TokenCache, now_unix};
 use super::fetch;
-use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, VerifyFuture};
+use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, Verified, VerifyFuture};
 
 /// The most introspection requests in flight at once, per verifier: a flood of made-up tokens
 /// waits its turn instead of becoming a flood at the authorization server.
@@ -131,10 +131,13 @@ impl Introspector {
     }
 
     /// The principal of `token`, from the cache when it was introspected a moment ago.
-    async fn check(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
-        let known = |answer: Result<Arc<Principal>, String>| {
+    async fn check(&self, token: &str, hide: bool) -> Result<Verified, TokenError> {
+        let known = |(answer, until): (Result<Arc<Principal>, String>, _)| {
             answer
-                .map(|p| super::verify::hiding(p, hide))
+                .map(|p| Verified {
+                    principal: super::verify::hiding(p, hide),
+                    until: Some(until),
+                })
                 .map_err(TokenError::Invalid)
         };
         if let Some(answer) = self.cache.get(token) {
@@ -161,7 +164,7 @@ impl Introspector {
     }
 
     /// Asks the authorization server about `token`.
-    async fn introspect(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
+    async fn introspect(&self, token: &str, hide: bool) -> Result<Verified, TokenError> {
         let endpoint = self.endpoint().await?;
         let answer = fetch::post_form(
             endpoint,
@@ -209,14 +212,17 @@ impl Introspector {
         }
         let principal = Principal::from_claims(claims).map_err(TokenError::Invalid)?;
         let principal = super::verify::hiding(Arc::new(principal), hide);
-        self.cache.put(token, &principal, exp);
-        Ok(principal)
+        let until = self.cache.put(token, &principal, exp);
+        Ok(Verified { principal, until })
     }
 }
 
 impl TokenVerifier for Introspector {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(async move { self.check(token, false).await.map(super::verify::owned) })
+        Box::pin(async move {
+            let verified = self.check(token, false).await?;
+            Ok(super::verify::owned(verified.principal))
+        })
     }
 
     fn verify_shared<'a>(&'a self, token: &'a str, hide: bool) -> SharedVerifyFuture<'a> {

@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use super::Principal;
 use super::cache::TokenCache;
 use super::fetch;
-use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, VerifyFuture};
+use super::verify::{SharedVerifyFuture, TokenError, TokenVerifier, Verified, VerifyFuture};
 
 /// The asymmetric algorithms accepted by default. `none` cannot be named at all, and no HMAC
 /// algorithm is accepted: a public key used as an HMAC secret is the classic forgery.
@@ -39,7 +39,9 @@ const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
 ///
 /// A verified token is remembered (by a digest) until its `exp`, at most
 /// [`cache_for`](Self::cache_for): a client sends the same token with every request, and an
-/// ECDSA verification costs about 200 µs of CPU with the pure-Rust backend.
+/// ECDSA verification costs about 200 µs of CPU with the pure-Rust backend. The HTTP server
+/// also remembers each connection's last token for as long (the next request on it with the
+/// same token is compared, not hashed and looked up).
 pub struct JwtVerifier {
     issuer: String,
     audience: String,
@@ -178,9 +180,12 @@ impl JwtVerifier {
     }
 
     /// The principal of `token`, from the cache when it was verified a moment ago.
-    async fn check(&self, token: &str, hide: bool) -> Result<Arc<Principal>, TokenError> {
-        if let Some(Ok(known)) = self.verified.get(token) {
-            return Ok(super::verify::hiding(known, hide));
+    async fn check(&self, token: &str, hide: bool) -> Result<Verified, TokenError> {
+        if let Some((Ok(known), until)) = self.verified.get(token) {
+            return Ok(Verified {
+                principal: super::verify::hiding(known, hide),
+                until: Some(until),
+            });
         }
         let principal = self.verify_fully(token).await?;
         let exp = principal
@@ -188,8 +193,8 @@ impl JwtVerifier {
             .get("exp")
             .and_then(serde_json::Value::as_u64);
         let principal = super::verify::hiding(Arc::new(principal), hide);
-        self.verified.put(token, &principal, exp);
-        Ok(principal)
+        let until = self.verified.put(token, &principal, exp);
+        Ok(Verified { principal, until })
     }
 
     async fn verify_fully(&self, token: &str) -> Result<Principal, TokenError> {
@@ -278,7 +283,10 @@ async fn discover_jwks_uri(issuer: &str) -> Result<String, String> {
 
 impl TokenVerifier for JwtVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(async move { self.check(token, false).await.map(super::verify::owned) })
+        Box::pin(async move {
+            let verified = self.check(token, false).await?;
+            Ok(super::verify::owned(verified.principal))
+        })
     }
 
     fn verify_shared<'a>(&'a self, token: &'a str, hide: bool) -> SharedVerifyFuture<'a> {
@@ -346,13 +354,13 @@ mod tests {
             .collect();
         tokio::task::yield_now().await;
         seen.gate.add_permits(1);
-        assert_eq!(first.await.unwrap().unwrap().subject, "alice");
+        assert_eq!(first.await.unwrap().unwrap().principal.subject, "alice");
         for (i, t) in later.into_iter().enumerate() {
-            let principal = t
+            let verified = t
                 .await
                 .unwrap()
                 .unwrap_or_else(|e| panic!("token {i}: {e}"));
-            assert_eq!(principal.subject, format!("u{i}"));
+            assert_eq!(verified.principal.subject, format!("u{i}"));
         }
         assert_eq!(seen.requests(), 1, "one fetch served them all");
     }
@@ -369,18 +377,24 @@ mod tests {
         let first = verifier.verify_shared(&alice, true).await.unwrap();
         let again = verifier.verify_shared(&alice, true).await.unwrap();
         assert!(
-            Arc::ptr_eq(&first, &again),
+            Arc::ptr_eq(&first.principal, &again.principal),
             "the cached principal, not a copy"
         );
-        assert!(again.hides_unauthorized());
+        assert!(again.principal.hides_unauthorized());
+        // Both say until when the cache holds it: the same instant, within the token's life.
+        let until = first.until.expect("a cached token says until when");
+        assert_eq!(again.until, Some(until));
         let shown = verifier.verify_shared(&alice, false).await.unwrap();
-        assert!(!shown.hides_unauthorized());
+        assert!(!shown.principal.hides_unauthorized());
         let own = verifier.verify(&alice).await.unwrap();
         assert_eq!(
             (own.subject.as_str(), own.hides_unauthorized()),
             ("alice", false)
         );
-        assert!(first.hides_unauthorized(), "the kept one is unchanged");
+        assert!(
+            first.principal.hides_unauthorized(),
+            "the kept one is unchanged"
+        );
     }
 
     /// A refetch of the key set (a token named a key id not seen yet) that the issuer never
@@ -409,6 +423,7 @@ mod tests {
                 .check(&token("k1", "alice"), true)
                 .await
                 .unwrap()
+                .principal
                 .subject,
             "alice"
         );
@@ -424,7 +439,7 @@ mod tests {
         )
         .await
         .expect("a token of a known key waited for the refetch");
-        assert_eq!(known.unwrap().subject, "bob");
+        assert_eq!(known.unwrap().principal.subject, "bob");
         stuck.abort();
     }
 }

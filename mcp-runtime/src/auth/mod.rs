@@ -33,7 +33,7 @@ pub use introspect::Introspection;
 pub use jwt::JwtVerifier;
 #[cfg(feature = "auth")]
 #[doc(hidden)]
-pub use verify::SharedVerifyFuture;
+pub use verify::{SharedVerifyFuture, Verified};
 #[cfg(feature = "auth")]
 pub use verify::{TokenError, TokenVerifier, VerifyFuture};
 #[cfg(all(test, feature = "auth"))]

@@ -4,6 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::Principal;
 
@@ -14,7 +15,18 @@ pub type VerifyFuture<'a> =
 /// What [`TokenVerifier::verify_shared`] returns.
 #[doc(hidden)]
 pub type SharedVerifyFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<Arc<Principal>, TokenError>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<Verified, TokenError>> + Send + 'a>>;
+
+/// What [`TokenVerifier::verify_shared`] hands out: the principal, and until when the
+/// verifier would hand out the same one for the same token without checking it again (its
+/// cache's entry; `None` promises nothing). The HTTP server remembers it that long for the
+/// connection the token came on.
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub principal: Arc<Principal>,
+    pub until: Option<Instant>,
+}
 
 /// Checks an access token and says whose it is.
 ///
@@ -38,7 +50,10 @@ pub trait TokenVerifier: Send + Sync + 'static {
         Box::pin(async move {
             let mut principal = self.verify(token).await?;
             principal.hide_unauthorized = hide_unauthorized;
-            Ok(Arc::new(principal))
+            Ok(Verified {
+                principal: Arc::new(principal),
+                until: None,
+            })
         })
     }
 }

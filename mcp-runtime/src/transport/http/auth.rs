@@ -26,8 +26,35 @@ pub(crate) fn metadata(state: &Shared, method: &Method, path: &str) -> Option<Ht
     None
 }
 
+/// The last token a connection presented and its principal, for as long as the verifier would
+/// hand out the same one without checking again ([`Verified::until`]): a client sends the same
+/// token on every request of a kept-alive connection, which is then compared (in constant
+/// time) instead of checked, hashed and looked up again. One per connection, when the server
+/// checks tokens; a request on a connection shared by several clients (a load balancer's)
+/// with another token is checked as any other and remembered in its turn.
+///
+/// [`Verified::until`]: crate::auth::Verified
+#[derive(Default)]
+pub(crate) struct TokenMemo {
+    #[cfg(feature = "auth")]
+    last: std::sync::Mutex<Option<enabled::Memo>>,
+}
+
+impl TokenMemo {
+    /// One for a connection to a server configured with `config`, if it checks tokens.
+    pub(crate) fn for_connection(config: &super::HttpConfig) -> Option<Arc<TokenMemo>> {
+        #[cfg(feature = "auth")]
+        if config.auth.is_some() {
+            return Some(Arc::default());
+        }
+        let _ = config;
+        None
+    }
+}
+
 /// The request's principal: `Ok(None)` without authorization; the 400/401/403/503 answer when
-/// its token is missing, malformed, invalid or lacks the required scopes.
+/// its token is missing, malformed, invalid or lacks the required scopes. `memo`: what the
+/// request's connection remembers (see [`TokenMemo`]).
 ///
 /// `defer_required`: a POST to the MCP endpoint, whose body names the operation. A token
 /// without the server-wide required scopes is then refused by [`check_required`] once the body
@@ -38,14 +65,16 @@ pub(crate) async fn authenticate(
     headers: &HeaderMap,
     uri: &Uri,
     defer_required: bool,
+    memo: Option<&TokenMemo>,
 ) -> Result<Option<Arc<Principal>>, HttpResponse> {
     #[cfg(feature = "auth")]
     if let Some(auth) = &state.config.auth {
-        return enabled::authenticate(auth, headers, uri, defer_required)
+        let last = memo.map(|m| &m.last);
+        return enabled::authenticate(auth, headers, uri, defer_required, last)
             .await
             .map(Some);
     }
-    let _ = (state, headers, uri, defer_required);
+    let _ = (state, headers, uri, defer_required, memo);
     Ok(None)
 }
 
@@ -104,7 +133,8 @@ pub(crate) fn check_scopes_all(
 
 #[cfg(feature = "auth")]
 mod enabled {
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex, PoisonError};
+    use std::time::Instant;
 
     use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
     use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
@@ -184,11 +214,33 @@ mod enabled {
         auth.scopes.iter().map(String::as_str).collect()
     }
 
+    /// A connection's last token and its principal, until when it holds.
+    pub(super) struct Memo {
+        token: Box<str>,
+        principal: Arc<Principal>,
+        until: Instant,
+    }
+
+    /// The remembered principal, if `token` is the connection's last and it still holds.
+    fn recall(last: &Mutex<Option<Memo>>, token: &str) -> Option<Arc<Principal>> {
+        let last = last.lock().unwrap_or_else(PoisonError::into_inner);
+        let memo = last.as_ref()?;
+        (same(memo.token.as_bytes(), token.as_bytes()) && Instant::now() < memo.until)
+            .then(|| memo.principal.clone())
+    }
+
+    /// Whether `a` and `b` are equal, in a time that depends on their lengths only: a
+    /// connection may carry several clients' requests, and the remembered token is a secret.
+    fn same(a: &[u8], b: &[u8]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+    }
+
     pub(super) async fn authenticate(
         auth: &Auth,
         headers: &HeaderMap,
         uri: &Uri,
         defer_required: bool,
+        last: Option<&Mutex<Option<Memo>>>,
     ) -> Result<Arc<Principal>, HttpResponse> {
         let bad = |why: &str| {
             refuse(
@@ -227,38 +279,9 @@ mod enabled {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Err(bad("the Authorization header must be `Bearer <token>`")),
         };
-        if !is_b64token(token) {
-            return Err(bad("the bearer token is malformed"));
-        }
-        let principal = match auth
-            .verifier
-            .verify_shared(token, auth.hide_unauthorized)
-            .await
-        {
-            Ok(p) => p,
-            Err(TokenError::Invalid(why)) => {
-                tracing::debug!(%why, "refused an access token");
-                return Err(refuse(
-                    auth,
-                    StatusCode::UNAUTHORIZED,
-                    Some(("invalid_token", &why)),
-                    &required(auth),
-                ));
-            }
-            Err(TokenError::Unavailable(why)) => {
-                tracing::warn!(%why, "could not check an access token");
-                let mut r = body::json(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    serde_json::to_vec(&json!({
-                        "error": "temporarily_unavailable",
-                        "error_description": "the access token could not be checked; try again"
-                    }))
-                    .unwrap_or_default(),
-                );
-                r.headers_mut()
-                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("5"));
-                return Err(r);
-            }
+        let principal = match last.and_then(|last| recall(last, token)) {
+            Some(principal) => principal,
+            None => verify(auth, token, last).await?,
         };
         let needed = required(auth);
         let missing = principal.missing(&needed);
@@ -272,6 +295,62 @@ mod enabled {
             ));
         }
         Ok(principal)
+    }
+
+    /// Checks `token` with the verifier, and remembers its principal for the connection
+    /// (`last`) for as long as the verifier says it holds.
+    async fn verify(
+        auth: &Auth,
+        token: &str,
+        last: Option<&Mutex<Option<Memo>>>,
+    ) -> Result<Arc<Principal>, HttpResponse> {
+        if !is_b64token(token) {
+            return Err(refuse(
+                auth,
+                StatusCode::BAD_REQUEST,
+                Some(("invalid_request", "the bearer token is malformed")),
+                &[],
+            ));
+        }
+        match auth
+            .verifier
+            .verify_shared(token, auth.hide_unauthorized)
+            .await
+        {
+            Ok(verified) => {
+                if let (Some(last), Some(until)) = (last, verified.until) {
+                    *last.lock().unwrap_or_else(PoisonError::into_inner) = Some(Memo {
+                        token: token.into(),
+                        principal: verified.principal.clone(),
+                        until,
+                    });
+                }
+                Ok(verified.principal)
+            }
+            Err(TokenError::Invalid(why)) => {
+                tracing::debug!(%why, "refused an access token");
+                Err(refuse(
+                    auth,
+                    StatusCode::UNAUTHORIZED,
+                    Some(("invalid_token", &why)),
+                    &required(auth),
+                ))
+            }
+            Err(TokenError::Unavailable(why)) => {
+                tracing::warn!(%why, "could not check an access token");
+                let mut r = body::json(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    serde_json::to_vec(&json!({
+                        "error": "temporarily_unavailable",
+                        "error_description": "the access token could not be checked; try again"
+                    }))
+                    .unwrap_or_default(),
+                );
+                r.headers_mut()
+                    .insert(http::header::RETRY_AFTER, HeaderValue::from_static("5"));
+                Err(r)
+            }
+        }
     }
 
     pub(super) fn check_required(
@@ -395,6 +474,35 @@ mod enabled {
             }
             assert!(!super::is_b64token(""));
             assert!(super::is_b64token("eyJhbGciOi.JFUzI1NiJ9-_~+/=="));
+        }
+
+        /// A connection's memo answers for its own token, byte for byte, until its time.
+        #[test]
+        fn a_memo_holds_for_its_token_until_its_time() {
+            use super::{Arc, Instant, Memo, Mutex, Principal, recall};
+            let claims = serde_json::json!({"iss": "i", "sub": "s"});
+            let principal =
+                Arc::new(Principal::from_claims(claims.as_object().unwrap().clone()).unwrap());
+            let memo = |until| {
+                Mutex::new(Some(Memo {
+                    token: "abc.def".into(),
+                    principal: principal.clone(),
+                    until,
+                }))
+            };
+            let later = Instant::now() + std::time::Duration::from_secs(60);
+            let recalled = recall(&memo(later), "abc.def").expect("its own token");
+            assert!(Arc::ptr_eq(&recalled, &principal));
+            assert!(
+                recall(&memo(later), "abc.deg").is_none(),
+                "another, as long"
+            );
+            assert!(recall(&memo(later), "abc.de").is_none(), "a prefix");
+            assert!(
+                recall(&memo(Instant::now()), "abc.def").is_none(),
+                "its time is up"
+            );
+            assert!(recall(&Mutex::new(None), "abc.def").is_none());
         }
     }
 }

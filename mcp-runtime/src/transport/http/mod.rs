@@ -173,11 +173,12 @@ async fn answer(
     mcp: McpService,
     peer: std::net::IpAddr,
     local_loopback: bool,
+    memo: Option<Arc<auth::TokenMemo>>,
     req: http::Request<hyper::body::Incoming>,
     active: idle::Active,
 ) -> Result<http::Response<body::Body>, std::convert::Infallible> {
     let http1 = req.version() < http::Version::HTTP_2;
-    let mut response = mcp.respond(peer, local_loopback, req).await;
+    let mut response = mcp.respond(peer, local_loopback, memo, req).await;
     // Draining: each connection closes after its answer, which a load balancer sees in the
     // answer, so it does not send a request on a connection the server is about to close (a
     // POST it could not safely retry).
@@ -256,9 +257,17 @@ where
             config.idle_connection_timeout,
         );
         let mcp = mcp.clone();
+        let memo = auth::TokenMemo::for_connection(config);
         let service = service_fn(move |req| {
             let active = activity.begin();
-            answer(mcp.clone(), peer.ip(), local_loopback, req, active)
+            answer(
+                mcp.clone(),
+                peer.ip(),
+                local_loopback,
+                memo.clone(),
+                req,
+                active,
+            )
         });
         let conn = builder
             .serve_connection(TokioIo::new(io), service)

@@ -220,12 +220,14 @@ impl McpService {
         });
     }
 
-    /// One request, from `peer`, through a loopback local address or not: the one path every
+    /// One request, from `peer`, through a loopback local address or not, with its
+    /// connection's [`TokenMemo`](super::auth::TokenMemo) if it has one: the one path every
     /// request takes, from the accept loop or from a host app.
     pub(crate) fn respond<B>(
         &self,
         peer: IpAddr,
         local_loopback: bool,
+        memo: Option<Arc<super::auth::TokenMemo>>,
         req: Request<B>,
     ) -> impl Future<Output = HttpResponse> + Send + use<B>
     where
@@ -234,7 +236,7 @@ impl McpService {
         B::Error: Into<BoxError>,
     {
         self.start_reaper();
-        service::handle(self.endpoint.state.clone(), peer, local_loopback, req)
+        service::handle(self.endpoint.state.clone(), peer, local_loopback, memo, req)
     }
 
     fn call_mounted<B>(&self, req: Request<B>) -> ResponseFuture
@@ -249,7 +251,8 @@ impl McpService {
             .extensions()
             .get::<SocketAddr>()
             .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), SocketAddr::ip);
-        let response = self.respond(peer, true, req);
+        // A host app's requests come with no connection of ours: nothing is remembered.
+        let response = self.respond(peer, true, None, req);
         ResponseFuture(Box::pin(async move { Ok(response.await.map(McpBody)) }))
     }
 }

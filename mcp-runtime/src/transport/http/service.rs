@@ -32,11 +32,14 @@ use crate::server::connection::{Arrival, Connection, Step, Wire};
 use crate::server::dispatch;
 use crate::server::envelope::{self, Decoded, Envelope};
 
-/// Serves one request; `local_loopback` says whether it came in through a loopback address.
+/// Serves one request; `local_loopback` says whether it came in through a loopback address,
+/// `memo` is its connection's last token (when the server checks tokens and the request came
+/// through its own listener).
 pub(crate) async fn handle<B: RequestBody>(
     state: Arc<Shared>,
     peer: std::net::IpAddr,
     local_loopback: bool,
+    memo: Option<Arc<auth::TokenMemo>>,
     req: Request<B>,
 ) -> HttpResponse {
     // Health checks come before everything (they expose nothing) and are not logged at info:
@@ -62,7 +65,7 @@ pub(crate) async fn handle<B: RequestBody>(
     // origin is readable by its script, errors and SSE streams included.
     let origin = cors::allowed_origin(req.headers(), &state.config);
     let preflight = cors::is_preflight(req.method(), req.headers());
-    let mut response = route(&state, peer, local_loopback, origin.clone(), req).await;
+    let mut response = route(&state, peer, local_loopback, memo, origin.clone(), req).await;
     if let Some(origin) = origin
         && !preflight
     {
@@ -92,6 +95,7 @@ async fn route<B: RequestBody>(
     state: &Arc<Shared>,
     peer: std::net::IpAddr,
     local_loopback: bool,
+    memo: Option<Arc<auth::TokenMemo>>,
     origin: Option<HeaderValue>,
     req: Request<B>,
 ) -> HttpResponse {
@@ -157,7 +161,8 @@ async fn route<B: RequestBody>(
         // A POST to the endpoint is checked against the required scopes once its body says
         // what it asks for (`auth::check_required`).
         let defer_required = is_mcp && req.method() == Method::POST;
-        match auth::authenticate(state, req.headers(), req.uri(), defer_required).await {
+        let memo = memo.as_deref();
+        match auth::authenticate(state, req.headers(), req.uri(), defer_required, memo).await {
             Ok(p) => p,
             Err(response) => return unread_body(req.headers(), response),
         }
