@@ -27,5 +27,5 @@ pub(crate) use context::{Opaque, RequestInfo};
 pub(crate) use peer::{Answer, AskFuture, Asker, Blocked, ClientAnswer, Peer, RoundAsks, TaskAsks};
 pub use principal::Principal;
 pub(crate) use reply::{Reply, ReplyKind};
-pub(crate) use sink::Sink;
+pub(crate) use sink::{Deliver, Sink};
 pub(crate) use state_map::StateMap;

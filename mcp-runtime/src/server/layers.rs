@@ -63,6 +63,7 @@ pub(super) fn through(
     }
 }
 
+/// A step answered at once: the reply, or nothing to send.
 fn now(reply: Option<Reply>) -> Step {
     reply.map_or(Step::Nothing, Step::Reply)
 }

@@ -1,7 +1,7 @@
 //! SSE answers: a request's notifications and then its result on one stream (numbered, recorded
 //! and resumable in a session), and the keep-alive loop of long-lived streams.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use http::StatusCode;
@@ -12,6 +12,7 @@ use super::events::EventStore;
 use super::sessions::Session;
 use super::shared::Shared;
 use crate::protocol::jsonrpc::Encoded;
+use crate::request::Deliver;
 use crate::request::Reply;
 use crate::request::Sink;
 use crate::server::connection::{Arrival, Pending, Step};
@@ -32,11 +33,9 @@ pub(crate) async fn respond(
     status_of: fn(&Reply) -> StatusCode,
     run: impl FnOnce(Arrival) -> Step,
 ) -> HttpResponse {
-    // Bounded: a client that reads slowly loses notifications, never the server its memory.
-    let (ntx, mut notes) = mpsc::channel::<Encoded>(256);
-    let sink = Sink::new(move |message| ntx.try_send(message).is_ok());
+    let notes = Arc::new(Notes::default());
     // JSON-only: the request gets no sink, so nothing can turn its answer into a stream.
-    let sink = (!state.config.json_only).then_some(sink);
+    let sink = (!state.config.json_only).then(|| Sink::to(notes.clone()));
     // A stream can be ended early only where it can be resumed: recorded, with a priming event.
     let closer = (sink.is_some() && session.is_some_and(|s| s.primes()))
         .then(|| Arc::new(tokio::sync::Notify::new()));
@@ -56,11 +55,19 @@ pub(crate) async fn respond(
     // own (a spawn, its wake-ups and join handle were a good part of a call's CPU).
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
     let mut result: Pending = match (first, session) {
+        // Done, and nothing was sent before: the answer is JSON, and no channel was made.
+        (std::task::Poll::Ready(out), _) if notes.close_if_quiet() => {
+            return match out {
+                Some(out) => body::json(status_of(&out), out.bytes),
+                None => body::empty(StatusCode::ACCEPTED),
+            };
+        }
         (std::task::Poll::Ready(out), _) => Box::pin(std::future::ready(out)),
         // In a session the handler outlives a client that goes away (see below).
         (std::task::Poll::Pending, Some(_)) => Box::pin(OutlivesClient(Some(fut))),
         (std::task::Poll::Pending, None) => fut,
     };
+    let mut notes = notes.receiver();
     enum Early {
         Note(Encoded),
         Done(Option<Reply>),
@@ -137,6 +144,73 @@ pub(crate) async fn respond(
         events.finish().await;
     });
     body::sse(rx)
+}
+
+/// A request's notifications on their way to its answer. The channel is made by the first one
+/// (most requests send none and are answered with JSON without it), or when the answer has to
+/// wait for the handler.
+#[derive(Default)]
+struct Notes(Mutex<NotesState>);
+
+#[derive(Default)]
+enum NotesState {
+    /// No notification yet, and no channel.
+    #[default]
+    Quiet,
+    /// The channel; its receiving end until the answer takes it.
+    Open(mpsc::Sender<Encoded>, Option<mpsc::Receiver<Encoded>>),
+    /// Answered with nothing sent: later notifications are refused, as by a dropped channel.
+    Closed,
+}
+
+impl Notes {
+    fn state(&self) -> std::sync::MutexGuard<'_, NotesState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Bounded: a client that reads slowly loses notifications, never the server its memory.
+    fn channel() -> (mpsc::Sender<Encoded>, mpsc::Receiver<Encoded>) {
+        mpsc::channel(256)
+    }
+
+    /// Whether nothing was sent; if so, nothing will be.
+    fn close_if_quiet(&self) -> bool {
+        let mut state = self.state();
+        let quiet = matches!(*state, NotesState::Quiet);
+        if quiet {
+            *state = NotesState::Closed;
+        }
+        quiet
+    }
+
+    /// The receiving end (the channel made now if nothing was sent yet). Taken once.
+    fn receiver(&self) -> mpsc::Receiver<Encoded> {
+        let mut state = self.state();
+        match &mut *state {
+            NotesState::Open(_, rx) => rx.take().expect("the receiver is taken once"),
+            _ => {
+                let (tx, rx) = Self::channel();
+                *state = NotesState::Open(tx, None);
+                rx
+            }
+        }
+    }
+}
+
+impl Deliver for Notes {
+    fn deliver(&self, message: Encoded) -> bool {
+        let mut state = self.state();
+        match &mut *state {
+            NotesState::Open(tx, _) => tx.try_send(message).is_ok(),
+            NotesState::Closed => false,
+            NotesState::Quiet => {
+                let (tx, rx) = Self::channel();
+                let sent = tx.try_send(message).is_ok();
+                *state = NotesState::Open(tx, Some(rx));
+                sent
+            }
+        }
+    }
 }
 
 /// A session-era handler that waits: polled by the request's own task while someone awaits
@@ -379,4 +453,43 @@ pub(crate) fn resume(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(text: &str) -> Encoded {
+        text.as_bytes().to_vec()
+    }
+
+    #[test]
+    fn a_quiet_request_makes_no_channel_and_refuses_late_notes() {
+        let notes = Notes::default();
+        assert!(notes.close_if_quiet());
+        assert!(matches!(*notes.state(), NotesState::Closed));
+        assert!(!notes.deliver(note("late")), "after a JSON answer, as a dropped channel");
+    }
+
+    #[test]
+    fn a_note_before_the_answer_opens_the_channel_and_is_read_first() {
+        let notes = Notes::default();
+        assert!(notes.deliver(note("progress")));
+        assert!(!notes.close_if_quiet());
+        let mut rx = notes.receiver();
+        assert_eq!(&rx.try_recv().unwrap()[..], b"progress");
+        assert!(notes.deliver(note("more")));
+        assert_eq!(&rx.try_recv().unwrap()[..], b"more");
+        drop(rx);
+        assert!(!notes.deliver(note("gone")), "the stream is gone");
+    }
+
+    #[test]
+    fn a_waiting_answer_takes_a_channel_notes_then_go_into() {
+        let notes = Notes::default();
+        let mut rx = notes.receiver();
+        assert!(rx.try_recv().is_err());
+        assert!(notes.deliver(note("later")));
+        assert_eq!(&rx.try_recv().unwrap()[..], b"later");
+    }
 }
