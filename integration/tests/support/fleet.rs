@@ -71,25 +71,55 @@ fn program(name: &str) -> Command {
     }
 }
 
-/// A free loopback port (another process may take it before it is used: rare enough here).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+/// `n` loopback ports nothing listened on a moment ago (held together while picked, so they
+/// differ).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<TcpListener> = (0..n)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("a free port"))
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().expect("a bound port").port())
+        .collect()
 }
 
-/// Waits until something listens on `port`.
-fn wait_listening(port: u16, what: &str, log: &Path) {
+/// Runs `start` on `n` fresh ports; again on others when something took one of them before
+/// the process bound it (its log says `Address already in use`), up to 5 times. Any other
+/// failure panics with its message.
+fn on_free_ports<T>(n: usize, mut start: impl FnMut(&[u16]) -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for _ in 0..5 {
+        match start(&free_ports(n)) {
+            Ok(started) => return started,
+            Err(e) if e.contains("Address already in use") => last = e,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    panic!("every port picked was taken before it was bound; the last:\n{last}")
+}
+
+/// Waits until something listens on `port`; `Err` with `log` if `child` exits first (it could
+/// not bind, say).
+fn wait_listening(port: u16, what: &str, log: &Path, child: &mut Owned) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
+    let log_text = || fs::read_to_string(log).unwrap_or_default();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(c) = &mut child.0
+            && let Ok(Some(status)) = c.try_wait()
+        {
+            child.0 = None;
+            return Err(format!(
+                "{what} exited ({status}) before it listened on {port}; its log:\n{}",
+                log_text()
+            ));
+        }
         assert!(
             Instant::now() < deadline,
             "{what} did not listen on {port}; its log:\n{}",
-            fs::read_to_string(log).unwrap_or_default()
+            log_text()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
 }
 
 /// A directory of the fleet's own (configs, logs), removed on drop.
@@ -175,20 +205,24 @@ pub struct Instance {
 }
 
 impl Instance {
-    fn start(name: String, port: u16, run: InstanceProgram, dir: &Path) -> Instance {
+    /// Starts it on a free port (another, if that one is taken before it binds).
+    fn start(name: String, run: InstanceProgram, dir: &Path) -> Instance {
         let log = dir.join(format!("logs/{name}.log"));
         let mut instance = Instance {
             name,
-            port,
+            port: 0,
             run,
             log,
             child: Owned(None),
         };
-        instance.spawn();
+        on_free_ports(1, |ports| {
+            instance.port = ports[0];
+            instance.spawn()
+        });
         instance
     }
 
-    fn spawn(&mut self) {
+    fn spawn(&mut self) -> Result<(), String> {
         let log = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -208,7 +242,7 @@ impl Instance {
             cmd.env(k, v);
         }
         self.child = Owned(Some(cmd.spawn().expect("the instance starts")));
-        wait_listening(self.port, &self.name, &self.log);
+        wait_listening(self.port, &self.name, &self.log, &mut self.child)
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -250,7 +284,9 @@ impl Instance {
     /// Starts it again on the same port (after a kill or an exit).
     pub fn restart(&mut self) {
         self.child.kill();
-        self.spawn();
+        if let Err(e) = self.spawn() {
+            panic!("{} did not start again on its port: {e}", self.name);
+        }
     }
 
     /// Its log so far.
@@ -340,7 +376,7 @@ impl Fleet {
                     SHARED_KEY.to_owned()
                 };
                 run.env.push(("MCP_REQUEST_STATE_KEYS".into(), key));
-                Instance::start(format!("i{i}"), free_port(), run, &dir.0)
+                Instance::start(format!("i{i}"), run, &dir.0)
             })
             .collect();
         let mut fleet = Fleet {
@@ -406,83 +442,100 @@ impl Fleet {
     }
 
     fn start_nginx(&mut self) {
-        self.ports.nginx_stateless = free_port();
-        self.ports.nginx_route = free_port();
-        self.ports.nginx_naive = free_port();
-        let listen = [
-            (8080, self.ports.nginx_stateless),
-            (8082, self.ports.nginx_route),
-        ];
         let deploy = Path::new(ROOT).join("deploy/nginx");
         let main = fs::read_to_string(deploy.join("nginx.conf")).expect("deploy/nginx/nginx.conf");
         let main = main.replace("worker_processes auto;", "worker_processes 1;");
-        let mut snippet = self.rewrite(
-            &fs::read_to_string(deploy.join("mcp.conf")).expect("deploy/nginx/mcp.conf"),
-            &listen,
-        );
-        // The negative control (never shipped): affinity by hashing the session id, which
-        // `initialize` does not have yet.
-        snippet.push_str(&self.rewrite(
-            &format!(
-                "upstream mcp_hash {{\n    hash $http_mcp_session_id consistent;\n    \
-                 server 127.0.0.1:8001;\n    server 127.0.0.1:8002;\n    server 127.0.0.1:8003;\n}}\n\
-                 server {{ listen 127.0.0.1:{}; location = /mcp {{ proxy_pass http://mcp_hash; }} }}\n",
-                self.ports.nginx_naive
-            ),
-            &[],
-        ));
-        let dir = &self.dir.0;
-        fs::write(dir.join("nginx.conf"), main).unwrap();
-        fs::write(dir.join("mcp.conf"), snippet).unwrap();
-        let log = dir.join("logs/nginx.stderr");
-        let child = program("nginx")
-            .arg("-p")
-            .arg(dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .args(["-g", "daemon off;"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("nginx starts");
-        self.nginx = Owned(Some(child));
+        let shipped = fs::read_to_string(deploy.join("mcp.conf")).expect("deploy/nginx/mcp.conf");
+        let dir = self.dir.0.clone();
+        let (child, ports) = on_free_ports(3, |ports| {
+            let (stateless, route, naive) = (ports[0], ports[1], ports[2]);
+            let mut snippet = self.rewrite(&shipped, &[(8080, stateless), (8082, route)]);
+            // The negative control (never shipped): affinity by hashing the session id, which
+            // `initialize` does not have yet.
+            snippet.push_str(&self.rewrite(
+                &format!(
+                    "upstream mcp_hash {{\n    hash $http_mcp_session_id consistent;\n    \
+                     server 127.0.0.1:8001;\n    server 127.0.0.1:8002;\n    server 127.0.0.1:8003;\n}}\n\
+                     server {{ listen 127.0.0.1:{naive}; location = /mcp {{ proxy_pass http://mcp_hash; }} }}\n"
+                ),
+                &[],
+            ));
+            fs::write(dir.join("nginx.conf"), &main).unwrap();
+            fs::write(dir.join("mcp.conf"), snippet).unwrap();
+            let pid = dir.join("logs/nginx.pid");
+            let _ = fs::remove_file(&pid);
+            let log = dir.join("logs/nginx.stderr");
+            let child = program("nginx")
+                .arg("-p")
+                .arg(&dir)
+                .arg("-c")
+                .arg(dir.join("nginx.conf"))
+                .args(["-g", "daemon off;"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("nginx starts");
+            let mut child = Owned(Some(child));
+            // nginx writes its pid file once every listener is bound (it retries a taken port
+            // for a few seconds, with the others already listening, then exits).
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !pid.exists() {
+                if let Some(c) = &mut child.0
+                    && let Ok(Some(status)) = c.try_wait()
+                {
+                    child.0 = None;
+                    return Err(format!(
+                        "nginx exited ({status}) before it listened; its log:\n{}{}",
+                        fs::read_to_string(&log).unwrap_or_default(),
+                        fs::read_to_string(dir.join("logs/error.log")).unwrap_or_default()
+                    ));
+                }
+                assert!(Instant::now() < deadline, "nginx wrote no pid file");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            for port in [stateless, route, naive] {
+                wait_listening(port, "nginx", &log, &mut child)?;
+            }
+            Ok((child, ports.to_vec()))
+        });
+        self.ports.nginx_stateless = ports[0];
+        self.ports.nginx_route = ports[1];
+        self.ports.nginx_naive = ports[2];
+        self.nginx = child;
         self.nginx_pid = Some(dir.join("logs/nginx.pid"));
-        for port in [self.ports.nginx_stateless, self.ports.nginx_route] {
-            wait_listening(port, "nginx", &dir.join("logs/error.log"));
-        }
     }
 
     fn start_haproxy(&mut self) {
-        self.ports.haproxy_legacy = free_port();
-        self.ports.haproxy_stateless = free_port();
-        let listen = [
-            (8090, self.ports.haproxy_legacy),
-            (8091, self.ports.haproxy_stateless),
-        ];
         let shipped = fs::read_to_string(Path::new(ROOT).join("deploy/haproxy/haproxy.cfg"))
             .expect("deploy/haproxy/haproxy.cfg");
-        let cfg = self.rewrite(&shipped, &listen);
         assert!(
             self.has_readyz(),
             "the instances must answer GET /readyz: HAProxy's health check asks it"
         );
         let path = self.dir.0.join("haproxy.cfg");
-        fs::write(&path, cfg).unwrap();
         let log = self.dir.0.join("logs/haproxy.log");
-        let child = program("haproxy")
-            .arg("-db")
-            .arg("-f")
-            .arg(&path)
-            .stdin(Stdio::null())
-            .stdout(fs::File::create(&log).unwrap())
-            .stderr(fs::File::options().append(true).open(&log).unwrap())
-            .spawn()
-            .expect("haproxy starts");
-        self.haproxy = Owned(Some(child));
-        for port in [self.ports.haproxy_legacy, self.ports.haproxy_stateless] {
-            wait_listening(port, "haproxy", &log);
-        }
+        let (child, ports) = on_free_ports(2, |ports| {
+            let cfg = self.rewrite(&shipped, &[(8090, ports[0]), (8091, ports[1])]);
+            fs::write(&path, cfg).unwrap();
+            let child = program("haproxy")
+                .arg("-db")
+                .arg("-f")
+                .arg(&path)
+                .stdin(Stdio::null())
+                .stdout(fs::File::create(&log).unwrap())
+                .stderr(fs::File::options().append(true).open(&log).unwrap())
+                .spawn()
+                .expect("haproxy starts");
+            let mut child = Owned(Some(child));
+            for &port in ports {
+                wait_listening(port, "haproxy", &log, &mut child)?;
+            }
+            Ok((child, ports.to_vec()))
+        });
+        self.ports.haproxy_legacy = ports[0];
+        self.ports.haproxy_stateless = ports[1];
+        self.haproxy = child;
     }
 
     /// Whether the first instance answers `GET /readyz` with 200.
