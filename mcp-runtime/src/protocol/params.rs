@@ -8,8 +8,8 @@
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod members;
@@ -362,39 +362,81 @@ impl Params {
     /// `requestState`. Built without parsing anything (the binding reads it only when a
     /// round needs its digest); `None` for the methods that have no rounds.
     pub(crate) fn bound(&self) -> Option<String> {
-        let text = |s: &str| serde_json::to_string(s).expect("a string serializes");
+        // Written into one buffer sized for what it copies (on every 2026-07-28 call).
+        fn member(out: &mut Vec<u8>, key: &str, value: &impl Serialize) {
+            out.push(if out.is_empty() { b'{' } else { b',' });
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\":");
+            serde_json::to_writer(&mut *out, value).expect("values serialize");
+        }
+        let mut out = Vec::new();
         match &self.body {
             Body::CallTool(p) => {
-                let mut out = format!("{{\"name\":{}", text(&p.name));
-                if let Some(arguments) = &p.arguments {
-                    out.push_str(",\"arguments\":");
-                    out.push_str(arguments.get());
+                let arguments = p.arguments.as_ref().map(|a| a.get());
+                out.reserve(p.name.len() + arguments.map_or(0, str::len) + 32);
+                member(&mut out, "name", &p.name);
+                if let Some(arguments) = arguments {
+                    out.extend_from_slice(b",\"arguments\":");
+                    out.extend_from_slice(arguments.as_bytes());
                 }
                 if let Some(task) = &p.task {
-                    out.push_str(",\"task\":");
-                    out.push_str(&task.to_string());
+                    member(&mut out, "task", task);
                 }
-                out.push('}');
-                Some(out)
             }
             Body::GetPrompt(p) => {
-                let mut out = format!("{{\"name\":{}", text(&p.name));
+                out.reserve(p.name.len() + 64);
+                member(&mut out, "name", &p.name);
                 if let Some(arguments) = &p.arguments {
-                    out.push_str(",\"arguments\":");
-                    out.push_str(&serde_json::to_string(arguments).expect("values serialize"));
+                    member(&mut out, "arguments", arguments);
                 }
-                out.push('}');
-                Some(out)
             }
-            Body::Uri(p) => Some(format!("{{\"uri\":{}}}", text(&p.uri))),
-            _ => None,
+            Body::Uri(p) => {
+                out.reserve(p.uri.len() + 16);
+                member(&mut out, "uri", &p.uri);
+            }
+            _ => return None,
         }
+        out.push(b'}');
+        Some(String::from_utf8(out).expect("JSON text is UTF-8"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sealed `requestState` is bound to these bytes: they may not change between versions
+    /// (a fleet mid-upgrade opens states the other version sealed).
+    #[test]
+    fn the_bound_members_are_the_same_bytes_as_ever() {
+        let bound = |method, params| decode(method, Some(params)).unwrap().bound();
+        assert_eq!(
+            bound(
+                "tools/call",
+                r#"{"name":"a\"b","arguments":{"x": 1, "y":[1,2]},"task":{"ttl": 5},"_meta":{}}"#
+            )
+            .unwrap(),
+            r#"{"name":"a\"b","arguments":{"x": 1, "y":[1,2]},"task":{"ttl":5}}"#
+        );
+        assert_eq!(
+            bound("tools/call", r#"{"name":"add"}"#).unwrap(),
+            r#"{"name":"add"}"#
+        );
+        assert_eq!(
+            bound(
+                "prompts/get",
+                r#"{"name":"p","arguments":{"b":"2", "a":"1"}}"#
+            )
+            .unwrap(),
+            r#"{"name":"p","arguments":{"a":"1","b":"2"}}"#
+        );
+        assert_eq!(
+            bound("resources/read", r#"{"uri":"x://y/é"}"#).unwrap(),
+            r#"{"uri":"x://y/é"}"#
+        );
+        assert_eq!(bound("tools/list", "{}"), None);
+    }
 
     #[test]
     fn each_method_reads_its_own_members() {

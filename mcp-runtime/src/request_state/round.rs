@@ -29,9 +29,9 @@ pub(crate) struct Round {
     pub(crate) claim: Option<Claim>,
     /// The request's method and params, digested only when a state is sealed or opened.
     method: String,
-    params: Option<Box<str>>,
+    params: Option<String>,
     /// Who sent the request (on HTTP, its `Authorization` header by default).
-    principal: Option<Box<[u8]>>,
+    principal: Option<Vec<u8>>,
     binding: std::sync::OnceLock<Result<Binding, McpError>>,
     /// The next key number of each kind of ask.
     next: Mutex<std::collections::HashMap<&'static str, usize>>,
@@ -66,14 +66,14 @@ pub(crate) struct InputRequired {
 }
 
 impl Round {
-    pub(crate) fn new(method: &str, params: Option<&str>, principal: Option<&[u8]>) -> Round {
+    pub(crate) fn new(method: &str, params: Option<String>, principal: Option<Vec<u8>>) -> Round {
         Round {
             answers: HashMap::new(),
             retry: false,
             claim: None,
             method: method.to_owned(),
-            params: params.map(Into::into),
-            principal: principal.map(Into::into),
+            params,
+            principal,
             binding: std::sync::OnceLock::new(),
             next: Mutex::default(),
             state: Mutex::default(),

@@ -25,8 +25,7 @@ pub(crate) fn open_round(
         return Ok(());
     }
     let principal = inner.caller(scope.headers.as_deref(), scope.principal.as_deref());
-    let bound = req.params.bound();
-    let round = Round::new(&req.method, bound.as_deref(), principal.as_deref());
+    let round = Round::new(&req.method, req.params.bound(), principal);
     let (input_responses, request_state) = req.params.round();
     let carries = input_responses.is_some() || request_state.is_some();
     let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();

@@ -468,7 +468,10 @@ mod tests {
         let notes = Notes::default();
         assert!(notes.close_if_quiet());
         assert!(matches!(*notes.state(), NotesState::Closed));
-        assert!(!notes.deliver(note("late")), "after a JSON answer, as a dropped channel");
+        assert!(
+            !notes.deliver(note("late")),
+            "after a JSON answer, as a dropped channel"
+        );
     }
 
     #[test]
