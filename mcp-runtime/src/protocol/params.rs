@@ -406,10 +406,11 @@ impl Params {
 mod tests {
     use super::*;
 
-    /// A sealed `requestState` is bound to these bytes: they may not change between versions
-    /// (a fleet mid-upgrade opens states the other version sealed).
+    /// A sealed `requestState` is bound to the canonical JSON of these members (their digest
+    /// may not change between versions: a fleet mid-upgrade opens states the other version
+    /// sealed); a tool's arguments are passed on as sent.
     #[test]
-    fn the_bound_members_are_the_same_bytes_as_ever() {
+    fn the_bound_members_are_what_the_handler_acts_on() {
         let bound = |method, params| decode(method, Some(params)).unwrap().bound();
         assert_eq!(
             bound(
@@ -423,13 +424,15 @@ mod tests {
             bound("tools/call", r#"{"name":"add"}"#).unwrap(),
             r#"{"name":"add"}"#
         );
+        // A prompt's arguments are a map (written in its own order): compared as a value.
+        let prompt = bound(
+            "prompts/get",
+            r#"{"name":"p","arguments":{"b":"2", "a":"1"},"requestState":"s"}"#,
+        )
+        .unwrap();
         assert_eq!(
-            bound(
-                "prompts/get",
-                r#"{"name":"p","arguments":{"b":"2", "a":"1"}}"#
-            )
-            .unwrap(),
-            r#"{"name":"p","arguments":{"a":"1","b":"2"}}"#
+            serde_json::from_str::<Value>(&prompt).unwrap(),
+            serde_json::json!({"name": "p", "arguments": {"a": "1", "b": "2"}})
         );
         assert_eq!(
             bound("resources/read", r#"{"uri":"x://y/é"}"#).unwrap(),
