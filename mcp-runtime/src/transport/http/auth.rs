@@ -69,8 +69,7 @@ pub(crate) async fn authenticate(
 ) -> Result<Option<Arc<Principal>>, HttpResponse> {
     #[cfg(feature = "auth")]
     if let Some(auth) = &state.config.auth {
-        let last = memo.map(|m| &m.last);
-        return enabled::authenticate(auth, headers, uri, defer_required, last)
+        return enabled::authenticate(auth, headers, uri, defer_required, memo)
             .await
             .map(Some);
     }
@@ -133,7 +132,7 @@ pub(crate) fn check_scopes_all(
 
 #[cfg(feature = "auth")]
 mod enabled {
-    use std::sync::{Arc, Mutex, PoisonError};
+    use std::sync::{Arc, MutexGuard, PoisonError};
     use std::time::Instant;
 
     use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
@@ -142,6 +141,7 @@ mod enabled {
 
     use super::super::body::{self, HttpResponse};
     use super::super::shared::Shared;
+    use super::TokenMemo;
     use crate::auth::{Auth, Principal, TokenError};
     use crate::protocol::params::Request;
     use crate::server::envelope::{Decoded, Envelope};
@@ -221,12 +221,27 @@ mod enabled {
         until: Instant,
     }
 
-    /// The remembered principal, if `token` is the connection's last and it still holds.
-    fn recall(last: &Mutex<Option<Memo>>, token: &str) -> Option<Arc<Principal>> {
-        let last = last.lock().unwrap_or_else(PoisonError::into_inner);
-        let memo = last.as_ref()?;
-        (same(memo.token.as_bytes(), token.as_bytes()) && Instant::now() < memo.until)
-            .then(|| memo.principal.clone())
+    impl TokenMemo {
+        fn last(&self) -> MutexGuard<'_, Option<Memo>> {
+            self.last.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+
+        /// The remembered principal, if `token` is the connection's last and it still holds.
+        fn recall(&self, token: &str) -> Option<Arc<Principal>> {
+            let last = self.last();
+            let memo = last.as_ref()?;
+            (same(memo.token.as_bytes(), token.as_bytes()) && Instant::now() < memo.until)
+                .then(|| memo.principal.clone())
+        }
+
+        /// Remembers `token` as the connection's last, whose it is until `until`.
+        fn remember(&self, token: &str, principal: &Arc<Principal>, until: Instant) {
+            *self.last() = Some(Memo {
+                token: token.into(),
+                principal: principal.clone(),
+                until,
+            });
+        }
     }
 
     /// Whether `a` and `b` are equal, in a time that depends on their lengths only: a
@@ -240,7 +255,7 @@ mod enabled {
         headers: &HeaderMap,
         uri: &Uri,
         defer_required: bool,
-        last: Option<&Mutex<Option<Memo>>>,
+        memo: Option<&TokenMemo>,
     ) -> Result<Arc<Principal>, HttpResponse> {
         let bad = |why: &str| {
             refuse(
@@ -279,9 +294,9 @@ mod enabled {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Err(bad("the Authorization header must be `Bearer <token>`")),
         };
-        let principal = match last.and_then(|last| recall(last, token)) {
+        let principal = match memo.and_then(|memo| memo.recall(token)) {
             Some(principal) => principal,
-            None => verify(auth, token, last).await?,
+            None => verify(auth, token, memo).await?,
         };
         let needed = required(auth);
         let missing = principal.missing(&needed);
@@ -298,11 +313,11 @@ mod enabled {
     }
 
     /// Checks `token` with the verifier, and remembers its principal for the connection
-    /// (`last`) for as long as the verifier says it holds.
+    /// (`memo`) for as long as the verifier says it holds.
     async fn verify(
         auth: &Auth,
         token: &str,
-        last: Option<&Mutex<Option<Memo>>>,
+        memo: Option<&TokenMemo>,
     ) -> Result<Arc<Principal>, HttpResponse> {
         if !is_b64token(token) {
             return Err(refuse(
@@ -318,12 +333,8 @@ mod enabled {
             .await
         {
             Ok(verified) => {
-                if let (Some(last), Some(until)) = (last, verified.until) {
-                    *last.lock().unwrap_or_else(PoisonError::into_inner) = Some(Memo {
-                        token: token.into(),
-                        principal: verified.principal.clone(),
-                        until,
-                    });
+                if let (Some(memo), Some(until)) = (memo, verified.until) {
+                    memo.remember(token, &verified.principal, until);
                 }
                 Ok(verified.principal)
             }
@@ -479,30 +490,25 @@ mod enabled {
         /// A connection's memo answers for its own token, byte for byte, until its time.
         #[test]
         fn a_memo_holds_for_its_token_until_its_time() {
-            use super::{Arc, Instant, Memo, Mutex, Principal, recall};
+            use super::{Arc, Instant, Principal, TokenMemo};
             let claims = serde_json::json!({"iss": "i", "sub": "s"});
             let principal =
                 Arc::new(Principal::from_claims(claims.as_object().unwrap().clone()).unwrap());
             let memo = |until| {
-                Mutex::new(Some(Memo {
-                    token: "abc.def".into(),
-                    principal: principal.clone(),
-                    until,
-                }))
+                let memo = TokenMemo::default();
+                memo.remember("abc.def", &principal, until);
+                memo
             };
             let later = Instant::now() + std::time::Duration::from_secs(60);
-            let recalled = recall(&memo(later), "abc.def").expect("its own token");
+            let recalled = memo(later).recall("abc.def").expect("its own token");
             assert!(Arc::ptr_eq(&recalled, &principal));
+            assert!(memo(later).recall("abc.deg").is_none(), "another, as long");
+            assert!(memo(later).recall("abc.de").is_none(), "a prefix");
             assert!(
-                recall(&memo(later), "abc.deg").is_none(),
-                "another, as long"
-            );
-            assert!(recall(&memo(later), "abc.de").is_none(), "a prefix");
-            assert!(
-                recall(&memo(Instant::now()), "abc.def").is_none(),
+                memo(Instant::now()).recall("abc.def").is_none(),
                 "its time is up"
             );
-            assert!(recall(&Mutex::new(None), "abc.def").is_none());
+            assert!(TokenMemo::default().recall("abc.def").is_none());
         }
     }
 }
