@@ -97,29 +97,48 @@ fn on_free_ports<T>(n: usize, mut start: impl FnMut(&[u16]) -> Result<T, String>
     panic!("every port picked was taken before it was bound; the last:\n{last}")
 }
 
-/// Waits until something listens on `port`; `Err` with `log` if `child` exits first (it could
-/// not bind, say).
-fn wait_listening(port: u16, what: &str, log: &Path, child: &mut Owned) -> Result<(), String> {
+/// Waits until `ready()`; `Err` with the `logs` if `child` exits first (it could not bind,
+/// say). `what` names what is awaited.
+fn wait_until(
+    what: &str,
+    logs: &[&Path],
+    child: &mut Owned,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
-    let log_text = || fs::read_to_string(log).unwrap_or_default();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+    let log_text = || {
+        logs.iter()
+            .map(|log| fs::read_to_string(log).unwrap_or_default())
+            .collect::<String>()
+    };
+    while !ready() {
         if let Some(c) = &mut child.0
             && let Ok(Some(status)) = c.try_wait()
         {
             child.0 = None;
             return Err(format!(
-                "{what} exited ({status}) before it listened on {port}; its log:\n{}",
+                "{what}: exited first ({status}); its log:\n{}",
                 log_text()
             ));
         }
         assert!(
             Instant::now() < deadline,
-            "{what} did not listen on {port}; its log:\n{}",
+            "{what}: not within 20 s; its log:\n{}",
             log_text()
         );
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(())
+}
+
+/// Waits until something listens on `port` (see [`wait_until`]).
+fn wait_listening(port: u16, what: &str, log: &Path, child: &mut Owned) -> Result<(), String> {
+    wait_until(
+        &format!("{what} listening on {port}"),
+        &[log],
+        child,
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    )
 }
 
 /// A directory of the fleet's own (configs, logs), removed on drop.
@@ -479,21 +498,8 @@ impl Fleet {
             let mut child = Owned(Some(child));
             // nginx writes its pid file once every listener is bound (it retries a taken port
             // for a few seconds, with the others already listening, then exits).
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while !pid.exists() {
-                if let Some(c) = &mut child.0
-                    && let Ok(Some(status)) = c.try_wait()
-                {
-                    child.0 = None;
-                    return Err(format!(
-                        "nginx exited ({status}) before it listened; its log:\n{}{}",
-                        fs::read_to_string(&log).unwrap_or_default(),
-                        fs::read_to_string(dir.join("logs/error.log")).unwrap_or_default()
-                    ));
-                }
-                assert!(Instant::now() < deadline, "nginx wrote no pid file");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            let logs = [log.as_path(), &dir.join("logs/error.log")];
+            wait_until("nginx's pid file", &logs, &mut child, || pid.exists())?;
             for port in [stateless, route, naive] {
                 wait_listening(port, "nginx", &log, &mut child)?;
             }
