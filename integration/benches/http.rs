@@ -10,6 +10,9 @@
 //!   issuer's keys cached after the first;
 //! - `--serve-raw`: the ceiling — a bare hyper server that answers every POST with the same bytes
 //!   the MCP server sends (the request's id echoed, found by a byte scan), no MCP work;
+//! - `--serve-floor`: the same hyper server answering with the least a JSON-RPC server built on
+//!   serde_json does (`common/floor.rs`: the body and the call's arguments decoded, the result
+//!   encoded, no MCP work), reported as `floor`, and `mcp/floor` beside `mcp/raw`;
 //! - no argument (or cargo's `--bench`): the driver.
 //!
 //! For 1 and 32 concurrent sessions (one keep-alive connection each, one request in flight per
@@ -28,6 +31,8 @@
 //! `Mcp-*` headers on every request).
 
 mod common;
+#[path = "common/floor.rs"]
+mod floor;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -63,7 +68,18 @@ fn main() {
             let args: Vec<String> = std::env::args().skip(2).collect();
             serve_mcp_jwt(args[0].parse().expect("PORT"), &args[1]);
         }
-        Some("--serve-raw") => serve_raw(),
+        Some("--serve-raw") => serve_hyper(|body| {
+            let id = raw_id(body).unwrap_or(b"null");
+            let mut out = Vec::with_capacity(RAW_HEAD.len() + id.len() + RAW_TAIL.len());
+            out.extend_from_slice(RAW_HEAD);
+            out.extend_from_slice(id);
+            out.extend_from_slice(RAW_TAIL);
+            Some(out)
+        }),
+        Some("--serve-floor") => serve_hyper(|body| {
+            let mut out = Vec::with_capacity(256);
+            floor::answer(body, &mut out).then_some(out)
+        }),
         _ => drive(),
     }
 }
@@ -113,7 +129,9 @@ fn serve_mcp_jwt(port: u16, issuer: &str) {
     });
 }
 
-fn serve_raw() {
+/// A bare hyper server on a free port, answering each POST with what `respond` makes of its
+/// body (202 and no body for `None`).
+fn serve_hyper(respond: fn(&[u8]) -> Option<Vec<u8>>) {
     use http_body_util::{BodyExt, Full};
     use hyper::service::service_fn;
     use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -135,11 +153,11 @@ fn serve_raw() {
                         .await
                         .map(|b| b.to_bytes())
                         .unwrap_or_default();
-                    let id = raw_id(&body).unwrap_or(b"null");
-                    let mut out = Vec::with_capacity(RAW_HEAD.len() + id.len() + RAW_TAIL.len());
-                    out.extend_from_slice(RAW_HEAD);
-                    out.extend_from_slice(id);
-                    out.extend_from_slice(RAW_TAIL);
+                    let Some(out) = respond(&body) else {
+                        let mut response = hyper::Response::new(Full::new(bytes::Bytes::new()));
+                        *response.status_mut() = hyper::StatusCode::ACCEPTED;
+                        return Ok(response);
+                    };
                     let mut response = hyper::Response::new(Full::new(bytes::Bytes::from(out)));
                     response
                         .headers_mut()
@@ -284,8 +302,10 @@ impl Conn {
 
     fn initialize(&mut self) {
         let answer = self.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
-        // (The raw responder opens no session: it answers everything with the call's result.)
-        if self.session.is_none() && !answer.windows(EXPECTED.len()).any(|w| w == EXPECTED) {
+        // (The raw and floor responders open no session and answer no handshake: the first
+        // answers everything with the call's result, the second with an empty result.)
+        let handshake = answer.windows(17).any(|w| w == b"\"protocolVersion\"");
+        if self.session.is_none() && handshake {
             eprintln!(
                 "initialize opened no session: {}",
                 String::from_utf8_lossy(&answer[..answer.len().min(400)])
@@ -485,7 +505,11 @@ fn drive() {
     );
     let mut rates = Vec::new();
     for sessions in [1, 32] {
-        for (name, flag) in [("mcp", "--serve-mcp"), ("raw", "--serve-raw")] {
+        for (name, flag) in [
+            ("mcp", "--serve-mcp"),
+            ("floor", "--serve-floor"),
+            ("raw", "--serve-raw"),
+        ] {
             let server = Server::start(flag);
             let s = load(&server, None, sessions, warmup, measure);
             if let Some(cpu) = s.cpu {
@@ -506,6 +530,15 @@ fn drive() {
             m.2 / r.2,
             or_unknown(cpu, 2)
         );
+        if let Some(f) = get("floor") {
+            let ratio =
+                |a: Option<f64>, b: Option<f64>| or_unknown(a.zip(b).map(|(a, b)| a / b), 2);
+            println!(
+                "serde_json's floor at {sessions:>2} sessions: floor/raw {} CPU/call, mcp/floor {}",
+                ratio(f.3, r.3),
+                ratio(m.3, f.3)
+            );
+        }
     }
     jwt_figures(warmup, measure);
     idle_session_figures();

@@ -7,6 +7,10 @@
 //! - `--serve-mcp-layer`: the same with one pass-through middleware layer
 //!   (`middleware::from_fn(|req, next| next.run(req))`), reported as `mcp+mw` and as a ratio
 //!   of the server without;
+//! - `--serve-floor`: the least a JSON-RPC server built on serde_json does (`common/floor.rs`:
+//!   the message and the call's arguments decoded, the result encoded, no MCP work), with the
+//!   raw responder's reads and batched writes; reported as `floor`, and `mcp/floor` beside
+//!   `mcp/raw`;
 //! - `--serve-raw`: the ceiling — reads newline-delimited JSON-RPC and answers every request with
 //!   a fixed, pre-built line carrying the request's id (no JSON parsing, no MCP work);
 //! - no argument (or cargo's `--bench`): the driver, which re-executes itself as each server.
@@ -21,6 +25,8 @@
 //! of 5).
 
 mod common;
+#[path = "common/floor.rs"]
+mod floor;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
@@ -68,6 +74,7 @@ fn main() {
         Some("--serve-mcp") => serve_mcp(false),
         Some("--serve-mcp-layer") => serve_mcp(true),
         Some("--serve-raw") => serve_raw(),
+        Some("--serve-floor") => serve_floor(),
         _ => drive(),
     }
 }
@@ -93,6 +100,32 @@ fn serve_mcp(layer: bool) {
 }
 
 fn serve_raw() {
+    serve_lines(|line, out| {
+        // Notifications (no id) get no answer.
+        let Some(id) = raw_id(line) else {
+            return Ok(());
+        };
+        out.write_all(RAW_HEAD)?;
+        out.write_all(id)?;
+        out.write_all(RAW_TAIL)?;
+        out.write_all(b"\n")
+    });
+}
+
+fn serve_floor() {
+    serve_lines(|line, out| {
+        if floor::answer(line, out) {
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    });
+}
+
+/// Reads lines from stdin and lets `respond` write their answers, flushing whenever the next
+/// read would block.
+fn serve_lines(
+    mut respond: impl FnMut(&[u8], &mut BufWriter<io::StdoutLock<'_>>) -> io::Result<()>,
+) {
     let mut input = BufReader::with_capacity(64 * 1024, io::stdin());
     // `BufWriter` over the line-buffered stdout: a flush of whole lines is one `write`.
     let mut out = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
@@ -104,20 +137,12 @@ fn serve_raw() {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                eprintln!("raw server: {e}");
+                eprintln!("server: {e}");
                 break;
             }
         }
-        // Notifications (no id) get no answer.
-        if let Some(id) = raw_id(&line) {
-            let written = out
-                .write_all(RAW_HEAD)
-                .and_then(|()| out.write_all(id))
-                .and_then(|()| out.write_all(RAW_TAIL))
-                .and_then(|()| out.write_all(b"\n"));
-            if written.is_err() {
-                return;
-            }
+        if respond(&line, &mut out).is_err() {
+            return;
         }
         // Flush when the next read would block.
         if input.buffer().is_empty() && out.flush().is_err() {
@@ -147,6 +172,8 @@ enum Kind {
     Mcp,
     /// The same server with one pass-through middleware layer.
     Layer,
+    /// serde_json's floor: decode and encode, no MCP work.
+    Floor,
     Raw,
 }
 
@@ -155,6 +182,7 @@ impl Kind {
         match self {
             Kind::Mcp => "mcp",
             Kind::Layer => "mcp+mw",
+            Kind::Floor => "floor",
             Kind::Raw => "raw",
         }
     }
@@ -163,6 +191,7 @@ impl Kind {
         match self {
             Kind::Mcp => "--serve-mcp",
             Kind::Layer => "--serve-mcp-layer",
+            Kind::Floor => "--serve-floor",
             Kind::Raw => "--serve-raw",
         }
     }
@@ -213,7 +242,7 @@ fn drive() {
 
     let mut outcomes = Vec::new();
     for in_flight in [1, 32] {
-        for kind in [Kind::Mcp, Kind::Layer, Kind::Raw] {
+        for kind in [Kind::Mcp, Kind::Layer, Kind::Floor, Kind::Raw] {
             let o = run(
                 &exe,
                 kind,
@@ -279,6 +308,15 @@ fn drive() {
                 "mcp/raw at {in_flight:>2} in flight: {:.2} calls/s, {} CPU/call",
                 m.per_sec / r.per_sec,
                 or_unknown(cpu, 2)
+            );
+        }
+        if let (Some(m), Some(f), Some(r)) = (get(Kind::Mcp), get(Kind::Floor), get(Kind::Raw)) {
+            let ratio =
+                |a: Option<f64>, b: Option<f64>| or_unknown(a.zip(b).map(|(a, b)| a / b), 2);
+            println!(
+                "serde_json's floor at {in_flight:>2} in flight: floor/raw {} CPU/call, mcp/floor {}",
+                ratio(f.cpu_us, r.cpu_us),
+                ratio(m.cpu_us, f.cpu_us)
             );
         }
         if let (Some(m), Some(l)) = (get(Kind::Mcp), get(Kind::Layer)) {

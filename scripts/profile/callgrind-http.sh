@@ -4,7 +4,7 @@
 # is open (the counters are zeroed, then dumped, around the calls):
 #   BIN=$(ls -t target/release/deps/http-* | grep -v '\.d$' | head -1) \
 #     scripts/profile/callgrind-http.sh mcp session 2000 /tmp/cg-http
-# ROLE: mcp | mcp-jwt | raw; ERA: session | 2026 (2026-07-28 calls, no session). Needs valgrind,
+# ROLE: mcp | mcp-jwt | floor | raw; ERA: session | 2026 (2026-07-28 calls, no session). Needs valgrind,
 # python3; mcp-jwt (every request with a JWT the server verifies, then finds in its cache) starts
 # the test suite's authorization server (tests/auth/setup.sh: Node and oidc-provider).
 # `callgrind_annotate --inclusive=yes OUT.cg.1` then shows where they go.
@@ -29,8 +29,8 @@ fi
 coproc SRV { RUST_LOG=warn exec valgrind --tool=callgrind --callgrind-out-file="$OUT.cg" "$BIN" "--serve-$ROLE" "${args[@]}" 2>/dev/null; }
 read -r line <&"${SRV[0]}"
 port=${line#PORT }
-# The raw responder has no sessions: no handshake.
-coproc DRV { exec python3 "$here/drive-http.py" "$port" "$N" "$ERA" $([ "$ROLE" = raw ] && echo no-init); }
+# The raw and floor responders have no sessions: no handshake.
+coproc DRV { exec python3 "$here/drive-http.py" "$port" "$N" "$ERA" $(case $ROLE in raw | floor) echo no-init ;; esac); }
 read -r _ <&"${DRV[0]}"
 callgrind_control -z "$SRV_PID" >/dev/null
 echo >&"${DRV[1]}"
