@@ -1,7 +1,7 @@
 //! DNS-rebinding protection: the `Host` and `Origin` checks every request passes first.
 
 use http::HeaderMap;
-use http::header::{HOST, ORIGIN};
+use http::header::{HOST, HeaderName, HeaderValue, ORIGIN};
 
 use super::config::HttpConfig;
 
@@ -9,7 +9,8 @@ use super::config::HttpConfig;
 /// merely starts like one (`127.0.0.1.attacker.example`) is not: such names can resolve to
 /// loopback, which is exactly the rebinding attack.
 fn is_loopback_name(host: &str) -> bool {
-    if host.eq_ignore_ascii_case("localhost") {
+    // The names nearly every local client sends, without parsing an address.
+    if host == "127.0.0.1" || host.eq_ignore_ascii_case("localhost") {
         return true;
     }
     let literal = host
@@ -47,6 +48,22 @@ fn host_name(host: &str) -> &str {
     })
 }
 
+/// The value of `name` when it is there once; `refusal` of the second when it is there twice.
+fn single<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+    refusal: fn(String) -> Refusal,
+) -> Result<Option<&'h HeaderValue>, Refusal> {
+    let mut all = headers.get_all(name).iter();
+    let first = all.next();
+    match all.next() {
+        Some(second) => Err(refusal(
+            String::from_utf8_lossy(second.as_bytes()).into_owned(),
+        )),
+        None => Ok(first),
+    }
+}
+
 /// Why a request is refused before anything else is read.
 pub(crate) enum Refusal {
     Host(String),
@@ -63,19 +80,9 @@ pub(crate) fn check(
     local_loopback: bool,
 ) -> Result<(), Refusal> {
     // Two copies of either could each be read by a different hop: refuse outright.
-    for (name, refusal) in [
-        (HOST, Refusal::Host as fn(String) -> Refusal),
-        (ORIGIN, Refusal::Origin),
-    ] {
-        let mut all = headers.get_all(&name).iter();
-        if let (Some(_), Some(second)) = (all.next(), all.next()) {
-            return Err(refusal(
-                String::from_utf8_lossy(second.as_bytes()).into_owned(),
-            ));
-        }
-    }
-    let host = headers
-        .get(HOST)
+    let host = single(headers, &HOST, Refusal::Host)?;
+    let origin = single(headers, &ORIGIN, Refusal::Origin)?;
+    let host = host
         .and_then(|h| h.to_str().ok())
         .or(authority)
         .unwrap_or("");
@@ -88,7 +95,7 @@ pub(crate) fn check(
     if !host_ok {
         return Err(Refusal::Host(host.to_owned()));
     }
-    if let Some(origin) = headers.get(ORIGIN) {
+    if let Some(origin) = origin {
         let origin = origin.to_str().unwrap_or("");
         let name = origin
             .split_once("://")
@@ -108,7 +115,6 @@ pub(crate) fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     fn check_h(h: &HeaderMap, c: &HttpConfig, loopback: bool) -> Result<(), Refusal> {
         check(h, None, c, loopback)
