@@ -237,6 +237,9 @@ struct Conn {
     session: Option<String>,
     /// `Authorization: Bearer …` on every request, when the server wants it.
     token: Option<Arc<str>>,
+    /// The 2026-07-28 headers on every request (`BENCH_ERA`); the idle-session figure opens
+    /// session-era sessions whatever the era.
+    stateless: bool,
     buf: Vec<u8>,
 }
 
@@ -249,6 +252,7 @@ impl Conn {
             port,
             session: None,
             token: None,
+            stateless: stateless(),
             buf: Vec::new(),
         }
     }
@@ -270,7 +274,7 @@ impl Conn {
             req.push_str(s);
             req.push_str("\r\n");
         }
-        if stateless() {
+        if self.stateless {
             req.push_str(STATELESS_HEADERS);
         }
         req.push_str("\r\n");
@@ -304,8 +308,8 @@ impl Conn {
         let answer = self.post(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#);
         // (The raw and floor responders open no session and answer no handshake: the first
         // answers everything with the call's result, the second with an empty result.)
-        let handshake = answer.windows(17).any(|w| w == b"\"protocolVersion\"");
-        if self.session.is_none() && handshake {
+        let has = |needle: &[u8]| answer.windows(needle.len()).any(|w| w == needle);
+        if self.session.is_none() && !has(EXPECTED) && !has(br#""result":{}"#) {
             eprintln!(
                 "initialize opened no session: {}",
                 String::from_utf8_lossy(&answer[..answer.len().min(400)])
@@ -447,6 +451,7 @@ fn print_row(name: &str, sessions: usize, s: &Stats) {
 fn idle_session_rss(server: &Server, counts: &[usize]) -> Option<Vec<u64>> {
     let mut rss = vec![server.rss_kib()?];
     let mut conn = Conn::open(server.port);
+    conn.stateless = false;
     let mut open = 0;
     for &count in counts {
         for _ in open..count {
