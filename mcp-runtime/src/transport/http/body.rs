@@ -9,27 +9,58 @@ use http::{HeaderValue, Response, StatusCode, header};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use tokio::sync::mpsc;
 
+use super::client_limits::ClientSlot;
+use super::idle::Active;
 use crate::protocol::McpError;
 use crate::protocol::jsonrpc::encode_error;
 
-/// The body of every response this transport sends.
-pub(crate) enum Body {
+/// The body of every response this transport sends, with what it holds until it is sent or
+/// dropped (its request's place among the connection's and the client's requests in
+/// progress). Held in place: no box per response.
+pub(crate) struct Body {
+    content: Content,
+    // Held for their drops.
+    _slot: Option<ClientSlot>,
+    _active: Option<Active>,
+}
+
+enum Content {
     Full(Option<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
-    /// A body holding something until it is done or dropped (its request's place among the
-    /// connection's or the client's requests in progress).
-    Held {
-        body: Box<Body>,
-        _hold: Box<dyn Send + Sync>,
-    },
 }
 
 impl Body {
-    /// This body, keeping `hold` while it lives.
-    pub(crate) fn held(self, hold: impl Send + Sync + 'static) -> Body {
-        Body::Held {
-            body: Box::new(self),
-            _hold: Box::new(hold),
+    /// A whole body (`None`: no body at all).
+    pub(crate) fn full(bytes: Option<Bytes>) -> Body {
+        Body::of(Content::Full(bytes))
+    }
+
+    /// A body fed by `rx` until its senders are gone.
+    pub(crate) fn stream(rx: mpsc::Receiver<Bytes>) -> Body {
+        Body::of(Content::Stream(rx))
+    }
+
+    fn of(content: Content) -> Body {
+        Body {
+            content,
+            _slot: None,
+            _active: None,
+        }
+    }
+
+    /// This body, keeping its request counted among the connection's while it lives.
+    pub(crate) fn holding(self, active: Active) -> Body {
+        Body {
+            _active: Some(active),
+            ..self
+        }
+    }
+
+    /// This body, keeping its request counted among its client's while it lives.
+    pub(crate) fn holding_slot(self, slot: ClientSlot) -> Body {
+        Body {
+            _slot: Some(slot),
+            ..self
         }
     }
 }
@@ -42,26 +73,21 @@ impl HttpBody for Body {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
-            Body::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
-            Body::Held { body, .. } => Pin::new(&mut **body).poll_frame(cx),
+        match &mut self.get_mut().content {
+            Content::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Content::Stream(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        match self {
-            Body::Held { body, .. } => body.is_end_stream(),
-            other => matches!(other, Body::Full(None)),
-        }
+        matches!(self.content, Content::Full(None))
     }
 
     fn size_hint(&self) -> SizeHint {
-        match self {
-            Body::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            Body::Full(None) => SizeHint::with_exact(0),
-            Body::Stream(_) => SizeHint::default(),
-            Body::Held { body, .. } => body.size_hint(),
+        match &self.content {
+            Content::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Content::Full(None) => SizeHint::with_exact(0),
+            Content::Stream(_) => SizeHint::default(),
         }
     }
 }
@@ -70,7 +96,7 @@ pub(crate) type HttpResponse = Response<Body>;
 
 /// A JSON response.
 pub(crate) fn json(status: StatusCode, bytes: Vec<u8>) -> HttpResponse {
-    let mut r = Response::new(Body::Full(Some(Bytes::from(bytes))));
+    let mut r = Response::new(Body::full(Some(Bytes::from(bytes))));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -99,14 +125,14 @@ pub(crate) fn too_many_sessions(max: usize) -> HttpResponse {
 
 /// An empty response (202 for notifications, 200 for DELETE).
 pub(crate) fn empty(status: StatusCode) -> HttpResponse {
-    let mut r = Response::new(Body::Full(None));
+    let mut r = Response::new(Body::full(None));
     *r.status_mut() = status;
     r
 }
 
 /// An SSE response fed by `rx`.
 pub(crate) fn sse(rx: mpsc::Receiver<Bytes>) -> HttpResponse {
-    let mut r = Response::new(Body::Stream(rx));
+    let mut r = Response::new(Body::stream(rx));
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,

@@ -34,7 +34,7 @@ pub(crate) fn answer(state: &Shared, method: &Method, path: &str) -> Option<Http
     };
     // HEAD gets the headers only (hyper sends no body for it either way).
     let body = (*method != Method::HEAD).then(|| Bytes::from_static(text.as_bytes()));
-    let mut r = Response::new(Body::Full(body));
+    let mut r = Response::new(Body::full(body));
     *r.status_mut() = status;
     let h = r.headers_mut();
     h.insert(

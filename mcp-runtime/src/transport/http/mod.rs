@@ -188,7 +188,7 @@ async fn answer(
             http::HeaderValue::from_static("close"),
         );
     }
-    Ok(response.map(|body| body.held(active)))
+    Ok(response.map(|body| body.holding(active)))
 }
 
 /// The accept loop. `signal()` makes a future completing at the next shutdown signal: the first

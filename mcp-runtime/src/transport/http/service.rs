@@ -309,7 +309,7 @@ async fn post<B: RequestBody>(
             };
             return stateless(state, body, &shared_headers, principal, peer)
                 .await
-                .map(|body| body.held(slot));
+                .map(|body| body.holding_slot(slot));
         }
     }
     if state.config.session_era != SessionEra::Serve {
@@ -332,7 +332,7 @@ async fn post<B: RequestBody>(
         };
         return without_sessions(state, body, &shared_headers, principal, peer, fail)
             .await
-            .map(|body| body.held(slot));
+            .map(|body| body.holding_slot(slot));
     }
     if let Some(id) = header(headers, &SESSION_HEADER) {
         let found = state
