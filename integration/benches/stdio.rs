@@ -16,9 +16,11 @@
 //! - no argument (or cargo's `--bench`): the driver, which re-executes itself as each server.
 //!
 //! For each server and each concurrency (1 and 32 requests in flight) the driver spawns the
-//! child, does the `initialize` handshake, warms up, then for `BENCH_SECS` seconds (default 3;
-//! warm-up `BENCH_WARMUP_SECS`, default 0.5) keeps exactly N `tools/call` requests in flight: a
-//! writer thread sends a new request for each response the reader thread receives. It reports
+//! child, does the `initialize` handshake (none with `BENCH_ERA=2026-07-28`, whose calls carry
+//! the version and capabilities in their `_meta` instead), warms up, then for `BENCH_SECS`
+//! seconds (default 3; warm-up `BENCH_WARMUP_SECS`, default 0.5) keeps exactly N `tools/call`
+//! requests in flight: a writer thread sends a new request for each response the reader
+//! thread receives. It reports
 //! calls/s and the p50/p99 latency from send to receive, the child's CPU time per call (from
 //! `/proc/PID/task/*/schedstat` at both ends of the window, see `common`), its peak memory
 //! (VmHWM) and, for the MCP server, its start-up time (spawn to `initialize` response, median
@@ -59,6 +61,14 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 const CALL_HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
 const CALL_TAIL: &[u8] =
     br#","method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3}}}"#;
+/// The same call in the 2026-07-28 era: no handshake, the version and the client's
+/// capabilities in every request's `_meta`.
+const CALL_TAIL_2026: &[u8] = br#","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"add","arguments":{"a":2,"b":3}}}"#;
+
+/// `BENCH_ERA=2026-07-28`: 2026-07-28 calls, without the `initialize` handshake.
+fn stateless() -> bool {
+    std::env::var("BENCH_ERA").as_deref() == Ok("2026-07-28")
+}
 
 /// The raw responder's answer, split around the id: the same bytes the MCP server sends.
 const RAW_HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
@@ -227,6 +237,9 @@ fn drive() {
         "stdio transport benchmark: {secs} s per configuration after {warmup} s of warm-up \
          (BENCH_SECS, BENCH_WARMUP_SECS)"
     );
+    if stateless() {
+        println!("era: 2026-07-28 (BENCH_ERA): no handshake, `_meta` on every call");
+    }
 
     let startups: Vec<Duration> = (0..5).map(|_| startup_time(&exe)).collect();
     let startup_median = median(&startups);
@@ -440,7 +453,9 @@ fn run(
 ) -> Outcome {
     let (child, mut stdin, stdout) = spawn(exe, kind);
     let mut stdout = BufReader::with_capacity(64 * 1024, stdout);
-    handshake(&mut stdin, &mut stdout);
+    if !stateless() {
+        handshake(&mut stdin, &mut stdout);
+    }
 
     let sent_at: SendTimes = Arc::new(Mutex::new(HashMap::with_capacity(in_flight * 2)));
     // The reader grants the writer one request per response received, a batch per read.
@@ -512,6 +527,11 @@ fn write_requests(
 ) -> ChildStdin {
     let mut out = BufWriter::with_capacity(64 * 1024, stdin);
     let mut next_id = FIRST_ID;
+    let tail = if stateless() {
+        CALL_TAIL_2026
+    } else {
+        CALL_TAIL
+    };
     let mut send = |n: usize, out: &mut BufWriter<ChildStdin>| -> io::Result<()> {
         let now = Instant::now();
         {
@@ -523,7 +543,7 @@ fn write_requests(
         for _ in 0..n {
             out.write_all(CALL_HEAD)?;
             write!(out, "{next_id}")?;
-            out.write_all(CALL_TAIL)?;
+            out.write_all(tail)?;
             out.write_all(b"\n")?;
             next_id += 1;
         }
