@@ -291,6 +291,71 @@ pub fn encode_result<T: Serialize>(id: &RequestId, result: T) -> Encoded {
     })
 }
 
+/// Encodes a success response whose result is the object `body` with the members `more`
+/// adds after its own: the bytes a `#[serde(flatten)]` wrapper writes, without serde's flatten,
+/// which sends each of the body's members through a map serializer of its own. A body that is
+/// not an object is an internal error, as flattening it was.
+pub(crate) fn encode_result_with<T: Serialize + ?Sized>(
+    id: &RequestId,
+    body: &T,
+    more: impl FnOnce(&mut Members<'_>) -> serde_json::Result<()>,
+) -> Encoded {
+    let mut out = Vec::with_capacity(RESULT_CAPACITY);
+    let written = (|| -> serde_json::Result<()> {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut out, id)?;
+        out.extend_from_slice(br#","result":"#);
+        let start = out.len();
+        serde_json::to_writer(&mut out, body)?;
+        if out.get(start) != Some(&b'{') || out.last() != Some(&b'}') {
+            return Err(<serde_json::Error as serde::ser::Error>::custom(
+                "the result is not an object",
+            ));
+        }
+        out.pop();
+        let mut members = Members {
+            any: out.len() > start + 1,
+            out: &mut out,
+        };
+        more(&mut members)?;
+        out.extend_from_slice(b"}}");
+        Ok(())
+    })();
+    match written {
+        Ok(()) => out,
+        Err(e) => encode_error(
+            Some(id),
+            &McpError::internal(format!("could not encode the result: {e}")),
+        ),
+    }
+}
+
+/// The members [`encode_result_with`] adds to a result object.
+pub(crate) struct Members<'a> {
+    out: &'a mut Vec<u8>,
+    /// The object has a member already: the next one follows a comma.
+    any: bool,
+}
+
+impl Members<'_> {
+    /// Adds `"name":value`. `name` is written as it is: a protocol member name, nothing to
+    /// escape.
+    pub(crate) fn add<V: Serialize + ?Sized>(
+        &mut self,
+        name: &str,
+        value: &V,
+    ) -> serde_json::Result<()> {
+        debug_assert!(!name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20));
+        if std::mem::replace(&mut self.any, true) {
+            self.out.push(b',');
+        }
+        self.out.push(b'"');
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        serde_json::to_writer(&mut *self.out, value)
+    }
+}
+
 /// Encodes an error response; `id` is `None` (JSON `null`) when the request's id was unreadable.
 pub fn encode_error(id: Option<&RequestId>, error: &McpError) -> Encoded {
     serde_json::to_vec(&ErrorEnvelope {
@@ -338,6 +403,69 @@ pub fn encode_notification<T: Serialize>(method: &str, params: T) -> Encoded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    /// What `encode_result_with` replaced: the body flattened into a wrapper with its own
+    /// members after the body's.
+    #[derive(Serialize)]
+    struct Flattened<'a, T> {
+        #[serde(flatten)]
+        body: &'a T,
+        #[serde(rename = "resultType")]
+        result_type: &'static str,
+        #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
+        ttl_ms: Option<u64>,
+        #[serde(rename = "_meta")]
+        meta: Value,
+    }
+
+    #[test]
+    fn a_result_with_members_is_what_flattening_wrote() {
+        let id = RequestId::Number(7);
+        let meta = serde_json::json!({"io.modelcontextprotocol/serverInfo": {"name": "s"}});
+        let bodies = [
+            serde_json::json!({"content": [{"type": "text", "text": "5\n\"q\""}], "isError": false}),
+            serde_json::json!({}),
+            serde_json::json!({"nested": {"a": [1, {}]}}),
+        ];
+        for body in &bodies {
+            for ttl_ms in [None, Some(60_000)] {
+                let spliced = encode_result_with(&id, body, |m| {
+                    m.add("resultType", "complete")?;
+                    if let Some(ttl) = ttl_ms {
+                        m.add("ttlMs", &ttl)?;
+                    }
+                    m.add("_meta", &meta)
+                });
+                let flattened = encode_result(
+                    &id,
+                    Flattened {
+                        body,
+                        result_type: "complete",
+                        ttl_ms,
+                        meta: meta.clone(),
+                    },
+                );
+                assert_eq!(
+                    String::from_utf8(spliced).unwrap(),
+                    String::from_utf8(flattened).unwrap()
+                );
+            }
+        }
+        // Nothing added: the body as it is.
+        assert_eq!(
+            encode_result_with(&id, &bodies[1], |_| Ok(())),
+            encode_result(&id, &bodies[1])
+        );
+        // A body that is not an object cannot take members: an internal error, as flattening
+        // it was.
+        let refused: Value = serde_json::from_slice(&encode_result_with(&id, &[1, 2], |m| {
+            m.add("resultType", "complete")
+        }))
+        .unwrap();
+        assert_eq!(refused["id"], 7);
+        assert_eq!(refused["error"]["code"], -32603);
+    }
 
     fn code(text: &str) -> i32 {
         decode(text).unwrap_err().error.code.0

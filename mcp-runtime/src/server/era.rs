@@ -13,10 +13,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::ServerInner;
 use super::envelope::RequestMeta;
-use super::{CacheScope, ServerInner};
 use crate::protocol::LogLevel;
-use crate::protocol::jsonrpc::encode_result;
+use crate::protocol::jsonrpc::{encode_result, encode_result_with};
 use crate::protocol::{
     CallToolResult, Content, ErrorCode, McpError, ProtocolEra, ProtocolVersion, RequestId,
 };
@@ -189,20 +189,6 @@ pub(crate) fn unsupported_version(requested: &str) -> McpError {
 }
 
 #[derive(Serialize)]
-struct Envelope<'a, T> {
-    #[serde(flatten)]
-    body: &'a T,
-    #[serde(rename = "resultType", skip_serializing_if = "Option::is_none")]
-    result_type: Option<&'static str>,
-    #[serde(rename = "ttlMs", skip_serializing_if = "Option::is_none")]
-    ttl_ms: Option<u64>,
-    #[serde(rename = "cacheScope", skip_serializing_if = "Option::is_none")]
-    cache_scope: Option<CacheScope>,
-    #[serde(rename = "_meta", skip_serializing_if = "ResultMeta::is_empty")]
-    meta: ResultMeta<'a>,
-}
-
-#[derive(Serialize)]
 struct ResultMeta<'a> {
     #[serde(flatten)]
     extra: Option<&'a Map<String, Value>>,
@@ -261,22 +247,27 @@ pub(crate) fn encode_ok<T: Serialize>(
         Cache::Listing => Some(limits.cache_ttl),
         Cache::Data => Some(limits.resource_cache_ttl),
     };
-    let cached = stateless && ttl.is_some();
-    Reply::result(encode_result(
-        id,
-        Envelope {
-            body,
-            result_type: stateless.then_some("complete"),
-            ttl_ms: ttl
-                .filter(|_| stateless)
-                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
-            cache_scope: cached.then_some(limits.cache_scope),
-            meta: ResultMeta {
-                extra: meta,
-                server_info: stateless.then_some(&*server.info_raw),
-            },
-        },
-    ))
+    let ttl_ms = ttl
+        .filter(|_| stateless)
+        .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+    let meta = ResultMeta {
+        extra: meta,
+        server_info: stateless.then_some(&*server.info_raw),
+    };
+    // The body's members, then the era's: `resultType`, the cache hints, `_meta`.
+    Reply::result(encode_result_with(id, body, |members| {
+        if stateless {
+            members.add("resultType", "complete")?;
+        }
+        if let Some(ttl_ms) = ttl_ms {
+            members.add("ttlMs", &ttl_ms)?;
+            members.add("cacheScope", &limits.cache_scope)?;
+        }
+        if !meta.is_empty() {
+            members.add("_meta", &meta)?;
+        }
+        Ok(())
+    }))
 }
 
 /// Encodes a 2026-07-28 `InputRequiredResult` (never cacheable).
@@ -295,19 +286,14 @@ pub(crate) fn encode_typed<T: Serialize>(
     body: &T,
     result_type: &'static str,
 ) -> Reply {
-    Reply::result(encode_result(
-        id,
-        Envelope {
-            body,
-            result_type: Some(result_type),
-            ttl_ms: None,
-            cache_scope: None,
-            meta: ResultMeta {
-                extra: None,
-                server_info: Some(&*server.info_raw),
-            },
-        },
-    ))
+    let meta = ResultMeta {
+        extra: None,
+        server_info: Some(&*server.info_raw),
+    };
+    Reply::result(encode_result_with(id, body, |members| {
+        members.add("resultType", result_type)?;
+        members.add("_meta", &meta)
+    }))
 }
 
 pub(crate) fn encode_err(era: ProtocolEra, id: &RequestId, mut error: McpError) -> Reply {
