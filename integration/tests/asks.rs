@@ -450,6 +450,48 @@ async fn stateless_rounds_carry_earlier_answers_in_the_sealed_state() {
     assert!(c.request("tools/call", other).await.is_err());
 }
 
+/// Adds; given no context, it cannot ask anything.
+#[tool]
+async fn plain_sum(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// A 2026-07-28 call of a tool that cannot ask opens no round of its own, but state or
+/// answers sent with it are read and checked as for any other tool.
+#[tokio::test]
+async fn a_tool_without_context_still_has_what_it_is_sent_checked() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let sum = json!({"name": "plain_sum", "arguments": {"a": 2, "b": 3}});
+    let r = c.request("tools/call", sum.clone()).await.unwrap();
+    assert_eq!(r["resultType"], "complete", "{r}");
+    assert_eq!(r["structuredContent"]["result"], 5, "{r}");
+    // A state sealed for another request is refused, whatever the tool.
+    let asked = c
+        .request("tools/call", json!({"name": "two_steps", "arguments": {}}))
+        .await
+        .unwrap();
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let mut stolen = sum.clone();
+    stolen["requestState"] = json!(state);
+    let e = c.request("tools/call", stolen).await.unwrap_err();
+    assert!(e.message.contains("different request"), "{e}");
+    for (member, value) in [
+        ("requestState", json!("not a sealed state")),
+        ("requestState", json!(5)),
+        ("inputResponses", json!([1])),
+    ] {
+        let mut sent = sum.clone();
+        sent[member] = value;
+        let e = c.request("tools/call", sent.clone()).await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{sent}: {e}");
+    }
+    // Answers with no state (a client answering before it is asked) change nothing here.
+    let mut answered = sum;
+    answered["inputResponses"] = json!({"elicit-0": {"action": "accept", "content": {}}});
+    let r = c.request("tools/call", answered).await.unwrap();
+    assert_eq!(r["structuredContent"]["result"], 5, "{r}");
+}
+
 #[tokio::test]
 async fn a_wrong_key_is_asked_again_and_a_malformed_answer_is_an_error() {
     let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;

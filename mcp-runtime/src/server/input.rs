@@ -15,19 +15,25 @@ use crate::request_state::round::Round;
 
 /// Opens the round of a stateless `tools/call`, `prompts/get` or `resources/read` (the
 /// methods that may answer `InputRequiredResult`): checks the state's seal and binding and
-/// collects the answers. Other requests and the session era have no round.
+/// collects the answers. Other requests and the session era have no round, nor does a request
+/// whose handler cannot ask (`may_ask` false: a tool not given its context) and which carries
+/// no state or answers.
 pub(crate) fn open_round(
     inner: &ServerInner,
     scope: &mut Scope,
     req: &Request,
+    may_ask: bool,
 ) -> Result<(), McpError> {
     if scope.version().era() != ProtocolEra::Stateless {
         return Ok(());
     }
-    let principal = inner.caller(scope.headers.as_deref(), scope.principal.as_deref());
-    let round = Round::new(&req.method, req.params.bound(), principal);
     let (input_responses, request_state) = req.params.round();
     let carries = input_responses.is_some() || request_state.is_some();
+    if !carries && !may_ask {
+        return Ok(());
+    }
+    let principal = inner.caller(scope.headers.as_deref(), scope.principal.as_deref());
+    let round = Round::new(&req.method, req.params.bound(), principal);
     let mut answers: HashMap<String, (Value, Option<String>)> = HashMap::new();
     let mut memo = Map::new();
     let mut claim = None;

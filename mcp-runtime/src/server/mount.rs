@@ -571,7 +571,8 @@ pub(crate) fn run_forwarded(
     rounds: bool,
     call: impl FnOnce(crate::request::Context) -> CallFuture,
 ) -> Step {
-    if rounds && let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req) {
+    if rounds && let Err(e) = super::input::open_round(&parent.server.inner, &mut scope, req, true)
+    {
         return Step::Reply(scope.err(&req.id, e));
     }
     let (what, cache) = match &*req.method {

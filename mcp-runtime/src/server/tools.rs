@@ -47,7 +47,8 @@ pub(super) fn call_tool(conn: &Arc<Connection>, mut scope: Scope, req: Request) 
         Ok(mode) => mode,
         Err(e) => return Step::Reply(scope.err(&req.id, e)),
     };
-    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req) {
+    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req, tool.def.context)
+    {
         return Step::Reply(scope.err(&req.id, e));
     }
     if let super::task_call::Mode::Task(ttl) = task {

@@ -134,6 +134,11 @@ pub struct ToolDef {
     pub ui: Option<crate::apps::UiToolDef>,
     /// Where the tool is defined (`file`, `line`), for error messages.
     pub location: (&'static str, u32),
+    /// The tool's fn takes an injected parameter (`Context`, `State`, `Principal`, any
+    /// `FromContext` type). Only such a tool reaches its request's context, and so only such
+    /// a tool can ask the client something: a 2026-07-28 call of one without opens no
+    /// request-state round unless the client sent state or answers (checked all the same).
+    pub context: bool,
 }
 
 inventory::collect!(ToolDef);
