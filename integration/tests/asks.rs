@@ -492,6 +492,51 @@ async fn a_tool_without_context_still_has_what_it_is_sent_checked() {
     assert_eq!(r["structuredContent"]["result"], 5, "{r}");
 }
 
+/// Greets; given no context, it cannot ask anything.
+#[prompt]
+async fn plain_greeting(name: String) -> String {
+    format!("Hello, {name}")
+}
+
+/// A note; given no context, it cannot ask anything.
+#[resource("note://{id}")]
+async fn plain_note(id: String) -> String {
+    format!("note {id}")
+}
+
+/// The same for prompts and resources whose fns take no context.
+#[tokio::test]
+async fn prompts_and_resources_without_context_still_have_what_they_are_sent_checked() {
+    let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;
+    let asked = c
+        .request("tools/call", json!({"name": "two_steps", "arguments": {}}))
+        .await
+        .unwrap();
+    let stolen = asked["requestState"].as_str().unwrap().to_owned();
+    for (method, params, text) in [
+        (
+            "prompts/get",
+            json!({"name": "plain_greeting", "arguments": {"name": "Ada"}}),
+            "/messages/0/content/text",
+        ),
+        (
+            "resources/read",
+            json!({"uri": "note://7"}),
+            "/contents/0/text",
+        ),
+    ] {
+        let r = c.request(method, params.clone()).await.unwrap();
+        assert_eq!(r["resultType"], "complete", "{method}: {r}");
+        assert!(r.pointer(text).unwrap().is_string(), "{method}: {r}");
+        for state in [json!(stolen), json!("not a sealed state"), json!(5)] {
+            let mut sent = params.clone();
+            sent["requestState"] = state;
+            let e = c.request(method, sent.clone()).await.unwrap_err();
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{method} {sent}: {e}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_wrong_key_is_asked_again_and_a_malformed_answer_is_an_error() {
     let c = client(ProtocolVersion::V2026_07_28, ALL_CAPS(), None).await;

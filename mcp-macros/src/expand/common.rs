@@ -183,6 +183,15 @@ pub(crate) fn injections(
     (lets, call_args)
 }
 
+/// Whether the fn takes an injected parameter: only then does it reach its request's
+/// context, and so only then can it ask the client something (the `context` of its def).
+pub(crate) fn takes_context(model: &FnModel<'_>) -> bool {
+    model
+        .params
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Injected { .. }))
+}
+
 /// The call of the user's fn (bound to `f`): awaited, or run on the blocking pool.
 pub(crate) fn call(
     model: &FnModel<'_>,

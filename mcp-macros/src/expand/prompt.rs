@@ -70,6 +70,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
     });
     let complete = common::completions(&attr.complete, &private);
     let (injections, call_args) = common::injections(model, &private, &ctx);
+    let context = common::takes_context(model);
     let call = common::call(model, &private, &f, &ctx, &call_args);
     let ret = model.return_type();
     // Spanned at the return type: one that is not a prompt is an error there.
@@ -118,6 +119,7 @@ fn generate(attr: &PromptAttr, model: &FnModel<'_>) -> TokenStream {
                     scopes: #scopes,
                     complete: #complete,
                     location: #location,
+                    context: #context,
                 }
             }
         };

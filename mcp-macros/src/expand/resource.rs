@@ -51,6 +51,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
         }
     });
     let (injections, call_args) = common::injections(model, &private, &ctx);
+    let context = common::takes_context(model);
     let call = common::call(model, &private, &f, &ctx, &call_args);
     let ret = model.return_type();
     let name = common::name(&attr.common, model);
@@ -122,6 +123,7 @@ fn generate(attr: &ResourceAttr, model: &FnModel<'_>) -> TokenStream {
                     list: #list,
                     complete: #complete,
                     location: #location,
+                    context: #context,
                 }
             }
         };

@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use super::Steps;
 use super::common::{self, local, opt};
 use crate::attr::ToolAttr;
-use crate::model::{FnModel, ParamKind};
+use crate::model::FnModel;
 use crate::valid::{self, Macro};
 
 pub(super) const STEPS: Steps<ToolAttr> = Steps {
@@ -105,11 +105,7 @@ fn generate(attr: &ToolAttr, model: &FnModel<'_>) -> TokenStream {
         fields.push(quote!(#(#field_attrs)* #ident: #checked));
     }
     let arg_idents: Vec<_> = model.arguments().map(|p| p.ident).collect();
-    // Only a tool given its request's context (an injected parameter) can ask the client.
-    let context = model
-        .params
-        .iter()
-        .any(|p| matches!(p.kind, ParamKind::Injected { .. }));
+    let context = common::takes_context(model);
 
     // Injected parameters, then the call with every parameter in its original position.
     let (injections, call_args) = common::injections(model, &private, &ctx);

@@ -60,6 +60,9 @@ pub struct PromptDef {
     pub scopes: &'static [&'static str],
     /// Where it is defined.
     pub location: (&'static str, u32),
+    /// The fn takes an injected parameter (`Context`, `State`, `Principal`, any `FromContext`
+    /// type): only then can it ask the client something (see `ToolDef::context`).
+    pub context: bool,
 }
 
 inventory::collect!(PromptDef);

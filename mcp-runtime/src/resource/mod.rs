@@ -111,6 +111,9 @@ pub struct ResourceDef {
     pub ui: Option<crate::apps::UiResourceDef>,
     /// Where it is defined (`file`, `line`).
     pub location: (&'static str, u32),
+    /// The fn takes an injected parameter (`Context`, `State`, `Principal`, any `FromContext`
+    /// type): only then can it ask the client something (see `ToolDef::context`).
+    pub context: bool,
 }
 
 inventory::collect!(ResourceDef);

@@ -16,7 +16,7 @@ use crate::request_state::round::Round;
 /// Opens the round of a stateless `tools/call`, `prompts/get` or `resources/read` (the
 /// methods that may answer `InputRequiredResult`): checks the state's seal and binding and
 /// collects the answers. Other requests and the session era have no round, nor does a request
-/// whose handler cannot ask (`may_ask` false: a tool not given its context) and which carries
+/// whose handler cannot ask (`may_ask` false: a fn not given its context) and which carries
 /// no state or answers.
 pub(crate) fn open_round(
     inner: &ServerInner,

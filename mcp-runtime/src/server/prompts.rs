@@ -40,7 +40,9 @@ pub(super) fn get_prompt(conn: &Arc<Connection>, mut scope: Scope, req: Request)
         };
         arguments.insert(name.clone(), text);
     }
-    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req, true) {
+    if let Err(e) =
+        super::input::open_round(&conn.server.inner, &mut scope, &req, prompt.def.context)
+    {
         return Step::Reply(scope.err(&req.id, e));
     }
     let get = prompt.def.get;

@@ -115,7 +115,7 @@ pub(super) fn read_resource(conn: &Arc<Connection>, mut scope: Scope, req: Reque
             None => return Step::Reply(scope.err(&req.id, not_found(&uri, None))),
         },
     };
-    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req, true) {
+    if let Err(e) = super::input::open_round(&conn.server.inner, &mut scope, &req, def.context) {
         return Step::Reply(scope.err(&req.id, e));
     }
     let (read, ui) = (
