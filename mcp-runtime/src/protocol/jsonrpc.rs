@@ -173,13 +173,20 @@ pub fn decode(text: &str) -> Result<Incoming<'_>, DecodeError> {
         None => None,
         Some(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
             Ok(id) => Some(id),
-            Err(_) => {
+            Err(e) => {
+                // A string JSON's grammar allows but Unicode does not (a lone surrogate escape).
+                let why = if raw.get().starts_with('"') {
+                    format!(
+                        "Invalid request: `id` is not a readable string ({})",
+                        strip_position(&e)
+                    )
+                } else {
+                    "Invalid request: `id` must be a string or an integer".to_owned()
+                };
                 return Err(DecodeError {
                     id: None,
                     notification: false,
-                    error: McpError::invalid_request(
-                        "Invalid request: `id` must be a string or an integer",
-                    ),
+                    error: McpError::invalid_request(why),
                 });
             }
         },
@@ -469,6 +476,23 @@ mod tests {
 
     fn code(text: &str) -> i32 {
         decode(text).unwrap_err().error.code.0
+    }
+
+    #[test]
+    fn an_unreadable_string_id_is_named_as_such() {
+        let e = decode(r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#).unwrap_err();
+        assert_eq!(e.error.code.0, -32600);
+        assert!(
+            e.error.message.contains("`id` is not a readable string"),
+            "{}",
+            e.error.message
+        );
+        assert!(!e.error.message.contains("column"), "{}", e.error.message);
+        let e = decode(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#).unwrap_err();
+        assert_eq!(
+            e.error.message,
+            "Invalid request: `id` must be a string or an integer"
+        );
     }
 
     #[test]
