@@ -290,12 +290,15 @@ pub fn encode_result<T: Serialize>(id: &RequestId, result: T) -> Encoded {
         },
     )
     .map(|()| out)
-    .unwrap_or_else(|e| {
-        encode_error(
-            Some(id),
-            &McpError::internal(format!("could not encode the result: {e}")),
-        )
-    })
+    .unwrap_or_else(|e| unencodable(id, &e))
+}
+
+/// The error sent instead of a result that could not be encoded.
+fn unencodable(id: &RequestId, e: &serde_json::Error) -> Encoded {
+    encode_error(
+        Some(id),
+        &McpError::internal(format!("could not encode the result: {e}")),
+    )
 }
 
 /// Encodes a success response whose result is the object `body` with the members `more`
@@ -330,10 +333,7 @@ pub(crate) fn encode_result_with<T: Serialize + ?Sized>(
     })();
     match written {
         Ok(()) => out,
-        Err(e) => encode_error(
-            Some(id),
-            &McpError::internal(format!("could not encode the result: {e}")),
-        ),
+        Err(e) => unencodable(id, &e),
     }
 }
 
