@@ -308,7 +308,7 @@ fn unencodable(id: &RequestId, e: &serde_json::Error) -> Encoded {
 pub(crate) fn encode_result_with<T: Serialize + ?Sized>(
     id: &RequestId,
     body: &T,
-    more: impl FnOnce(&mut Members<'_>) -> serde_json::Result<()>,
+    more: impl FnOnce(&mut ResultMembers<'_>) -> serde_json::Result<()>,
 ) -> Encoded {
     let mut out = Vec::with_capacity(RESULT_CAPACITY);
     let written = (|| -> serde_json::Result<()> {
@@ -323,7 +323,7 @@ pub(crate) fn encode_result_with<T: Serialize + ?Sized>(
             ));
         }
         out.pop();
-        let mut members = Members {
+        let mut members = ResultMembers {
             any: out.len() > start + 1,
             out: &mut out,
         };
@@ -338,13 +338,13 @@ pub(crate) fn encode_result_with<T: Serialize + ?Sized>(
 }
 
 /// The members [`encode_result_with`] adds to a result object.
-pub(crate) struct Members<'a> {
+pub(crate) struct ResultMembers<'a> {
     out: &'a mut Vec<u8>,
     /// The object has a member already: the next one follows a comma.
     any: bool,
 }
 
-impl Members<'_> {
+impl ResultMembers<'_> {
     /// Adds `"name":value`. `name` is written as it is: a protocol member name, nothing to
     /// escape.
     pub(crate) fn add<V: Serialize + ?Sized>(
